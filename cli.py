@@ -1,0 +1,253 @@
+"""The ``meta-eval`` command line (typer).
+
+``meta-eval run`` scores a judgment set with metrics and reports their correlation with the humans;
+``meta-eval metrics`` lists the registered metrics and whether they can run here; ``meta-eval judgments`` lists the
+judgment sets. Heavy libraries are imported only inside the metrics that need them, so these stay fast.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Which automatic text-evaluation metric agrees best with people?")
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.{digits}f}" if abs(x) >= 10 ** -digits or x == 0 else f"{x:.1e}"
+
+
+def _stars(p: float | None) -> str:
+    if p is None:
+        return ""
+    return "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def _parse_options(options: list[str]) -> dict[str, str]:
+    parsed = {}
+    for opt in options:
+        key, sep, value = opt.partition("=")
+        if not sep or not key:
+            _fail(f"--option expects KEY=VALUE, got {opt!r}")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def _metric_config(cls, options: dict[str, str]) -> dict[str, str]:
+    import inspect
+
+    accepted = inspect.signature(cls.__init__).parameters
+    return {k: v for k, v in options.items() if k in accepted}
+
+
+def _choose_metrics(requested: Optional[str], jset, options: dict[str, str]):
+    """(metric objects to run, [(name, reason)] skipped)."""
+    import metrics.registry as registry
+
+    names = [m.strip() for m in requested.split(",") if m.strip()] if requested else registry.names()
+    chosen, skipped = [], []
+    for name in names:
+        try:
+            cls = registry.get_class(name)
+        except registry.UnknownMetricError as exc:
+            _fail(str(exc))
+        reason = cls.unavailable_reason()
+        if reason is None and cls.needs_source and not jset.has_sources:
+            reason = f"needs source documents, which {jset.name} does not have"
+        if reason is None and cls.needs_references and jset.max_references == 0:
+            reason = f"needs references, which {jset.name} does not have"
+        if reason is None:
+            try:
+                chosen.append(cls(**_metric_config(cls, options)))
+            except (ValueError, TypeError) as exc:
+                reason = f"bad configuration: {exc}"
+        if reason is not None:
+            skipped.append((name, reason))
+    unused = set(options) - {k for m in chosen for k in _metric_config(type(m), options)}
+    if unused:
+        _fail(f"no chosen metric takes the option(s) {', '.join(sorted(unused))}")
+    return chosen, skipped
+
+
+@app.command()
+def run(
+    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, or a .jsonl file"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names "
+                                          "(default: every registered metric that can run on the set)"),
+    human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
+                                           "rougeL-f when scored]"),
+    correlation: str = typer.Option("spearman", "--correlation", help="spearman, pearson or kendall: sorts the "
+                                    "table and is used by the Williams test"),
+    subset: Optional[str] = typer.Option(None, "--subset", help="Built-in sets: 'sms' (the paper's subset, "
+                                         "default) or 'all'"),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
+                                     "takes KEY, e.g. vectors=spacy:en_core_web_md"),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
+                                            "$META_EVAL_DATA, else the user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+) -> None:
+    """Score a judgment set with metrics and report their correlations with the human scores."""
+    import judgments as judgment_sets
+    from meta_eval.cache import ScoreCache, default_cache_path
+    from meta_eval.evaluate import evaluate
+    from meta_eval.progress import progress_bar
+    from meta_eval.runner import score_examples
+
+    if correlation not in ("spearman", "pearson", "kendall"):
+        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    started = time.perf_counter()
+    try:
+        jset = judgment_sets.load(judgments, data_dir, subset=subset)
+        dim = human or jset.default_dimension
+        total_rows = len(jset)
+        jset = jset.scored(dim)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+        _fail(str(exc))
+    dropped = total_rows - len(jset)
+    if len(jset) < 4:
+        _fail(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
+    chosen, skipped = _choose_metrics(metrics, jset, _parse_options(option))
+    err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
+              + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False)
+    store = None if no_cache else ScoreCache(cache or default_cache_path())
+    examples = jset.examples()
+    scored = []
+    try:
+        for metric in chosen:
+            try:
+                with progress_bar(metric.name) as advance:
+                    scored.append(score_examples(metric, examples, store, batch_size, advance))
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # a metric that fails is reported, the others still run
+                skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
+        raise typer.Exit(130)
+    finally:
+        if store is not None:
+            store.close()
+    if not scored:
+        _fail("no metric could run: " + "; ".join(f"{n}: {r}" for n, r in skipped))
+    variants = [v for ms in scored for v in ms.scores]
+    if baseline is None and "rougeL-f" in variants:
+        baseline = "rougeL-f"
+    elif baseline is not None and baseline not in variants:
+        _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
+    results = evaluate(jset.human(dim), scored, baseline, correlation)
+    results.sort(key=lambda r: -1e9 if getattr(r, correlation) is None else -getattr(r, correlation))
+    _print_results(jset, dim, results, scored, skipped, baseline, correlation)
+    if output is not None:
+        doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "n": len(jset), "rows_without_human":
+               dropped, "correlation": correlation, "baseline": baseline,
+               "results": [r.as_dict() for r in results],
+               "skipped": [{"metric": n, "reason": r} for n, r in skipped],
+               "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
+                                      "cached": ms.cached} for ms in scored},
+               "wall_seconds": round(time.perf_counter() - started, 3)}
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(output)
+        err.print(f"wrote {output}")
+
+
+def _print_results(jset, dim, results, scored, skipped, baseline, correlation) -> None:
+    table = Table(title=f"{jset.name} ({jset.subset}, n={len(jset)}): correlation with human '{dim}'")
+    table.add_column("metric")
+    for col in ("spearman", "p", "pearson", "kendall", "n"):
+        table.add_column(col, justify="right")
+    table.add_column(f"Williams p vs {baseline}" if baseline else "Williams p", justify="right")
+    for r in results:
+        star = _stars(r.williams_p_vs_baseline) if r.metric != baseline else ""
+        better = star and (getattr(r, correlation) or 0) > 0
+        table.add_row(r.metric, _fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), str(r.n),
+                      "(baseline)" if r.metric == baseline else f"{_fmt(r.williams_p_vs_baseline)} {star}".strip(),
+                      style="bold" if better else None)
+    out.print(table)
+    if baseline:
+        out.print(f"** p < 0.01, * p < 0.05: one-sided Williams test that the metric's {correlation} correlation "
+                  f"exceeds {baseline}'s", highlight=False)
+    notes = [f"{r.metric}: {r.note}" for r in results if r.note]
+    for note in notes:
+        out.print(f"note: {note}", highlight=False)
+    out.print("Signatures:")
+    for ms in scored:
+        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True)
+    for ms in scored:
+        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
+                  highlight=False)
+    for name, reason in skipped:
+        out.print(f"[yellow]skipped[/] {name}: {reason}", highlight=False)
+
+
+@app.command("metrics")
+def list_metrics() -> None:
+    """List the registered metrics, their variants and needs, and whether they can run here."""
+    import metrics.registry as registry
+
+    table = Table(title="Registered metrics")
+    for col in ("name", "variants", "needs", "higher is better", "status"):
+        table.add_column(col)
+    for name in registry.names():
+        cls = registry.get_class(name)
+        needs = ", ".join(n for n, flag in (("references", cls.needs_references), ("source", cls.needs_source))
+                          if flag) or "-"
+        reason = cls.unavailable_reason()
+        table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
+                      "[green]ready[/]" if reason is None else f"[red]unavailable[/]: {reason}")
+    out.print(table)
+    for name, reason in registry.plugin_errors().items():
+        out.print(f"[red]plugin {name}[/]: {reason}", highlight=False)
+
+
+@app.command("judgments")
+def list_judgments(
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
+) -> None:
+    """List the built-in judgment sets and whether their files are present."""
+    import importlib
+
+    import judgments as judgment_sets
+    from judgments.files import verify_all
+
+    root = judgment_sets.data_dir(data_dir)
+    table = Table(title=f"Judgment sets (data: {root})")
+    for col in ("name", "about", "files"):
+        table.add_column(col)
+    for name, module_name in judgment_sets.BUILTIN.items():
+        module = importlib.import_module(module_name)
+        files = [v for v in vars(module).values() if type(v).__name__ == "DataFile"]
+        problems = verify_all(files, root)
+        status = "[green]present[/]" if not problems else "; ".join(f"{f.relpath}: {p}" for f, p in problems)
+        table.add_row(name, (module.__doc__ or "").strip().splitlines()[0], status)
+    out.print(table)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

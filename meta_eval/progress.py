@@ -1,0 +1,26 @@
+"""Progress bars for long work (rich): counts, rate and ETA on stderr."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
+
+__all__ = ["progress_bar"]
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A bar for one task; yields ``advance(done, total)``. Hidden when stderr is not a terminal."""
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False,
+                  disable=not console.is_terminal) as progress:
+        task = progress.add_task(label, total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield advance
