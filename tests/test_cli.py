@@ -1,0 +1,147 @@
+"""The typer CLI through typer's test runner, on small hand-made judgment files."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from metrics import Metric, register
+from metrics.registry import unregister
+
+runner = CliRunner()
+
+ROWS = [
+    ("The cabinet approved the new budget on Tuesday.", "The government passed its budget on Tuesday.", 0.9),
+    ("Budget talks went on.", "The government passed its budget on Tuesday.", 0.4),
+    ("Rain is expected tomorrow across the north.", "Heavy rain will hit northern regions tomorrow.", 0.8),
+    ("The weather.", "Heavy rain will hit northern regions tomorrow.", 0.1),
+    ("The team won the cup final after extra time.", "The club won the final in extra time.", 0.7),
+    ("", "The club won the final in extra time.", 0.0),
+]
+
+
+@pytest.fixture()
+def jsonl(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, (cand, ref, score) in enumerate(ROWS):
+            fh.write(json.dumps({"id": f"r{i}", "doc_id": f"d{i // 2}", "system": f"s{i % 2}", "candidate": cand,
+                                 "references": [ref], "scores": {"quality": score, "other": None}}) + "\n")
+    return path
+
+
+def run(*args, tmp_path=None):
+    extra = ["--cache", str(tmp_path / "cache.sqlite")] if tmp_path is not None else ["--no-cache"]
+    return runner.invoke(app, ["run", *args, *extra])
+
+
+def test_metrics_lists_every_builtin():
+    res = runner.invoke(app, ["metrics"])
+    assert res.exit_code == 0, res.output
+    for name in ("rouge", "wms", "sms", "s+wms", "rougeL-f"):
+        assert name in res.output
+
+
+def test_run_writes_the_documented_json(jsonl, tmp_path):
+    out = tmp_path / "res.json"
+    res = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--output", str(out), tmp_path=tmp_path)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["judgments"] == "mine" and doc["human"] == "quality" and doc["n"] == len(ROWS)
+    by_name = {r["metric"]: r for r in doc["results"]}
+    assert set(by_name) == {"sms", "rouge1-p", "rouge1-r", "rouge1-f", "rouge2-p", "rouge2-r", "rouge2-f",
+                            "rougeL-p", "rougeL-r", "rougeL-f"}
+    for r in doc["results"]:
+        for key in ("spearman", "spearman_p", "pearson", "kendall", "n", "williams_p_vs_baseline", "signature"):
+            assert key in r
+    assert by_name["rougeL-f"]["williams_p_vs_baseline"] is None
+    assert isinstance(by_name["sms"]["williams_p_vs_baseline"], float)
+    assert by_name["sms"]["signature"].startswith("sms|")
+    assert "Signatures:" in res.output and "sms|vectors:" in res.output
+    # second run: everything from the cache, same numbers
+    res2 = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--output", str(out), tmp_path=tmp_path)
+    doc2 = json.loads(out.read_text())
+    assert res2.exit_code == 0
+    assert doc2["results"] == doc["results"]
+    assert all(t["computed"] == 0 for t in doc2["timing"].values())
+
+
+def test_missing_human_scores_are_left_out_and_reported(jsonl, tmp_path):
+    lines = jsonl.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["scores"]["quality"] = None
+    lines[0] = json.dumps(row)
+    jsonl.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "res.json"
+    res = run("--judgments", str(jsonl), "--metrics", "wms", "--output", str(out))
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["n"] == len(ROWS) - 1 and doc["rows_without_human"] == 1
+    assert "1 rows without a quality score left out" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metrics", "rogue"], "unknown metric 'rogue'"),
+    (["--human", "nope"], "no human dimension 'nope'"),
+    (["--human", "other"], "only 0 rows have a 'other' score"),
+    (["--metrics", "wms", "--baseline", "rougeL-f"], "baseline 'rougeL-f' was not scored"),
+    (["--option", "vectors"], "KEY=VALUE"),
+    (["--metrics", "rouge", "--option", "vectors=x"], "no chosen metric takes"),
+])
+def test_bad_requests_get_a_clear_error(jsonl, args, message):
+    res = run("--judgments", str(jsonl), *args)
+    assert res.exit_code == 2
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_bad_judgments_get_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"candidate": "x", "scores": {"q": 1}}\n{"candidate": "y", "sco')
+    res = run("--judgments", str(bad))
+    assert res.exit_code == 2 and "bad.jsonl:2" in res.output
+    res = run("--judgments", "nosuchset")
+    assert res.exit_code == 2 and "unknown judgment set" in res.output
+    res = run("--judgments", "chaganty", "--data-dir", str(tmp_path / "empty"), "--subset", "nope")
+    assert res.exit_code == 2 and "subsets" in res.output
+
+
+def test_unavailable_and_failing_metrics_are_skipped_not_fatal(jsonl):
+    @register("test-needs-extra")
+    class NeedsExtra(Metric):
+        requires = ("a_module_that_is_not_installed",)
+        install_hint = "pip install the-extra"
+
+        def _score(self, examples):
+            return {"test-needs-extra": [0.0] * len(examples)}
+
+    @register("test-fails")
+    class Fails(Metric):
+        def _score(self, examples):
+            raise OSError("model file missing")
+
+    try:
+        res = run("--judgments", str(jsonl), "--metrics", "wms,test-needs-extra,test-fails")
+        assert res.exit_code == 0, res.output
+        assert "skipped test-needs-extra: missing a_module_that_is_not_installed: pip install the-extra" in \
+            " ".join(res.output.split())
+        assert "test-fails: failed: OSError: model file missing" in " ".join(res.output.split())
+        listing = runner.invoke(app, ["metrics"]).output
+        assert "unavailable" in listing
+    finally:
+        unregister("test-needs-extra")
+        unregister("test-fails")
+
+
+def test_help_and_metrics_do_not_import_heavy_libraries():
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom cli import app\n"
+            "r = CliRunner().invoke(app, ['metrics'])\nassert r.exit_code == 0, r.output\n"
+            "heavy = [m for m in ('torch', 'transformers', 'spacy', 'ot', 'nltk', 'scipy') if m in sys.modules]\n"
+            "print(heavy)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
