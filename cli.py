@@ -155,7 +155,7 @@ def run(
     elif baseline is not None and baseline not in variants:
         _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     results = evaluate(jset.human(dim), scored, baseline, correlation)
-    results.sort(key=lambda r: -1e9 if getattr(r, correlation) is None else -getattr(r, correlation))
+    results.sort(key=lambda r: float("inf") if getattr(r, correlation) is None else -getattr(r, correlation))
     _print_results(jset, dim, results, scored, skipped, baseline, correlation)
     if output is not None:
         doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "n": len(jset), "rows_without_human":

@@ -145,3 +145,22 @@ def test_help_and_metrics_do_not_import_heavy_libraries():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def test_constant_metric_is_reported_as_undefined_and_sorted_last(jsonl, tmp_path):
+    @register("test-constant")
+    class Constant(Metric):
+        def _score(self, examples):
+            return {"test-constant": [0.5] * len(examples)}
+
+    try:
+        out = tmp_path / "res.json"
+        res = run("--judgments", str(jsonl), "--metrics", "test-constant,rouge", "--output", str(out))
+        assert res.exit_code == 0, res.output
+        doc = json.loads(out.read_text())
+        last = doc["results"][-1]
+        assert last["metric"] == "test-constant" and last["spearman"] is None
+        assert "constant input" in last["note"] and last["williams_p_vs_baseline"] is None
+        assert "NaN" not in out.read_text()
+    finally:
+        unregister("test-constant")
