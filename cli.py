@@ -87,7 +87,7 @@ def _choose_metrics(requested: Optional[str], jset, options: dict[str, str]):
 
 @app.command()
 def run(
-    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, or a .jsonl file"),
+    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl file"),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names "
                                           "(default: every registered metric that can run on the set)"),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
@@ -95,8 +95,8 @@ def run(
                                            "rougeL-f when scored]"),
     correlation: str = typer.Option("spearman", "--correlation", help="spearman, pearson or kendall: sorts the "
                                     "table and is used by the Williams test"),
-    subset: Optional[str] = typer.Option(None, "--subset", help="Built-in sets: 'sms' (the paper's subset, "
-                                         "default) or 'all'"),
+    subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (the SMS paper's "
+                                         "subset, default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY, e.g. vectors=spacy:en_core_web_md"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),

@@ -1,6 +1,7 @@
 """Human-judgment sets and their loaders.
 
-``load(name_or_path)`` returns a :class:`JudgmentSet`: a built-in set by name (``chaganty``, ``essays``) or a file in
+``load(name_or_path)`` returns a :class:`JudgmentSet`: a built-in set by name (``chaganty``, ``essays``,
+``summeval``, ``realsumm``) or a file in
 the generic JSON-lines format (see :mod:`judgments.jsonl`). Data files are looked up in ``--data-dir``, else
 ``$META_EVAL_DATA``, else the user cache directory, and downloaded there from their public URL when possible.
 """
@@ -14,7 +15,8 @@ from judgments.files import DataError, data_dir
 
 __all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "load"]
 
-BUILTIN = {"chaganty": "judgments.chaganty", "essays": "judgments.essays"}
+BUILTIN = {"chaganty": "judgments.chaganty", "essays": "judgments.essays", "summeval": "judgments.summeval",
+           "realsumm": "judgments.realsumm"}
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
@@ -24,15 +26,16 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     Parameters
     ----------
     name : str
-        ``"chaganty"``, ``"essays"``, or a path to a ``.jsonl``/``.jsonl.gz`` file.
+        A name in :data:`BUILTIN`, or a path to a ``.jsonl``/``.jsonl.gz`` file.
     data_dir_ : path, optional
         Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
     subset : str, optional
-        A built-in set's subset (default: the paper's subset, ``"sms"``; ``"all"`` for every row).
+        A built-in set's subset (default: the module's ``DEFAULT_SUBSET``: the SMS paper's subset ``"sms"`` for
+        chaganty and essays, ``"all"`` for the others).
     """
     if name in BUILTIN:
         module = importlib.import_module(BUILTIN[name])
-        return module.load(data_dir(data_dir_), subset=subset or "sms", download=download)
+        return module.load(data_dir(data_dir_), subset=subset or module.DEFAULT_SUBSET, download=download)
     path = Path(name).expanduser()
     if path.suffix in (".jsonl", ".gz") or path.exists():
         if subset not in (None, "all"):

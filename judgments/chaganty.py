@@ -34,6 +34,7 @@ FILE = DataFile(
 )
 DIMENSIONS = ("overall", "redundancy", "grammar")
 SUBSETS = ("sms", "all")
+DEFAULT_SUBSET = "sms"
 
 
 def _read_rows(path: Path) -> list[dict]:

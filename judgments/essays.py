@@ -28,6 +28,7 @@ ESSAYS = DataFile("asap-aes-3/asap_aes_set3.tsv", None,
 REFERENCE = DataFile("asap-aes-3/reference_essay.txt", None,
                      "131f70b5adaf4f0aac50690f73f9327d4febdb76c90903fe7846b6059d5d86cf", _HOW)
 SUBSETS = ("sms", "all")
+DEFAULT_SUBSET = "sms"
 _COLUMNS = ("essay_id", "essay", "rater1_domain1", "rater2_domain1", "domain1_score")
 
 

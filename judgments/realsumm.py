@@ -1,0 +1,75 @@
+"""REALSumm (Bhandari et al., EMNLP 2020): LitePyramid judgments of CNN/DailyMail summaries from 24 systems.
+
+File: ``realsumm/realsumm.jsonl.gz`` (see ``shared/judgments/realsumm/PROVENANCE.md``): 2,400 rows = 100 CNN/DM test
+documents x 24 systems. The one human dimension, ``litepyramid_recall`` (0..1), is the share of the reference's
+semantic content units that crowd workers found in the summary (the per-worker values are not in this file, so
+``judges`` is empty). It cannot be downloaded automatically: the public copy (GitHub ``neulab/BARTScore`` at commit
+248f511, ``SUM/REALSumm/data.pkl``; the judgments come from ``neulab/REALSumm``, CC BY 4.0) is a pickle, which this
+file is a JSON-lines conversion of.
+
+Each row's candidate is ``sys_summ``, its one reference is ``ref_summ`` (the CNN/DM highlights the content units were
+written from) and its source is the article ``src``. Texts are tokenized (spaces before punctuation) and partly
+lowercased; they are kept exactly as in the file: no detokenization, no case or whitespace change. System names are
+the authors' output file names (``bart_out.txt``, ...), kept as they are. Row ids are ``<doc_id>:<system>``; the file
+has no repeated pair, but should one appear, every repeat is kept with ``#2``, ``#3``, ... appended to its id (as
+:mod:`judgments.chaganty` does).
+
+Subsets: ``all`` (default, and the only one): every row.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.files import DataFile, ensure_file
+
+FILE = DataFile(
+    relpath="realsumm/realsumm.jsonl.gz",
+    url=None,
+    sha256="6f41ed5b9385c90e46671eb8a118faa0259030e7a6b66a1348b176a3a682d42f",
+    how_to_get="convert SUM/REALSumm/data.pkl from the repository neulab/BARTScore at commit "
+               "248f511cb34ae3753fc81f7d7a945de5bfe33458 to gzip JSON lines: one object per document-system pair "
+               "with the fields doc_id, system, src, ref_summ, sys_summ and scores (see PROVENANCE.md)",
+)
+DIMENSIONS = ("litepyramid_recall",)
+SUBSETS = ("all",)
+DEFAULT_SUBSET = "all"
+
+
+def _read_rows(path: Path) -> list[dict]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); replace it: "
+                            f"{FILE.how_to_get}") from None
+
+
+def _judgment(raw: dict) -> Judgment:
+    try:
+        doc_id, system = str(raw["doc_id"]), str(raw["system"])
+        scores = {d: (None if raw["scores"].get(d) is None else float(raw["scores"][d])) for d in DIMENSIONS}
+        return Judgment(id=f"{doc_id}:{system}", doc_id=doc_id, system=system, candidate=raw["sys_summ"],
+                        references=(raw["ref_summ"],), source=raw["src"], scores=scores)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise JudgmentError(f"realsumm: malformed row ({type(exc).__name__}: {exc})") from None
+
+
+def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool = True) -> JudgmentSet:
+    """Load the REALSumm judgments (2,400 rows); ``subset`` must be ``"all"``."""
+    if subset not in SUBSETS:
+        raise JudgmentError(f"realsumm has subsets {', '.join(SUBSETS)}, not {subset!r}")
+    path = ensure_file(FILE, root, download=download)
+    rows = [_judgment(raw) for raw in _read_rows(path)]
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):  # no pair repeats in the released file; keep any repeat under a distinct id
+        seen[row.id] = seen.get(row.id, 0) + 1
+        if seen[row.id] > 1:
+            rows[i] = replace(row, id=f"{row.id}#{seen[row.id]}")
+    return JudgmentSet("realsumm", rows, DIMENSIONS, "litepyramid_recall", subset=subset,
+                       description="REALSumm (Bhandari et al. 2020), CNN/DailyMail summaries of 24 systems, "
+                                   "LitePyramid recall 0..1")

@@ -1,0 +1,82 @@
+"""SummEval (Fabbri et al., TACL 2021): expert judgments of CNN/DailyMail summaries from 16 systems.
+
+File: ``summeval/summeval.jsonl.gz`` (see ``shared/judgments/summeval/PROVENANCE.md``): 1,600 rows = 100 CNN/DM test
+documents x 16 systems (``M0`` .. ``M23``). Each row's ``scores`` hold ``coherence``, ``consistency``, ``fluency``
+and ``relevance``, each the mean of three expert annotations on a 1..5 scale (the per-annotator values are not in this
+file, so ``judges`` is empty). It cannot be downloaded automatically: the public copy (GitHub ``neulab/BARTScore`` at
+commit 248f511, ``SUM/SummEval/data.pkl``) is a pickle, which this file is a JSON-lines conversion of.
+
+Default dimension: ``relevance``, the content dimension ("does the summary keep the important information of the
+source?"), which is the one comparable to Chaganty et al.'s ``overall`` and REALSumm's pyramid recall; the other three
+judge writing quality or faithfulness, which reference-overlap metrics are not built to measure.
+
+Each row's candidate is ``sys_summ``; its references are the 11 ``ref_summs`` in file order (the original CNN/DM
+highlights, which must equal ``ref_summ`` or the row is rejected, then 10 crowd-written summaries), so multi-reference
+metrics see all 11; its source is the article ``src``. Texts are tokenized (spaces before punctuation, as in
+``Tottenham 's draw .``) and are kept exactly as in the file, trailing spaces included: no detokenization, no case or
+whitespace change. Row ids are ``<doc_id>:<system>``; the file has no repeated pair, but should one appear, every
+repeat is kept with ``#2``, ``#3``, ... appended to its id (as :mod:`judgments.chaganty` does).
+
+Subsets: ``all`` (default, and the only one): every row.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.files import DataFile, ensure_file
+
+FILE = DataFile(
+    relpath="summeval/summeval.jsonl.gz",
+    url=None,
+    sha256="78cae3d44617349e743480cb8ff89d17c4fb991784bafbead65ed0083292fd17",
+    how_to_get="convert SUM/SummEval/data.pkl from the repository neulab/BARTScore at commit "
+               "248f511cb34ae3753fc81f7d7a945de5bfe33458 to gzip JSON lines: one object per document-system pair "
+               "with the fields doc_id, system, src, ref_summ, ref_summs, sys_summ and scores (see PROVENANCE.md)",
+)
+DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+SUBSETS = ("all",)
+DEFAULT_SUBSET = "all"
+
+
+def _read_rows(path: Path) -> list[dict]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); replace it: "
+                            f"{FILE.how_to_get}") from None
+
+
+def _judgment(raw: dict) -> Judgment:
+    try:
+        doc_id, system = str(raw["doc_id"]), str(raw["system"])
+        refs = raw["ref_summs"]
+        if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+            raise TypeError("ref_summs is not a non-empty list of strings")
+        if refs[0] != raw["ref_summ"]:
+            raise ValueError(f"row {doc_id}:{system}: the first of ref_summs differs from ref_summ")
+        scores = {d: (None if raw["scores"].get(d) is None else float(raw["scores"][d])) for d in DIMENSIONS}
+        return Judgment(id=f"{doc_id}:{system}", doc_id=doc_id, system=system, candidate=raw["sys_summ"],
+                        references=tuple(refs), source=raw["src"], scores=scores)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise JudgmentError(f"summeval: malformed row ({type(exc).__name__}: {exc})") from None
+
+
+def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool = True) -> JudgmentSet:
+    """Load the SummEval judgments (1,600 rows); ``subset`` must be ``"all"``."""
+    if subset not in SUBSETS:
+        raise JudgmentError(f"summeval has subsets {', '.join(SUBSETS)}, not {subset!r}")
+    path = ensure_file(FILE, root, download=download)
+    rows = [_judgment(raw) for raw in _read_rows(path)]
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):  # no pair repeats in the released file; keep any repeat under a distinct id
+        seen[row.id] = seen.get(row.id, 0) + 1
+        if seen[row.id] > 1:
+            rows[i] = replace(row, id=f"{row.id}#{seen[row.id]}")
+    return JudgmentSet("summeval", rows, DIMENSIONS, "relevance", subset=subset,
+                       description="SummEval (Fabbri et al. 2021), CNN/DailyMail summaries of 16 systems, judged 1..5")
