@@ -225,7 +225,7 @@ def list_metrics() -> None:
 def list_judgments(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
 ) -> None:
-    """List the built-in judgment sets and whether their files are present."""
+    """List the built-in judgment sets: rows, documents, systems, human dimensions, sources, references."""
     import importlib
 
     import judgments as judgment_sets
@@ -233,15 +233,24 @@ def list_judgments(
 
     root = judgment_sets.data_dir(data_dir)
     table = Table(title=f"Judgment sets (data: {root})")
-    for col in ("name", "about", "files"):
-        table.add_column(col)
+    for col in ("name", "subset", "rows", "docs", "systems", "human dimensions (default first)", "sources", "refs"):
+        table.add_column(col, justify="right" if col in ("rows", "docs", "systems", "refs") else "left")
+    problems_seen = []
     for name, module_name in judgment_sets.BUILTIN.items():
         module = importlib.import_module(module_name)
         files = [v for v in vars(module).values() if type(v).__name__ == "DataFile"]
         problems = verify_all(files, root)
-        status = "[green]present[/]" if not problems else "; ".join(f"{f.relpath}: {p}" for f, p in problems)
-        table.add_row(name, (module.__doc__ or "").strip().splitlines()[0], status)
+        if problems:
+            table.add_row(name, "-", "-", "-", "-", "[red]files missing or corrupt[/]", "-", "-")
+            problems_seen += [f"{name}: {f.relpath}: {p}" for f, p in problems]
+            continue
+        jset = judgment_sets.load(name, root, download=False)
+        dims = [jset.default_dimension] + [d for d in jset.dimensions if d != jset.default_dimension]
+        table.add_row(name, jset.subset, str(len(jset)), str(jset.documents()), str(len(jset.systems())),
+                      ", ".join(dims), "yes" if jset.has_sources else "no", str(jset.max_references))
     out.print(table)
+    for line in problems_seen:
+        out.print(f"[yellow]{line}[/]", highlight=False)
 
 
 def main() -> None:

@@ -149,6 +149,18 @@ def test_cli_lists_both_sets_present(shared_data):
     res = runner.invoke(app, ["judgments", "--data-dir", str(shared_data)])
     assert res.exit_code == 0, res.output
     assert "summeval" in res.output and "realsumm" in res.output
+    lines = {line.split("│")[1].strip(): line for line in res.output.splitlines() if line.count("│") > 5}
+    assert "2085" in lines["chaganty"] and "583" in lines["chaganty"]
+    assert "1600" in lines["summeval"] and "100" in lines["summeval"] and "11" in lines["summeval"]
+    assert "2400" in lines["realsumm"] and "24" in lines["realsumm"]
+    assert "1086" in lines["essays"]
+
+
+def test_cli_lists_missing_files(tmp_path):
+    res = runner.invoke(app, ["judgments", "--data-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "chaganty/lqual.jsonl.gz: missing" in text and "summeval/summeval.jsonl.gz: missing" in text
 
 
 def test_cli_run_summeval(shared_data, tmp_path):
