@@ -103,3 +103,28 @@ class JudgmentSet:
 
     def systems(self) -> list[str]:
         return sorted({r.system for r in self.rows})
+
+
+def read_gzip_jsonl(path, fix: str) -> list[dict]:
+    """All objects of a gzip JSON-lines file; a corrupt or truncated file is a :class:`JudgmentError` saying ``fix``."""
+    import gzip
+    import json
+    import zlib
+
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); {fix}") from None
+
+
+def make_ids_unique(rows: list[Judgment]) -> list[Judgment]:
+    """Keep every row of a repeated id, renaming the 2nd, 3rd, ... occurrence ``<id>#2``, ``<id>#3`` (in file order)."""
+    from dataclasses import replace
+
+    seen: dict[str, int] = {}
+    out = []
+    for row in rows:
+        seen[row.id] = seen.get(row.id, 0) + 1
+        out.append(row if seen[row.id] == 1 else replace(row, id=f"{row.id}#{seen[row.id]}"))
+    return out

@@ -17,13 +17,9 @@ batches (5 judges, then 2) and both rows are kept, the second with id ``006588:m
 """
 from __future__ import annotations
 
-import gzip
-import json
-import zlib
-from dataclasses import replace
 from pathlib import Path
 
-from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.base import Judgment, JudgmentError, JudgmentSet, make_ids_unique, read_gzip_jsonl
 from judgments.files import DataFile, ensure_file
 
 FILE = DataFile(
@@ -37,13 +33,6 @@ SUBSETS = ("sms", "all")
 DEFAULT_SUBSET = "sms"
 
 
-def _read_rows(path: Path) -> list[dict]:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); delete it to "
-                            f"re-download from {FILE.url}") from None
 
 
 def _judgment(raw: dict) -> Judgment:
@@ -65,12 +54,8 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
     if subset not in SUBSETS:
         raise JudgmentError(f"chaganty has subsets {', '.join(SUBSETS)}, not {subset!r}")
     path = ensure_file(FILE, root, download=download)
-    rows = [_judgment(raw) for raw in _read_rows(path)]
-    seen: dict[str, int] = {}
-    for i, row in enumerate(rows):  # 006588:ml+rl was judged twice (a 5-judge pilot and a 2-judge batch)
-        seen[row.id] = seen.get(row.id, 0) + 1
-        if seen[row.id] > 1:
-            rows[i] = replace(row, id=f"{row.id}#{seen[row.id]}")
+    rows = [_judgment(raw) for raw in read_gzip_jsonl(path, f"delete it to re-download from {FILE.url}")]
+    rows = make_ids_unique(rows)
     if subset == "sms":
         rows = [r for r in rows if r.system != "reference" and r.n_judges >= 2]
     return JudgmentSet("chaganty", rows, DIMENSIONS, "overall", subset=subset,

@@ -18,13 +18,9 @@ Subsets: ``all`` (default, and the only one): every row.
 """
 from __future__ import annotations
 
-import gzip
-import json
-import zlib
-from dataclasses import replace
 from pathlib import Path
 
-from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.base import Judgment, JudgmentError, JudgmentSet, make_ids_unique, read_gzip_jsonl
 from judgments.files import DataFile, ensure_file
 
 FILE = DataFile(
@@ -40,13 +36,6 @@ SUBSETS = ("all",)
 DEFAULT_SUBSET = "all"
 
 
-def _read_rows(path: Path) -> list[dict]:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgmentError(f"{path} is corrupt or truncated ({type(exc).__name__}: {exc}); replace it: "
-                            f"{FILE.how_to_get}") from None
 
 
 def _judgment(raw: dict) -> Judgment:
@@ -64,12 +53,8 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
     if subset not in SUBSETS:
         raise JudgmentError(f"realsumm has subsets {', '.join(SUBSETS)}, not {subset!r}")
     path = ensure_file(FILE, root, download=download)
-    rows = [_judgment(raw) for raw in _read_rows(path)]
-    seen: dict[str, int] = {}
-    for i, row in enumerate(rows):  # no pair repeats in the released file; keep any repeat under a distinct id
-        seen[row.id] = seen.get(row.id, 0) + 1
-        if seen[row.id] > 1:
-            rows[i] = replace(row, id=f"{row.id}#{seen[row.id]}")
+    rows = [_judgment(raw) for raw in read_gzip_jsonl(path, f"replace it: {FILE.how_to_get}")]
+    rows = make_ids_unique(rows)
     return JudgmentSet("realsumm", rows, DIMENSIONS, "litepyramid_recall", subset=subset,
                        description="REALSumm (Bhandari et al. 2020), CNN/DailyMail summaries of 24 systems, "
                                    "LitePyramid recall 0..1")

@@ -10,7 +10,6 @@ resources its scores depend on. The signature is printed with every result and k
 from __future__ import annotations
 
 import abc
-import math
 from dataclasses import dataclass
 from importlib import metadata
 from typing import ClassVar, Mapping, Sequence
@@ -167,7 +166,3 @@ class Metric(abc.ABC):
         cfg = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
         return f"{type(self).__name__}({cfg})"
 
-
-def is_finite_number(x: object) -> bool:
-    """True for a real, finite number (bools excluded)."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
