@@ -56,8 +56,9 @@ def _metric_config(cls, options: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in options.items() if k in accepted}
 
 
-def _choose_metrics(requested: Optional[str], jset, options: dict[str, str]):
-    """(metric objects to run, [(name, reason)] skipped)."""
+def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
+                    has_references: bool):
+    """(metric objects to run, [(name, reason)] skipped) for data described by ``what``."""
     import metrics.registry as registry
 
     names = [m.strip() for m in requested.split(",") if m.strip()] if requested else registry.names()
@@ -68,10 +69,10 @@ def _choose_metrics(requested: Optional[str], jset, options: dict[str, str]):
         except registry.UnknownMetricError as exc:
             _fail(str(exc))
         reason = cls.unavailable_reason()
-        if reason is None and cls.needs_source and not jset.has_sources:
-            reason = f"needs source documents, which {jset.name} does not have"
-        if reason is None and cls.needs_references and jset.max_references == 0:
-            reason = f"needs references, which {jset.name} does not have"
+        if reason is None and cls.needs_source and not has_sources:
+            reason = f"needs source documents, which {what} does not have"
+        if reason is None and cls.needs_references and not has_references:
+            reason = f"needs references, which {what} does not have"
         if reason is None:
             try:
                 chosen.append(cls(**_metric_config(cls, options)))
@@ -80,9 +81,33 @@ def _choose_metrics(requested: Optional[str], jset, options: dict[str, str]):
         if reason is not None:
             skipped.append((name, reason))
     unused = set(options) - {k for m in chosen for k in _metric_config(type(m), options)}
-    if unused:
+    if unused and chosen:
         _fail(f"no chosen metric takes the option(s) {', '.join(sorted(unused))}")
     return chosen, skipped
+
+
+def _score_all(chosen, examples, store, batch_size, skipped):
+    """Score with every chosen metric (progress bars); a metric that fails is added to ``skipped``."""
+    from meta_eval.progress import progress_bar
+    from meta_eval.runner import score_examples
+
+    scored = []
+    try:
+        for metric in chosen:
+            try:
+                with progress_bar(metric.name) as advance:
+                    scored.append(score_examples(metric, examples, store, batch_size, advance))
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # a metric that fails is reported, the others still run
+                skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
+        raise typer.Exit(130)
+    finally:
+        if store is not None:
+            store.close()
+    return scored
 
 
 @app.command()
@@ -110,8 +135,6 @@ def run(
     import judgments as judgment_sets
     from meta_eval.cache import ScoreCache, default_cache_path
     from meta_eval.evaluate import evaluate
-    from meta_eval.progress import progress_bar
-    from meta_eval.runner import score_examples
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
@@ -126,27 +149,12 @@ def run(
     dropped = total_rows - len(jset)
     if len(jset) < 4:
         _fail(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
-    chosen, skipped = _choose_metrics(metrics, jset, _parse_options(option))
+    chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=jset.name,
+                                      has_sources=jset.has_sources, has_references=jset.max_references > 0)
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
               + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False)
     store = None if no_cache else ScoreCache(cache or default_cache_path())
-    examples = jset.examples()
-    scored = []
-    try:
-        for metric in chosen:
-            try:
-                with progress_bar(metric.name) as advance:
-                    scored.append(score_examples(metric, examples, store, batch_size, advance))
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # a metric that fails is reported, the others still run
-                skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
-        raise typer.Exit(130)
-    finally:
-        if store is not None:
-            store.close()
+    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
     if not scored:
         _fail("no metric could run: " + "; ".join(f"{n}: {r}" for n, r in skipped))
     variants = [v for ms in scored for v in ms.scores]
@@ -199,6 +207,63 @@ def _print_results(jset, dim, results, scored, skipped, baseline, correlation) -
                   highlight=False)
     for name, reason in skipped:
         out.print(f"[yellow]skipped[/] {name}: {reason}", highlight=False)
+
+
+@app.command()
+def score(
+    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names"),
+    candidates: Optional[Path] = typer.Option(None, "--candidates", "-c", help="One candidate text per line"),
+    references: list[Path] = typer.Option([], "--references", "-r", help="One reference per line, parallel to "
+                                          "the candidates (repeat for several references)"),
+    sources: Optional[Path] = typer.Option(None, "--sources", "-s", help="One source document per line"),
+    input_: Optional[Path] = typer.Option(None, "--input", "-i", help="JSONL of {candidate, references, source} "
+                                          "(instead of the line files)"),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write per-example scores (.jsonl, .csv, .tsv)"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
+) -> None:
+    """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
+    import numpy as np
+
+    from meta_eval.cache import ScoreCache, default_cache_path
+    from meta_eval.score_files import read_jsonl, read_line_files, write_scores
+
+    if (candidates is None) == (input_ is None):
+        _fail("give either --candidates (with --references/--sources line files) or --input FILE.jsonl")
+    if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
+        _fail(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
+    try:
+        examples = read_jsonl(input_) if input_ is not None else read_line_files(candidates, references, sources)
+    except ValueError as exc:
+        _fail(str(exc))
+    what = "the input"
+    chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=what,
+                                      has_sources=all(ex.source for ex in examples),
+                                      has_references=all(ex.references for ex in examples))
+    store = None if no_cache else ScoreCache(cache or default_cache_path())
+    scored = _score_all(chosen, examples, store, batch_size, skipped)
+    for name, reason in skipped:
+        err.print(f"[yellow]skipped[/] {name}: {reason}", highlight=False)
+    if not scored:
+        _fail("no metric could run")
+    columns = {v: s for ms in scored for v, s in ms.scores.items()}
+    shown = min(show, len(examples))
+    table = Table(title=f"{len(examples)} examples: per-variant summary and the first {shown} scores")
+    for col in ("variant", "mean", "min", "max", *(f"#{i}" for i in range(shown))):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for v, s_ in columns.items():
+        table.add_row(v, f"{np.mean(s_):.4f}", f"{np.min(s_):.4f}", f"{np.max(s_):.4f}",
+                      *(f"{s_[i]:.4f}" for i in range(shown)))
+    out.print(table)
+    out.print("Signatures:")
+    for ms in scored:
+        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True)
+    if output is not None:
+        write_scores(output, columns, [ms.signature for ms in scored])
+        err.print(f"wrote {output}")
 
 
 @app.command("metrics")

@@ -1,0 +1,104 @@
+"""Reading texts to score and writing per-example scores, for ``meta-eval score``.
+
+Inputs are either parallel text files, one text per line (``--candidates``, any number of ``--references``,
+optional ``--sources``; the same number of lines in each, an empty line is an empty text), or one JSON-lines file
+(``--input``) with objects ``{"candidate": str, "references": [str, ...], "source": str}`` (``"reference": str`` is
+accepted too). Texts are repaired for mis-decoded UTF-8 with ftfy, as the judgment loaders do.
+
+Outputs: ``.jsonl`` (one object per example: its index and every variant's score), ``.csv`` or ``.tsv``
+(a header row of variant names), chosen by the file extension.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from judgments.essays import repair_text
+from metrics.base import Example
+
+__all__ = ["read_line_files", "read_jsonl", "write_scores"]
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc})") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline does not start another text
+    return [repair_text(line.rstrip("\r")) for line in lines]
+
+
+def read_line_files(candidates: Path, references: Sequence[Path] = (), sources: Path | None = None) -> list[Example]:
+    """Examples from parallel one-text-per-line files (all must have the same number of lines)."""
+    cands = _lines(candidates)
+    refs = [_lines(p) for p in references]
+    srcs = _lines(sources) if sources is not None else None
+    for path, lines in [*zip(references, refs), *([(sources, srcs)] if srcs is not None else [])]:
+        if len(lines) != len(cands):
+            raise ValueError(f"{path} has {len(lines)} lines but {candidates} has {len(cands)}; "
+                             "the files must be parallel, one text per line")
+    if not cands:
+        raise ValueError(f"{candidates} holds no text")
+    return [Example(c, tuple(r[i] for r in refs), srcs[i] if srcs is not None else None)
+            for i, c in enumerate(cands)]
+
+
+def read_jsonl(path: Path) -> list[Example]:
+    """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects."""
+    examples = []
+    try:
+        fh = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist") from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("candidate"), str):
+                raise ValueError(f"{where}: expected an object with a string 'candidate'")
+            refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])
+            if isinstance(refs, str) or not all(isinstance(r, str) for r in refs):
+                raise ValueError(f"{where}: 'references' must be a list of strings")
+            source = obj.get("source")
+            if source is not None and not isinstance(source, str):
+                raise ValueError(f"{where}: 'source' must be a string")
+            examples.append(Example(repair_text(obj["candidate"]), tuple(repair_text(r) for r in refs),
+                                    None if source is None else repair_text(source)))
+    if not examples:
+        raise ValueError(f"{path} holds no example")
+    return examples
+
+
+def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Sequence[str]) -> None:
+    """Write per-example scores as .jsonl, .csv or .tsv (atomically: a temporary file, then a rename)."""
+    names = list(scores)
+    n = len(next(iter(scores.values()))) if scores else 0
+    tmp = path.with_name(path.name + ".tmp")
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv", ".tsv"):
+        raise ValueError(f"unknown output format {path.suffix!r}: use .jsonl, .csv or .tsv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        if suffix == ".jsonl":
+            fh.write(json.dumps({"signatures": list(signatures)}) + "\n")
+            for i in range(n):
+                fh.write(json.dumps({"index": i, **{v: float(scores[v][i]) for v in names}}) + "\n")
+        else:
+            writer = csv.writer(fh, delimiter="," if suffix == ".csv" else "\t")
+            writer.writerow(["index", *names])
+            for i in range(n):
+                writer.writerow([i, *(repr(float(scores[v][i])) for v in names)])
+    tmp.replace(path)
