@@ -1,0 +1,188 @@
+"""Significance clusters: rank metrics by correlation, tied where the differences are not significant.
+
+The rule of mt-metrics-eval (Google's WMT metrics-task toolkit, ``data.AssignRanks``, used for the WMT21-24
+metrics-task rankings): sort the metrics by correlation, descending, and walk down the list; a metric opens a new
+cluster (rank + 1) when some metric of the current cluster is significantly better than it, else it joins the
+current cluster. A metric of rank r is thus not significantly worse than any metric of its own cluster, and is
+significantly worse than at least one metric of every better cluster (the one whose win opened the next cluster).
+
+mt-metrics-eval compares the raw p-values with the threshold. Here the family of the n(n-1)/2 tested hypotheses
+(each better-correlated metric against each worse-correlated one) can first be corrected for multiple comparisons:
+Holm-Bonferroni (family-wise error rate, :func:`holm`) or Benjamini-Hochberg (false discovery rate,
+:func:`scipy.stats.false_discovery_control`).
+
+References
+----------
+M. Freitag et al. (2021). Results of the WMT21 Metrics Shared Task. WMT (significance clusters from PERM-BOTH).
+google-research/mt-metrics-eval, ``mt_metrics_eval/data.py``: ``CompareMetrics``, ``AssignRanks``.
+S. Holm (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of Statistics
+6(2):65-70.
+Y. Benjamini and Y. Hochberg (1995). Controlling the false discovery rate. JRSS B 57(1):289-300.
+
+Examples
+--------
+>>> import numpy as np
+>>> P = np.array([[np.nan, 0.30, 0.01], [0.70, np.nan, 0.04], [0.99, 0.96, np.nan]])
+>>> ranks, adjusted = significance_clusters(["A", "B", "C"], [0.5, 0.4, 0.2], P, correction="none")
+>>> ranks
+[('A', 1), ('B', 1), ('C', 2)]
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["CORRECTIONS", "holm", "adjust_pvalues", "significance_clusters"]
+
+CORRECTIONS = ("holm", "bh", "none")
+
+
+def _pvalues(p) -> np.ndarray:
+    try:
+        arr = np.array(p, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"p-values must be numbers, got {p!r}") from None
+    finite = arr[~np.isnan(arr)]
+    if ((finite < 0) | (finite > 1)).any():
+        raise ValueError(f"p-values must be in [0, 1] (or NaN), got {finite[(finite < 0) | (finite > 1)][:3]}")
+    return arr
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (step-down; Holm, 1979), any shape, NaN entries ignored and kept NaN.
+
+    With the m p-values sorted ascending, p_(1) <= ... <= p_(m), the adjusted value of p_(k) is
+    max over j <= k of min(1, (m - j + 1) * p_(j)). Rejecting where the adjusted p-value is <= alpha controls the
+    family-wise error rate at alpha.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, 0.005]).tolist()  # 4*0.005, 3*0.01, 2*0.03, max(1*0.04, 0.06)
+    [0.03, 0.06, 0.06, 0.02]
+    """
+    p = _pvalues(pvalues)
+    flat = p.ravel()
+    idx = np.flatnonzero(~np.isnan(flat))
+    m = len(idx)
+    if m:
+        order = idx[np.argsort(flat[idx], kind="stable")]
+        scaled = np.minimum(1.0, (m - np.arange(m)) * flat[order])
+        flat = flat.copy()
+        flat[order] = np.maximum.accumulate(scaled)
+    return flat.reshape(p.shape)
+
+
+def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
+    """p-values adjusted for multiple comparisons over all non-NaN entries (one family); NaN stays NaN.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        Any shape, values in [0, 1] or NaN.
+    correction : {"holm", "bh", "none"}
+        Holm-Bonferroni (:func:`holm`), Benjamini-Hochberg (:func:`scipy.stats.false_discovery_control`), or a
+        copy of the input.
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], "bh").round(6).tolist()  # 4/2*.01, 4/4*.04, 4/3*.03, 4/1*.005
+    [0.02, 0.04, 0.04, 0.02]
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
+    p = _pvalues(pvalues)
+    if correction == "holm":
+        return holm(p)
+    out = p.copy()
+    ok = ~np.isnan(p)
+    if correction == "bh" and ok.any():
+        out[ok] = stats.false_discovery_control(p[ok], method="bh")
+    return out
+
+
+def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05,
+                          correction: str = "holm") -> tuple[list[tuple[str, int]], np.ndarray]:
+    """Rank metrics into significance clusters, as mt-metrics-eval ranks WMT metrics.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Metric names, unique.
+    corrs : sequence of float
+        Each metric's correlation (finite), in the order of ``names``.
+    pvalues_matrix : array_like
+        (n, n), in the order of ``names``: entry [i, j] is the one-sided p-value for H1 "metric i correlates more
+        than metric j", e.g. from :func:`meta_eval.resampling.pairwise_permutation_pvalues`. Only the entries
+        with i ranked above j (higher correlation; ties keep the order of ``names``) are used; the others may be
+        NaN.
+    alpha : float
+        Significance level in (0, 1); a difference is significant when its (adjusted) p-value is <= alpha, as in
+        mt-metrics-eval.
+    correction : {"holm", "bh", "none"}
+        Multiple-comparison correction over the family of the n(n-1)/2 used p-values (NaN ones are left out of
+        the family and count as not significant).
+
+    Returns
+    -------
+    ranks : list of (str, int)
+        (name, cluster rank) by decreasing correlation; rank 1 is the best cluster.
+    adjusted : numpy.ndarray
+        (n, n) adjusted p-values in the order of ``names``, NaN on the diagonal and where the row metric is
+        ranked below the column metric.
+
+    Raises
+    ------
+    ValueError
+        On repeated names, lengths that do not match, a non-finite correlation, p-values outside [0, 1], alpha
+        outside (0, 1) or an unknown correction.
+
+    Examples
+    --------
+    >>> P = np.array([[np.nan, 0.03, 0.01], [0.97, np.nan, 0.04], [0.99, 0.96, np.nan]])
+    >>> significance_clusters(["A", "B", "C"], [0.5, 0.4, 0.2], P, correction="none")[0]
+    [('A', 1), ('B', 2), ('C', 3)]
+    >>> ranks, adj = significance_clusters(["A", "B", "C"], [0.5, 0.4, 0.2], P, correction="holm")
+    >>> ranks  # Holm: A>C 3*0.01 = 0.03, A>B 2*0.03 = 0.06, B>C max(0.04, 0.06) = 0.06
+    [('A', 1), ('B', 1), ('C', 2)]
+    >>> adj.round(2).tolist()
+    [[nan, 0.06, 0.03], [nan, nan, 0.06], [nan, nan, nan]]
+    """
+    names = [str(n) for n in names]
+    if len(set(names)) != len(names):
+        raise ValueError(f"metric names must be unique, got {names}")
+    try:
+        c = np.asarray(corrs, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"corrs must be numbers, got {corrs!r}") from None
+    n = len(names)
+    if c.shape != (n,):
+        raise ValueError(f"need one correlation per metric: {n} names, corrs of shape {c.shape}")
+    if not np.isfinite(c).all():
+        undefined = [m for m, v in zip(names, c) if not np.isfinite(v)]
+        raise ValueError(f"correlations must be finite; undefined for {undefined}")
+    P = _pvalues(pvalues_matrix)
+    if P.shape != (n, n):
+        raise ValueError(f"pvalues_matrix must be ({n}, {n}), got {P.shape}")
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
+
+    order = np.argsort(-c, kind="stable")  # sorted position -> index in names
+    above = np.zeros((n, n), dtype=bool)  # [i, j]: metric i is ranked above metric j
+    for pos, i in enumerate(order):
+        above[i, order[pos + 1:]] = True
+    used = np.where(above, P, np.nan)
+    adjusted = adjust_pvalues(used, correction)
+
+    sig = np.nan_to_num(adjusted, nan=1.0) <= a  # NaN: not significant
+    ranks, rank, start = [], 1, 0
+    for pos, j in enumerate(order):
+        if any(sig[order[k], j] for k in range(start, pos)):
+            rank, start = rank + 1, pos
+        ranks.append((names[j], rank))
+    return ranks, adjusted
