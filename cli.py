@@ -49,11 +49,12 @@ def _parse_options(options: list[str]) -> dict[str, str]:
     return parsed
 
 
-def _metric_config(cls, options: dict[str, str]) -> dict[str, str]:
+def _metric_config(cls, options: dict[str, str], function=None) -> dict[str, str]:
+    """The options that ``function`` (default: the metric's constructor) takes by name."""
     import inspect
 
-    accepted = inspect.signature(cls.__init__).parameters
-    return {k: v for k, v in options.items() if k in accepted}
+    accepted = inspect.signature(function or cls.__init__).parameters
+    return {k: v for k, v in options.items() if k in accepted and k not in ("self", "cls", "args", "kwargs")}
 
 
 def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
@@ -68,7 +69,7 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
             cls = registry.get_class(name)
         except registry.UnknownMetricError as exc:
             _fail(str(exc))
-        reason = cls.unavailable_reason()
+        reason = cls.unavailable_reason(**_metric_config(cls, options, cls.unavailable_reason))
         if reason is None and cls.needs_source and not has_sources:
             reason = f"needs source documents, which {what} does not have"
         if reason is None and cls.needs_references and not has_references:
@@ -316,6 +317,190 @@ def list_judgments(
     out.print(table)
     for line in problems_seen:
         out.print(f"[yellow]{line}[/]", highlight=False)
+
+
+@app.command()
+def learn(
+    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl "
+                                  "file"),
+    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metrics whose variants are the "
+                                "features"),
+    features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
+                                           "[default: every variant of the chosen metrics]"),
+    target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
+                                         "rescaled to [1, 2], then their geometric mean) [default: the set's "
+                                         "default dimension]"),
+    alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="Ridge penalty on the standardised weights"),
+    splits: int = typer.Option(1000, "--splits", min=1, help="Random train/held-out splits per protocol"),
+    train_fraction: float = typer.Option(0.5, "--train-fraction", help="Share of documents (grouped) or rows "
+                                         "(ungrouped) used for fitting in each split"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the splits (every subset sees the same splits)"),
+    search: bool = typer.Option(True, "--search/--no-search", help="Rank every subset of the features, or fit "
+                                "the full feature set only"),
+    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest subset searched (at most "
+                                           "1,024 subsets are allowed)"),
+    top: int = typer.Option(10, "--top", min=1, help="Subsets shown in the table"),
+    correlation: str = typer.Option("spearman", "--correlation", help="Held-out correlation: spearman, pearson "
+                                    "or kendall"),
+    subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
+                                     "takes KEY (saved with the model)"),
+    save: Optional[str] = typer.Option(None, "--save", help="Save the final model (fitted on all rows) as NAME "
+                                       "(then usable as --metrics learned:NAME; stored in $META_EVAL_HOME/learned or "
+                                       "the user data dir) or as a path ending in .json"),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
+                                            "$META_EVAL_DATA, else the user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+) -> None:
+    """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
+
+    Every split fits on a random half and correlates on the other half, by document (grouped) and by row
+    (ungrouped); subsets of the features are ranked by the mean held-out grouped correlation. The final model is
+    fitted on all rows.
+    """
+    import numpy as np
+
+    import judgments as judgment_sets
+    from meta_eval import learn as learning
+    from meta_eval.cache import ScoreCache, default_cache_path
+    from metrics.learned import model_path
+
+    if correlation not in learning.CORRELATION_KINDS:
+        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    if not 0 < train_fraction < 1:
+        _fail(f"--train-fraction must be between 0 and 1, got {train_fraction}")
+    save_path = None
+    if save is not None:
+        try:
+            save_path = model_path(save)
+        except ValueError as exc:
+            _fail(str(exc))
+    started = time.perf_counter()
+    try:
+        jset = judgment_sets.load(judgments, data_dir, subset=subset)
+        spec = target or jset.default_dimension
+        total_rows = len(jset)
+        jset, y = learning.target_set(jset, spec)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
+        _fail(str(exc))
+    dropped = total_rows - len(jset)
+    if len(jset) < 10:
+        _fail(f"{jset.name}: only {len(jset)} rows have the target {spec!r}; at least 10 are needed")
+    options = _parse_options(option)
+    chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
+                                      has_references=jset.max_references > 0)
+    if skipped:
+        _fail("every metric of --metrics is a feature source, but these cannot run: "
+              + "; ".join(f"{n}: {r}" for n, r in skipped))
+    err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
+              + (f" ({dropped} rows without it left out)" if dropped else ""), highlight=False)
+    store = None if no_cache else ScoreCache(cache or default_cache_path())
+    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+    if skipped:
+        _fail("; ".join(f"{n}: {r}" for n, r in skipped))
+    owner = {}
+    for metric, ms in zip(chosen, scored):
+        for variant in ms.scores:
+            if variant in owner:
+                _fail(f"variant {variant!r} is produced by both {owner[variant][0].name} and {metric.name}")
+            owner[variant] = (metric, ms)
+    names = [f.strip() for f in features.split(",") if f.strip()] if features else list(owner)
+    unknown = [f for f in names if f not in owner]
+    if unknown or not names or len(set(names)) != len(names):
+        _fail(f"--features must name distinct variants of the chosen metrics ({', '.join(owner)}); "
+              f"{'unknown: ' + ', '.join(unknown) if unknown else 'got ' + repr(features)}")
+    columns = {f: owner[f][1].scores[f] for f in names}
+    groups = [r.doc_id for r in jset.rows]
+    common = {"alpha": alpha, "n_splits": splits, "train_fraction": train_fraction, "seed": seed,
+              "kind": correlation}
+    learn_started = time.perf_counter()
+    try:
+        if search:
+            results = learning.search_subsets(columns, y, groups, max_size=max_size, **common)
+        else:
+            results = [learning.learn_ridge(np.column_stack(list(columns.values())), y, groups,
+                                            feature_names=names, **common)]
+    except ValueError as exc:
+        _fail(f"{exc}" + (" (use --features or --max-size)" if "cap" in str(exc) else ""))
+    learn_seconds = time.perf_counter() - learn_started
+
+    def ci(p):
+        return "-" if p is None or p.low is None else f"[{_fmt(p.low)}, {_fmt(p.high)}]"
+
+    title = (f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge (alpha={alpha:g}) to "
+             f"'{spec}', held-out {correlation} over {splits} splits ({train_fraction:.0%} train)")
+    table = Table(title=title)
+    for col in ("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped", "ungrouped - grouped"):
+        table.add_column(col, justify="left" if col == "features" else "right")
+    for i, r in enumerate(results[:top], 1):
+        table.add_row(str(i), " + ".join(r.features), str(r.size), _fmt(r.grouped.mean if r.grouped else None),
+                      ci(r.grouped), _fmt(r.ungrouped.mean), _fmt(r.overstatement), style="bold" if i == 1 else None)
+    out.print(table)
+    if len(results) > top:
+        out.print(f"({len(results)} subsets evaluated; {top} shown)", highlight=False)
+
+    best = results[0]
+    x = np.column_stack([columns[f] for f in best.features])
+    means, stds, weights, intercept = learning.fit_final(x, y, alpha)
+    what = "best subset" if search else "full feature set"
+    wtable = Table(title=f"Weights of the {what}: mean ± sd over the grouped splits, and the final fit on all "
+                         f"{len(jset)} rows")
+    for col in ("feature", "standardised (splits)", "raw (splits)", "standardised (final)", "raw (final)"):
+        wtable.add_column(col, justify="left" if col == "feature" else "right")
+    p = best.primary
+    for j, f in enumerate(best.features):
+        wtable.add_row(f, f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
+                       f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{weights[j]:.4f}",
+                       f"{weights[j] / stds[j]:.4f}")
+    wtable.add_row("(intercept)", f"{p.intercept_std[0]:.4f} ± {p.intercept_std[1]:.4f}",
+                   f"{p.intercept_raw[0]:.4f} ± {p.intercept_raw[1]:.4f}", f"{intercept:.4f}",
+                   f"{intercept - float(np.sum(weights / stds * means)):.4f}")
+    out.print(wtable)
+    if best.grouped is not None and best.overstatement is not None:
+        out.print(f"{' + '.join(best.features)}: held-out {correlation} {_fmt(best.grouped.mean)} "
+                  f"{ci(best.grouped)} with each document on one side; {_fmt(best.ungrouped.mean)} "
+                  f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
+                  f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
+                  highlight=False)
+    err.print(f"  learning: {learn_seconds:.2f}s for {len(results)} feature set(s) x {splits} splits x "
+              f"{2 if best.grouped is not None else 1} protocols", highlight=False)
+
+    components = []
+    for metric, ms in zip(chosen, scored):
+        used = tuple(v for v in ms.scores if v in best.features)
+        if used:
+            components.append(learning.Component(metric.name, _metric_config(type(metric), options), ms.signature,
+                                                 used))
+    model = learning.LearnedModel(features=list(best.features), components=components, means=means.tolist(),
+                                  stds=stds.tolist(), weights=weights.tolist(), intercept=intercept, alpha=alpha,
+                                  target=spec, judgments=jset.name, subset=jset.subset, n=len(jset),
+                                  documents=jset.documents(), heldout=best.as_dict())
+    if save_path is not None:
+        try:
+            model.save(save_path)
+        except OSError as exc:
+            _fail(f"cannot save the model to {save_path}: {exc}")
+        use = f"learned:{save}"
+        out.print(f"saved {use} ({len(model.features)} features) to {save_path}; score with --metrics {use}",
+                  highlight=False, soft_wrap=True)
+    if output is not None:
+        doc = {"judgments": jset.name, "subset": jset.subset, "target": spec, "n": len(jset),
+               "rows_without_target": dropped, "documents": jset.documents(), "correlation": correlation,
+               "alpha": alpha, "splits": splits, "train_fraction": train_fraction, "seed": seed, "search": search,
+               "features": names, "best": list(best.features), "results": [r.as_dict() for r in results],
+               "model": model.as_dict(), "saved": None if save_path is None else str(save_path),
+               "signatures": {ms.metric: ms.signature for ms in scored},
+               "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
+                          for ms in scored},
+               "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(time.perf_counter() - started, 3)}
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp = output.with_name(output.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(output)
+        err.print(f"wrote {output}")
 
 
 def main() -> None:

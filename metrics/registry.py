@@ -4,6 +4,11 @@ Built-in metrics register themselves with :func:`register` when their module is 
 metrics through the entry-point group ``meta_eval.metrics`` (each entry point names a module or a Metric subclass;
 loading it registers the metric). A name can be registered once: a clash is an error, never a silent overwrite.
 
+A *metric family* registers a prefix with :func:`register_prefix`: a name ``<prefix>:<rest>`` that is not registered
+itself is resolved by the family's resolver, which returns a class for ``rest`` (memoised by the family); the family's
+lister adds the names that exist to :func:`names`. The learned metrics ``learned:<model>`` (:mod:`metrics.learned`)
+are such a family.
+
 Example
 -------
 >>> from metrics import Metric, register
@@ -22,13 +27,14 @@ from typing import Callable, TypeVar
 from metrics.base import Metric
 
 __all__ = ["RegistryError", "UnknownMetricError", "register", "unregister", "get_class", "create", "names",
-           "plugin_errors", "ENTRY_POINT_GROUP"]
+           "plugin_errors", "register_prefix", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
-_BUILTIN_MODULES = ("metrics.rouge", "metrics.mover")
+_BUILTIN_MODULES = ("metrics.rouge", "metrics.mover", "metrics.learned")
 
 _registry: dict[str, type[Metric]] = {}
 _plugin_errors: dict[str, str] = {}
+_prefixes: dict[str, tuple[Callable[[str], type[Metric]], Callable[[], list[str]] | None]] = {}
 _loaded = False
 
 M = TypeVar("M", bound=type[Metric])
@@ -73,6 +79,18 @@ def register(name: str) -> Callable[[M], M]:
     return decorate
 
 
+def register_prefix(prefix: str, resolve: Callable[[str], type[Metric]],
+                    list_names: Callable[[], list[str]] | None = None) -> None:
+    """Resolve every unregistered name ``<prefix>:<rest>`` with ``resolve(rest)``.
+
+    ``resolve`` returns a Metric subclass whose ``name`` is the full name, or raises :class:`UnknownMetricError`;
+    ``list_names()`` returns the ``rest`` parts that exist now (for :func:`names`).
+    """
+    if not prefix or ":" in prefix or "," in prefix or "|" in prefix:
+        raise RegistryError(f"invalid metric prefix {prefix!r}")
+    _prefixes[prefix] = (resolve, list_names)
+
+
 def unregister(name: str) -> None:
     """Remove ``name`` from the registry (for tests and interactive sessions)."""
     _registry.pop(name, None)
@@ -98,9 +116,15 @@ def _load_all() -> None:
 
 
 def names() -> list[str]:
-    """Registered metric names, built-ins and plugins, sorted."""
+    """Registered metric names, built-ins, plugins and the members of metric families that exist, sorted."""
     _load_all()
-    return sorted(_registry)
+    members = set()
+    for prefix, (_, list_names) in _prefixes.items():
+        try:
+            members.update(f"{prefix}:{rest}" for rest in (list_names() if list_names else ()))
+        except Exception:  # an unreadable family folder must not break listing the other metrics
+            pass
+    return sorted(set(_registry) | members)
 
 
 def plugin_errors() -> dict[str, str]:
@@ -118,6 +142,9 @@ def get_class(name: str) -> type[Metric]:
         Listing the known names.
     """
     _load_all()
+    prefix, sep, rest = name.partition(":")
+    if name not in _registry and sep and rest and prefix in _prefixes:
+        return _prefixes[prefix][0](rest)
     try:
         return _registry[name]
     except KeyError:

@@ -1,0 +1,212 @@
+"""Learned metrics ``learned:<model>``: a saved ridge model (``meta-eval learn --save``) applied to its metrics' scores.
+
+The family follows Scialom, Lamprier, Piwowarski & Staiano (EMNLP 2019), "Answers Unite!", section 2.4: a linear
+combination of metric scores fitted to human judgments (see :mod:`meta_eval.learn` for the fitting protocol).
+
+Where models live (``<model>`` in ``learned:<model>``):
+
+- a *name* (letters, digits, ``_ . + -``, not ending in ``.json``) is the file ``<models dir>/<name>.json``; the
+  models dir is ``$META_EVAL_HOME/learned`` when the environment variable ``META_EVAL_HOME`` is set (tests and
+  sandboxes use it), else ``platformdirs.user_data_path("meta-eval") / "learned"``;
+- anything with a path separator or ending in ``.json`` is a path to a model file (``learned:./mine.json``).
+
+``metrics.names()`` lists the saved models of the models dir as ``learned:<name>``; ``metrics.create("learned:x")``
+and ``meta-eval run --metrics learned:x`` work like any metric. ``LearnedMetric(model="x")`` is the same metric.
+
+Scoring: the component metrics are re-created through the registry with the options saved in the model, each scores
+the examples, the model's features (their variants) are standardised with the saved scaler and the linear model is
+applied. The single variant is named like the metric (``learned:x``); higher is better (the target is a human
+score).
+
+Signature: ``learned:<model>|model:sha256:<first 12 hex of the model file>|fit:<set>/<subset>|target:<spec>|
+features:<f1+f2...>|components:{<signature of each component>}+...|meta-eval==<version>`` (braces, not brackets,
+which rich would take for markup).
+
+Upgrades: when a component's signature today differs from the one saved with the model (a library, resource or
+meta-eval version changed, so its scores may differ from the ones the weights were fitted on), creating the metric
+raises :class:`~meta_eval.learn.LearnedModelError` naming the component and both signatures; re-run ``meta-eval
+learn ... --save <name>`` to refit. A missing or corrupt model file is also a ``LearnedModelError`` when the metric
+is created, and the metric's :meth:`~metrics.base.Metric.unavailable_reason` (what ``meta-eval metrics`` and
+``run`` report) says what is wrong.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from meta_eval.learn import LearnedModel, LearnedModelError
+from metrics import registry
+from metrics.base import Example, Metric
+
+__all__ = ["ENV_HOME", "PREFIX", "LearnedMetric", "models_dir", "model_path", "saved_models"]
+
+ENV_HOME = "META_EVAL_HOME"
+PREFIX = "learned"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def models_dir() -> Path:
+    """``$META_EVAL_HOME/learned`` if ``META_EVAL_HOME`` is set, else the user data dir's ``meta-eval/learned``."""
+    home = os.environ.get(ENV_HOME)
+    if home:
+        return Path(home).expanduser() / "learned"
+    import platformdirs
+
+    return platformdirs.user_data_path("meta-eval") / "learned"
+
+
+def _is_path(spec: str) -> bool:
+    return "/" in spec or os.sep in spec or spec.endswith(".json")
+
+
+def model_path(spec: str) -> Path:
+    """The model file of ``spec``: a name in :func:`models_dir`, or a path (see the module notes).
+
+    Raises
+    ------
+    ValueError
+        For a name with characters other than letters, digits and ``_ . + -``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError("a learned model needs a name or a path")
+    if _is_path(spec):
+        return Path(spec).expanduser()
+    if not _NAME.match(spec):
+        raise ValueError(f"invalid learned-model name {spec!r}: use letters, digits and _ . + - (or give a path "
+                         "ending in .json)")
+    return models_dir() / f"{spec}.json"
+
+
+def saved_models() -> list[str]:
+    """Names of the models saved in :func:`models_dir`, sorted."""
+    folder = models_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json") if _NAME.match(p.stem) and not p.stem.endswith(".json"))
+
+
+class LearnedMetric(Metric):
+    """A saved learned model applied to the scores of its component metrics.
+
+    Parameters
+    ----------
+    model : str
+        A saved model's name or a path to a model file (see the module notes). Bound classes created for
+        ``learned:<model>`` supply it.
+
+    Raises
+    ------
+    meta_eval.learn.LearnedModelError
+        If the file is missing, corrupt or malformed, a component metric is unknown or cannot be configured, or a
+        component's signature differs from the saved one.
+    """
+
+    needs_references = False
+    higher_is_better = True
+    _model_spec: ClassVar[str | None] = None
+    _load_error: ClassVar[str | None] = None
+    _component_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, model: str | None = None) -> None:
+        bound = type(self)._model_spec
+        if model is None and bound is None:
+            raise ValueError("LearnedMetric needs model=<saved model name or path>")
+        if bound is not None and model is not None and model != bound:
+            raise ValueError(f"{self.name} is bound to model {bound!r}; use learned:{model} for another model")
+        spec = model if model is not None else bound
+        if bound is None:  # an unbound LearnedMetric(model=...) names itself like the registry would
+            self.name = f"{PREFIX}:{spec}"
+            self.variants = (self.name,)
+        try:
+            self.path = model_path(spec)
+        except ValueError as exc:
+            raise LearnedModelError(str(exc)) from None
+        self.model = LearnedModel.load(self.path)
+        self.components: list[Metric] = []
+        for comp in self.model.components:
+            try:
+                metric = registry.create(comp.name, **comp.options)
+            except (registry.UnknownMetricError, registry.RegistryError, ValueError, TypeError) as exc:
+                raise LearnedModelError(f"{self.name}: cannot create its component metric {comp.name!r} with "
+                                        f"options {comp.options}: {exc}") from None
+            current = metric.signature()
+            if current != comp.signature:
+                raise LearnedModelError(
+                    f"{self.name}: component {comp.name!r} has changed since the model was learned, so its scores "
+                    f"may differ from the ones the weights were fitted on.\n  saved:   {comp.signature}\n"
+                    f"  current: {current}\nRe-run `meta-eval learn ... --save` to refit the model "
+                    f"({self.path}).")
+            missing = [v for v in comp.variants if v not in metric.variants]
+            if missing:
+                raise LearnedModelError(f"{self.name}: component {comp.name!r} has no variant(s) {missing}")
+            self.components.append(metric)
+        self.needs_references = any(m.needs_references for m in self.components)
+        self.needs_source = any(m.needs_source for m in self.components)
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        if cls._load_error is not None:
+            return cls._load_error
+        for name in cls._component_names:
+            try:
+                reason = registry.get_class(name).unavailable_reason()
+            except registry.UnknownMetricError as exc:
+                return f"component metric: {exc}"
+            if reason is not None:
+                return f"component {name}: {reason}"
+        return None
+
+    def config(self) -> dict[str, object]:
+        m = self.model
+        return {"model": f"sha256:{m.sha256[:12]}", "fit": f"{m.judgments}/{m.subset}", "target": m.target,
+                "features": "+".join(m.features),
+                "components": "+".join(f"{{{c.signature()}}}" for c in self.components)}
+
+    def _score(self, examples: list[Example]) -> dict[str, np.ndarray]:
+        columns: dict[str, np.ndarray] = {}
+        for metric, comp in zip(self.components, self.model.components):
+            out = metric.score(examples)
+            for variant in comp.variants:
+                columns[variant] = out[variant]
+        return {self.name: self.model.predict(columns)}
+
+
+_classes: dict[str, tuple[tuple, type[LearnedMetric]]] = {}
+
+
+def _resolve(spec: str) -> type[LearnedMetric]:
+    """The class for ``learned:<spec>`` (memoised while the model file is unchanged)."""
+    full = f"{PREFIX}:{spec}"
+    try:
+        path = model_path(spec)
+        stat = path.stat()
+    except (ValueError, OSError) as exc:
+        saved = ", ".join(f"{PREFIX}:{n}" for n in saved_models()) or "none"
+        why = str(exc) if isinstance(exc, ValueError) else f"no model file {path}"
+        raise registry.UnknownMetricError(
+            f"unknown metric {full!r}: {why}; saved learned models (in {models_dir()}): {saved}. Create one with "
+            f"`meta-eval learn --judgments ... --metrics ... --save {spec}`") from None
+    stamp = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    memo = _classes.get(spec)
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    attrs: dict[str, object] = {"name": full, "variants": (full,), "_model_spec": spec, "__module__": __name__,
+                                "__doc__": f"Learned metric from {path}."}
+    try:
+        model = LearnedModel.load(path)
+        classes = [registry.get_class(c.name) for c in model.components]
+        attrs["needs_references"] = any(c.needs_references for c in classes)
+        attrs["needs_source"] = any(c.needs_source for c in classes)
+        attrs["_component_names"] = tuple(c.name for c in model.components)
+    except (LearnedModelError, registry.UnknownMetricError) as exc:
+        attrs["_load_error"] = str(exc)
+    cls = type(f"LearnedMetric[{spec}]", (LearnedMetric,), attrs)
+    _classes[spec] = (stamp, cls)
+    return cls
+
+
+registry.register_prefix(PREFIX, _resolve, saved_models)

@@ -1,0 +1,305 @@
+"""The learned metric (Scialom et al. 2019, sec. 2.4): repeated-split ridge, subset search, saved models, learned:x."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
+from sklearn.linear_model import Ridge
+from sklearn.preprocessing import StandardScaler
+from typer.testing import CliRunner
+
+import metrics
+from cli import app
+from judgments.base import Judgment, JudgmentSet
+from meta_eval import learn as L
+from metrics import Example
+from metrics.learned import ENV_HOME, LearnedMetric, models_dir
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Learned models go to a temporary META_EVAL_HOME, never the user's data dir."""
+    monkeypatch.setenv(ENV_HOME, str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def synthetic(n=1200, seed=0, noise=0.5):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3)) * [1.0, 4.0, 0.25] + [0.0, 10.0, 3.0]
+    y = 2.0 * x[:, 0] - 0.5 * x[:, 1] + 4.0 * x[:, 2] + 5.0 + noise * rng.normal(size=n)
+    groups = np.repeat([f"d{i}" for i in range(n // 4)], 4)
+    return x, y, groups
+
+
+# -- the protocol ---------------------------------------------------------------------------------------------------
+def test_ridge_recovers_known_coefficients_on_both_scales():
+    x, y, groups = synthetic(noise=0.1)
+    res = L.learn_ridge(x, y, groups, alpha=1.0, n_splits=200, seed=1, feature_names=["a", "b", "c"])
+    for proto in (res.grouped, res.ungrouped):
+        assert proto.weight_raw_mean == pytest.approx([2.0, -0.5, 4.0], abs=0.05)
+        assert proto.intercept_raw[0] == pytest.approx(5.0, abs=0.3)
+        # standardised weight = raw weight x the feature's sd (by hand, with the population sd of all rows)
+        assert proto.weight_std_mean == pytest.approx(np.array([2.0, -0.5, 4.0]) * x.std(axis=0), rel=0.03)
+        # standardised intercept = mean of the training target
+        assert proto.intercept_std[0] == pytest.approx(y.mean(), abs=0.05)
+        assert proto.mean > 0.95 and proto.low <= proto.mean <= proto.high and proto.n_undefined == 0
+    assert res.overstatement == pytest.approx(res.ungrouped.mean - res.grouped.mean)
+    means, stds, w, b = L.fit_final(x, y, 1.0)
+    assert w / stds == pytest.approx([2.0, -0.5, 4.0], abs=0.05)
+    assert b - np.sum(w / stds * means) == pytest.approx(5.0, abs=0.3)
+
+
+@pytest.mark.parametrize("kind,func", [("spearman", spearmanr), ("pearson", pearsonr),
+                                       ("kendall", lambda a, b: kendalltau(a, b, variant="b"))])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_one_split_equals_sklearn_ridge_and_scipy(kind, func, grouped):
+    x, y, groups = synthetic(n=200, noise=8.0)
+    x[:, 0] = np.round(x[:, 0], 1)  # ties
+    g = groups if grouped else None
+    res = L.learn_ridge(x, y, g, alpha=3.0, n_splits=1, seed=7, kind=kind)
+    train = L.make_splits(len(y), g, 1, 0.5, 7)[0]
+    scaler = StandardScaler().fit(x[train])
+    ridge = Ridge(alpha=3.0).fit(scaler.transform(x[train]), y[train])
+    pred = ridge.predict(scaler.transform(x[~train]))
+    proto = res.grouped if grouped else res.ungrouped
+    assert proto.weight_std_mean == pytest.approx(ridge.coef_, rel=1e-9)
+    assert proto.weight_raw_mean == pytest.approx(ridge.coef_ / scaler.scale_, rel=1e-9)
+    assert proto.intercept_std[0] == pytest.approx(ridge.intercept_, rel=1e-9)
+    assert proto.intercept_raw[0] == pytest.approx(ridge.intercept_ - np.sum(ridge.coef_ / scaler.scale_ *
+                                                                             scaler.mean_), rel=1e-9)
+    assert proto.mean == pytest.approx(func(pred, y[~train]).statistic, rel=1e-9)
+
+
+def test_average_ranks_match_scipy():
+    rng = np.random.default_rng(3)
+    a = np.round(rng.normal(size=(40, 50)), 1)
+    a[::3] = rng.normal(size=a[::3].shape)
+    assert L._average_ranks(a) == pytest.approx(rankdata(a, axis=1))
+
+
+def test_grouped_splits_never_share_a_document():
+    x, y, groups = synthetic(n=400)
+    masks = L.make_splits(len(y), groups, 50, 0.5, seed=0)
+    for train in masks:
+        assert not set(groups[train]) & set(groups[~train])
+        assert len(set(groups[train])) == 50  # half of the 100 documents
+    ungrouped = L.make_splits(len(y), None, 50, 0.5, seed=0)
+    assert all(m.sum() == 200 for m in ungrouped)
+    assert any(set(groups[m]) & set(groups[~m]) for m in ungrouped)  # what the grouped protocol prevents
+
+
+def test_same_seed_same_numbers():
+    x, y, groups = synthetic(noise=6.0)
+    a = L.learn_ridge(x, y, groups, n_splits=100, seed=5)
+    b = L.learn_ridge(x, y, groups, n_splits=100, seed=5)
+    c = L.learn_ridge(x, y, groups, n_splits=100, seed=6)
+    assert a == b and np.array_equal(a.grouped.correlations, b.grouped.correlations)
+    assert a.as_dict() == b.as_dict()
+    assert a.grouped.mean != c.grouped.mean
+
+
+def test_subset_search_ranks_the_features_that_matter_first():
+    rng = np.random.default_rng(11)
+    n = 800
+    x = rng.normal(size=(n, 4))
+    y = x[:, 0] + x[:, 2] + 0.8 * rng.normal(size=n)
+    groups = np.repeat(np.arange(n // 4), 4)
+    feats = {f"f{i}": x[:, i] for i in range(4)}
+    results = L.search_subsets(feats, y, groups, n_splits=100, seed=0)
+    assert len(results) == 15
+    assert results[0].features == ("f0", "f2")
+    scores = [r.score for r in results]
+    assert scores == sorted(scores, reverse=True)
+    # one seed for all subsets: the same splits (paired), so the full model's splits match a lone fit's
+    full = next(r for r in results if r.size == 4)
+    alone = L.learn_ridge(x, y, groups, n_splits=100, seed=0, feature_names=list(feats))
+    assert np.allclose(full.grouped.correlations, alone.grouped.correlations)
+    assert len(L.search_subsets(feats, y, groups, max_size=2, n_splits=10)) == 4 + 6
+    with pytest.raises(ValueError, match="exceed the cap"):
+        L.search_subsets(feats, y, groups, n_splits=10, max_subsets=10)
+
+
+def test_bad_inputs_are_clear():
+    x, y, groups = synthetic(n=40)
+    with pytest.raises(ValueError, match="finite"):
+        L.learn_ridge(np.where(np.arange(40)[:, None] == 3, np.nan, x), y)
+    with pytest.raises(ValueError, match="correlation kind"):
+        L.learn_ridge(x, y, kind="cosine")
+    with pytest.raises(ValueError, match="groups"):
+        L.learn_ridge(x, y, groups[:10])
+
+
+# -- the target -----------------------------------------------------------------------------------------------------
+def jset_of(values_a, values_b):
+    rows = [Judgment(id=f"r{i}", doc_id=f"d{i}", system="s", candidate="c", references=("r",),
+                     scores={"a": a, "b": b}) for i, (a, b) in enumerate(zip(values_a, values_b))]
+    return JudgmentSet("toy", rows, ("a", "b"), "a")
+
+
+def test_geomean_target_by_hand():
+    js = jset_of([-1.0, 0.0, 1.0, None], [0.0, 10.0, 5.0, 3.0])
+    # a in [-1, 1] -> [1, 2]: 1, 1.5, 2; b in [0, 10] -> 1, 2, 1.5 (the row without a is left out of the ranges)
+    got = L.target_values(js, "geomean:a,b")
+    assert got[:3] == pytest.approx([1.0, np.sqrt(3.0), np.sqrt(3.0)])
+    assert np.isnan(got[3])
+    assert L.target_values(js, "b") == pytest.approx([0.0, 10.0, 5.0, 3.0])
+    kept, y = L.target_set(js, "geomean:a, b")
+    assert [r.id for r in kept.rows] == ["r0", "r1", "r2"] and y == pytest.approx(got[:3])
+    with pytest.raises(ValueError, match="constant"):
+        L.target_values(jset_of([1.0, 1.0], [0.0, 1.0]), "geomean:a,b")
+    with pytest.raises(ValueError, match="two or more"):
+        L.target_values(js, "geomean:a")
+    with pytest.raises(ValueError, match="no human dimension 'c'"):
+        L.target_values(js, "geomean:a,c")
+
+
+# -- saved models and the learned metric ----------------------------------------------------------------------------
+TEXTS = [("The cat sat on the mat.", "A cat was sitting on the mat."),
+         ("Barack Obama visited Paris yesterday.", "The president visited France."),
+         ("The team won the big game.", "John Smith won the game for his team."),
+         ("Red house.", "The small blue house in London."),
+         ("", "The quick brown fox jumps over the lazy dog.")]
+
+
+def examples():
+    return [Example(c, (r,)) for c, r in TEXTS]
+
+
+def hand_model(path=None):
+    rouge, wms = metrics.create("rouge"), metrics.create("wms")
+    model = L.LearnedModel(
+        features=["rougeL-f", "wms"],
+        components=[L.Component("rouge", {}, rouge.signature(), ("rougeL-f",)),
+                    L.Component("wms", {}, wms.signature(), ("wms",))],
+        means=[0.3, 0.6], stds=[0.2, 0.1], weights=[0.7, -1.3], intercept=0.25, alpha=1.0, target="overall",
+        judgments="toy", subset="all", n=5, documents=5, heldout={})
+    if path is not None:
+        model.save(path)
+    return model
+
+
+def by_hand(model):
+    r = metrics.create("rouge").score(examples())["rougeL-f"]
+    w = metrics.create("wms").score(examples())["wms"]
+    return (r - 0.3) / 0.2 * 0.7 + (w - 0.6) / 0.1 * -1.3 + 0.25
+
+
+def test_save_load_round_trip(tmp_path):
+    path = tmp_path / "m.json"
+    model = hand_model(path)
+    loaded = L.LearnedModel.load(path)
+    assert loaded == model and loaded.as_dict() == model.as_dict()
+    assert len(loaded.sha256) == 64 and loaded.sha256 == model.sha256
+    assert loaded.raw_weights == pytest.approx([3.5, -13.0])
+    assert loaded.raw_intercept == pytest.approx(0.25 - 3.5 * 0.3 + 13.0 * 0.6)
+    x = np.array([[0.5, 0.4], [0.1, 0.9]])
+    assert loaded.predict(x) == pytest.approx(x @ np.array(loaded.raw_weights) + loaded.raw_intercept)
+    assert not list(tmp_path.glob("*.tmp"))  # the atomic write leaves nothing behind
+
+
+def test_learned_metric_equals_the_hand_applied_model(tmp_path):
+    path = tmp_path / "m.json"
+    model = hand_model(path)
+    expected = by_hand(model)
+    metric = LearnedMetric(model=str(path))
+    assert metric.name == f"learned:{path}" and metric.needs_references
+    assert metric.score(examples())[metric.name] == pytest.approx(expected, rel=1e-12)
+    via_registry = metrics.create(f"learned:{path}")
+    assert via_registry.score(examples())[f"learned:{path}"] == pytest.approx(expected, rel=1e-12)
+    sig = via_registry.signature()
+    assert sig.startswith(f"learned:{path}|model:sha256:{model.sha256[:12]}|")
+    assert "{rouge|" in sig and "{wms|" in sig and "features:rougeL-f+wms" in sig
+
+
+def test_learned_name_in_the_models_dir(home):
+    assert models_dir() == home / "learned"
+    hand_model(models_dir() / "mine.json")
+    assert "learned:mine" in metrics.names()
+    cls = metrics.get_class("learned:mine")
+    assert cls is metrics.get_class("learned:mine")  # memoised
+    assert cls.name == "learned:mine" and cls.variants == ("learned:mine",) and cls.needs_references
+    assert cls.unavailable_reason() is None
+    assert metrics.create("learned:mine").score(examples())["learned:mine"] == pytest.approx(by_hand(None))
+    with pytest.raises(metrics.UnknownMetricError, match="saved learned models.*learned:mine"):
+        metrics.get_class("learned:other")
+
+
+def test_a_corrupt_model_gives_a_clear_error(tmp_path, home):
+    path = tmp_path / "bad.json"
+    hand_model(path)
+    path.write_text(path.read_text()[:100])
+    with pytest.raises(L.LearnedModelError, match="not valid JSON.*corrupt or truncated"):
+        L.LearnedModel.load(path)
+    with pytest.raises(L.LearnedModelError, match="not valid JSON"):
+        metrics.create(f"learned:{path}")
+    doc = hand_model().as_dict()
+    doc["weights"] = [1.0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(L.LearnedModelError, match="weights has 1 values for 2 features"):
+        L.LearnedModel.load(path)
+    path.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(L.LearnedModelError, match="not a meta-eval learned model"):
+        L.LearnedModel.load(path)
+    # a corrupt model in the models dir is listed as unavailable, and does not break listing the others
+    (models_dir()).mkdir(parents=True, exist_ok=True)
+    (models_dir() / "broken.json").write_text("{")
+    assert "learned:broken" in metrics.names()
+    assert "not valid JSON" in metrics.get_class("learned:broken").unavailable_reason()
+    res = runner.invoke(app, ["metrics"])
+    assert res.exit_code == 0, res.output  # the table may wrap the name, so only check that listing still works
+
+
+def test_a_changed_component_signature_is_an_error(tmp_path):
+    path = tmp_path / "m.json"
+    doc = hand_model().as_dict()
+    doc["components"][1]["signature"] = doc["components"][1]["signature"].replace("pot==", "pot==0.0.0-was-")
+    path.write_text(json.dumps(doc))
+    with pytest.raises(L.LearnedModelError, match="component 'wms' has changed"):
+        LearnedMetric(model=str(path))
+
+
+# -- the command ----------------------------------------------------------------------------------------------------
+def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path, home):
+    cache = str(tmp_path / "cache.sqlite")
+    out = tmp_path / "learn.json"
+    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+                              "--metrics", "rouge,wms,sms", "--features", "rougeL-f,wms,sms", "--splits", "200",
+                              "--target", "overall", "--save", "mine", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["n"] == 2085 and doc["documents"] == 583 and doc["target"] == "overall"
+    assert len(doc["results"]) == 7 and doc["results"][0]["features"] == doc["best"]
+    full = next(r for r in doc["results"] if r["size"] == 3)
+    assert 0.2 < full["grouped"]["mean"] < 0.3 and full["grouped"]["n_splits"] == 200
+    assert full["overstatement"] == pytest.approx(full["ungrouped"]["mean"] - full["grouped"]["mean"])
+    assert "sms" in doc["best"]
+    assert (home / "learned" / "mine.json").exists() and doc["saved"] == str(home / "learned" / "mine.json")
+    assert "learned:mine" in res.output and "grouped" in res.output
+
+    # score a few chaganty rows with the saved metric through `run`
+    import judgments
+
+    rows = judgments.load("chaganty", shared_data).rows[:12]
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(json.dumps({"id": r.id, "doc_id": r.doc_id, "system": r.system,
+                                         "candidate": r.candidate, "references": list(r.references),
+                                         "scores": dict(r.scores)}) + "\n" for r in rows))
+    res = runner.invoke(app, ["run", "--judgments", str(small), "--metrics", "learned:mine,rouge,wms,sms",
+                              "--cache", cache, "--output", str(tmp_path / "run.json")])
+    assert res.exit_code == 0, res.output
+    assert "learned:mine|model:sha256:" in res.output
+    model = L.LearnedModel.load(home / "learned" / "mine.json")
+    scores = metrics.create("learned:mine").score([r.example() for r in rows])["learned:mine"]
+    columns = {}
+    for name in ("rouge", "wms", "sms"):
+        columns.update(metrics.create(name).score([r.example() for r in rows]))
+    assert scores == pytest.approx(model.predict(columns))
+
+    # without --features the search over 11 variants exceeds the cap: a clear error, before any model is saved
+    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+                              "--metrics", "rouge,wms,sms", "--splits", "10"])
+    assert res.exit_code == 2 and "exceed the cap" in res.output
