@@ -503,6 +503,73 @@ def learn(
         err.print(f"wrote {output}")
 
 
+leaderboard_app = typer.Typer(no_args_is_help=True, help="Publish comparison leaderboards.")
+app.add_typer(leaderboard_app, name="leaderboard")
+
+
+@leaderboard_app.command("publish")
+def leaderboard_publish(
+    judgments: str = typer.Option(..., "--judgments", "-j", help="Comma-separated judgment sets"),
+    out_dir: Path = typer.Option(..., "--out", help="Folder to write results.json, README.md and index.html"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default: "
+                                          "every registered metric that can run on each set)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help="Only these variants (default: all but "
+                                           "ROUGE's precision and recall)"),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
+    seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),
+    correlation: str = typer.Option("spearman", "--correlation", help="Correlation for the significance tests"),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters"),
+    correction: str = typer.Option("holm", "--correction", help="holm, bh or none"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+) -> None:
+    """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance)."""
+    import shlex
+
+    import judgments as judgment_sets
+    from leaderboard.publish import default_variant_filter, set_results, write_leaderboard
+    from meta_eval.cache import ScoreCache, default_cache_path
+
+    if correlation not in ("spearman", "pearson", "kendall"):
+        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    if correction not in ("holm", "bh", "none"):
+        _fail(f"--correction must be holm, bh or none, not {correction!r}")
+    keep = set(v.strip() for v in variants.split(",")) if variants else None
+    variant_filter = (lambda v: v in keep) if keep else default_variant_filter
+    options = _parse_options(option)
+    blocks = []
+    for name in [n.strip() for n in judgments.split(",") if n.strip()]:
+        try:
+            jset = judgment_sets.load(name, data_dir)
+            dim = jset.default_dimension
+            jset = jset.scored(dim)
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            _fail(str(exc))
+        chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
+                                          has_references=jset.max_references > 0)
+        err.print(f"{jset.name}: {len(jset)} rows, human {dim}; metrics: {', '.join(m.name for m in chosen)}",
+                  highlight=False)
+        store = None if no_cache else ScoreCache(cache or default_cache_path())
+        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+        for metric_name, reason in skipped:
+            err.print(f"  [yellow]skipped[/] {metric_name}: {reason}", highlight=False)
+        if not scored:
+            _fail(f"{jset.name}: no metric could run")
+        try:
+            blocks.append(set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                      correction=correction, primary=correlation, variant_filter=variant_filter))
+        except ValueError as exc:
+            _fail(f"{jset.name}: {exc}")
+    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
+        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
+    write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed, confidence=0.95,
+                      alpha=alpha, correction=correction, primary=correlation)
+    out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,140 @@
+"""Building a leaderboard: correlations at every level with bootstrap intervals, pairwise significance tests and
+significance clusters, for scored judgment sets; written as ``results.json`` + ``README.md`` + ``index.html``.
+
+Statistics (``meta_eval.resampling``, Deutsch, Dror & Roth, TACL 2021): for each set and level (summary, system,
+global) and each correlation (Pearson, Spearman, Kendall tau-b), the correlation of every metric variant with the
+human score and its BOOT-BOTH percentile interval; for the primary correlation, PERM-BOTH permutation p-values for
+every ordered pair of variants and significance clusters (mt-metrics-eval's ranking) after Holm correction.
+Metrics where lower is better are negated first. A row judged for several systems (chaganty's
+``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined for a variant (constant
+scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated (document, system) pairs
+(chaganty's 006588 ml+rl) are averaged into one cell before any level is computed.
+
+The schema of ``results.json`` is documented in ``leaderboard/SCHEMA.md``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from meta_eval.clusters import significance_clusters
+from meta_eval.matrix import to_matrix
+from meta_eval.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
+from meta_eval.runner import MetricScores
+from metrics.base import package_version
+
+__all__ = ["SCHEMA", "publication_signature", "set_results", "write_leaderboard", "default_variant_filter"]
+
+SCHEMA = "meta-eval-leaderboard/1"
+ALL_LEVELS = ("summary", "system", "global")
+KINDS = ("spearman", "pearson", "kendall")
+LEVELS_FOR = {"essays": ("global",)}  # one prompt, each essay its own "system": only the global level is meaningful
+
+
+def default_variant_filter(variant: str) -> bool:
+    """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay)."""
+    return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
+
+
+def publication_signature(n_resamples: int, seed: int, confidence: float, alpha: float, correction: str,
+                          primary: str) -> str:
+    """The meta-evaluation signature: every setting and library version that the numbers depend on."""
+    return (f"levels:summary+system+global|corr:spearman+pearson+kendall|ci:boot-both|n:{n_resamples}"
+            f"|conf:{confidence}|seed:{seed}|test:perm-both({primary})|correction:{correction}|alpha:{alpha}"
+            f"|dup:mean|numpy=={package_version('numpy')}|scipy=={package_version('scipy')}"
+            f"|meta-eval=={package_version('meta-eval')}")
+
+
+def _units(Z: np.ndarray, level: str) -> int:
+    """Units behind a level: documents with >= 3 judged systems (summary), systems (system), rows (global)."""
+    valid = ~np.isnan(Z)
+    if level == "summary":
+        return int((valid.sum(axis=1) >= 3).sum())
+    if level == "system":
+        return int((valid.sum(axis=0) > 0).sum())
+    return int(valid.sum())
+
+
+def _clean(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+
+
+def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resamples: int = 1000, seed: int = 0,
+                confidence: float = 0.95, alpha: float = 0.05, correction: str = "holm", primary: str = "spearman",
+                variant_filter=default_variant_filter) -> dict:
+    """The leaderboard block of one judgment set (see SCHEMA.md), from its metric scores."""
+    # a row judged for several systems ("ml;ml+rl") fills the cell of each of them
+    cells = [(i, r.doc_id, system) for i, r in enumerate(jset.rows) for system in r.system.split(";")]
+    take = np.array([i for i, _, _ in cells])
+    docs = [d for _, d, _ in cells]
+    systems = [sy for _, _, sy in cells]
+    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates="mean")
+    variants, matrices, metrics = [], [], []
+    for ms in scored:
+        for variant, values in ms.scores.items():
+            if not variant_filter(variant):
+                continue
+            oriented = values if ms.higher_is_better else -values
+            X, _, _ = to_matrix(oriented[take], docs, systems, duplicates="mean")
+            variants.append(variant)
+            matrices.append(X)
+            metrics.append({"variant": variant, "metric": ms.metric, "signature": ms.signature,
+                            "higher_is_better": ms.higher_is_better})
+    X_all = np.stack(matrices)
+    blocks = []
+    for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+        for kind in KINDS:
+            points = np.array([level_correlation(X, Z, level, kind) for X in X_all], dtype=float)
+            ok = np.flatnonzero(np.isfinite(points))
+            if len(ok) == 0:
+                continue
+            lo, hi, point = bootstrap_ci(X_all[ok], Z, level, kind, n_resamples=n_resamples,
+                                         confidence=confidence, seed=seed)
+            names = [variants[i] for i in ok]
+            results = [{"variant": n, "r": _clean(point[k]), "ci": [_clean(lo[k]), _clean(hi[k])],
+                        "rank": None} for k, n in enumerate(names)]
+            pairwise = None
+            if kind == primary and len(ok) > 1:
+                P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
+                ranks, adjusted = significance_clusters(names, point, P, alpha=alpha, correction=correction)
+                rank_of = dict(ranks)
+                for r in results:
+                    r["rank"] = rank_of[r["variant"]]
+                pairwise = {"test": "perm-both", "correction": correction, "alpha": alpha, "variants": names,
+                            "p": [[_clean(x) for x in row] for row in P],
+                            "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
+            results.sort(key=lambda r: -r["r"])
+            skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
+            blocks.append({"level": level, "correlation": kind, "n_units": _units(Z, level),
+                           "results": results, "pairwise": pairwise, "seed": seed, "n_resamples": n_resamples,
+                           "ci_method": "boot-both", "confidence": confidence,
+                           "undefined": skipped})
+    return {"judgments": jset.name, "subset": jset.subset, "human": dimension, "n_rows": len(jset),
+            "n_documents": jset.documents(), "n_systems": len(jset.systems()), "metrics": metrics,
+            "levels": blocks}
+
+
+def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
+                      seed: int, confidence: float, alpha: float, correction: str, primary: str) -> dict:
+    """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document."""
+    from leaderboard.render import render_html, render_readme
+
+    doc = {"schema": SCHEMA, "name": name, "command": command, "meta_eval_version": package_version("meta-eval"),
+           "meta_evaluation": {"signature": publication_signature(n_resamples, seed, confidence, alpha, correction,
+                                                                  primary),
+                               "n_resamples": n_resamples, "seed": seed, "confidence": confidence,
+                               "alpha": alpha, "correction": correction, "ci_method": "boot-both",
+                               "test": f"perm-both on {primary}", "primary": primary},
+           "sets": sets}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for filename, text in (("results.json", json.dumps(doc, indent=1) + "\n"), ("README.md", render_readme(doc)),
+                           ("index.html", render_html(doc))):
+        tmp = out / f".{filename}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out / filename)
+    return doc
