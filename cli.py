@@ -275,16 +275,21 @@ def list_metrics() -> None:
     table = Table(title="Registered metrics")
     for col in ("name", "variants", "needs", "higher is better", "status"):
         table.add_column(col)
+    notes = []
     for name in registry.names():
         cls = registry.get_class(name)
         needs = ", ".join(n for n, flag in (("references", cls.needs_references), ("source", cls.needs_source))
                           if flag) or "-"
         reason = cls.unavailable_reason()
+        if reason is not None:
+            notes.append((name, reason))
         table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
-                      "[green]ready[/]" if reason is None else f"[red]unavailable[/]: {reason}")
+                      "[green]ready[/]" if reason is None else f"[red]unavailable[/] [{len(notes)}]")
     out.print(table)
+    for i, (name, reason) in enumerate(notes, 1):
+        out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
     for name, reason in registry.plugin_errors().items():
-        out.print(f"[red]plugin {name}[/]: {reason}", highlight=False)
+        out.print(f"plugin {name}: {reason}", highlight=False, markup=False)
 
 
 @app.command("judgments")
