@@ -131,6 +131,10 @@ def run(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    level: str = typer.Option("global", "--level", help="global (all rows; Williams tests, as the SMS paper), "
+                              "summary or system (Deutsch et al. 2021: bootstrap intervals, permutation tests)"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     import judgments as judgment_sets
@@ -139,6 +143,8 @@ def run(
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    if level not in ("global", "summary", "system"):
+        _fail(f"--level must be global, summary or system, not {level!r}")
     started = time.perf_counter()
     try:
         jset = judgment_sets.load(judgments, data_dir, subset=subset)
@@ -163,12 +169,21 @@ def run(
         baseline = "rougeL-f"
     elif baseline is not None and baseline not in variants:
         _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
-    results = evaluate(jset.human(dim), scored, baseline, correlation)
+    if level == "global":
+        results = evaluate(jset.human(dim), scored, baseline, correlation)
+    else:
+        from meta_eval.evaluate import evaluate_level
+
+        try:
+            results = evaluate_level(jset, dim, scored, level, baseline, correlation, resamples, seed)
+        except ValueError as exc:
+            _fail(str(exc))
     results.sort(key=lambda r: float("inf") if getattr(r, correlation) is None else -getattr(r, correlation))
     _print_results(jset, dim, results, scored, skipped, baseline, correlation)
     if output is not None:
         doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "n": len(jset), "rows_without_human":
-               dropped, "correlation": correlation, "baseline": baseline,
+               dropped, "level": level, "correlation": correlation, "baseline": baseline,
+               **({"resamples": resamples, "seed": seed} if level != "global" else {}),
                "results": [r.as_dict() for r in results],
                "skipped": [{"metric": n, "reason": r} for n, r in skipped],
                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
@@ -182,20 +197,33 @@ def run(
 
 
 def _print_results(jset, dim, results, scored, skipped, baseline, correlation) -> None:
-    table = Table(title=f"{jset.name} ({jset.subset}, n={len(jset)}): correlation with human '{dim}'")
+    level = results[0].level if results else "global"
+    units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
+    table = Table(title=f"{jset.name} ({jset.subset}, n={len(jset)}): {level}-level correlation with human '{dim}'")
     table.add_column("metric")
-    for col in ("spearman", "p", "pearson", "kendall", "n"):
-        table.add_column(col, justify="right")
-    table.add_column(f"Williams p vs {baseline}" if baseline else "Williams p", justify="right")
+    if level == "global":
+        for col in ("spearman", "p", "pearson", "kendall", "n"):
+            table.add_column(col, justify="right")
+        table.add_column(f"Williams p vs {baseline}" if baseline else "Williams p", justify="right")
+    else:
+        for col in ("spearman", "pearson", "kendall", f"n {units}", "95% CI"):
+            table.add_column(col, justify="right")
+        table.add_column(f"perm. p vs {baseline}" if baseline else "perm. p", justify="right")
     for r in results:
-        star = _stars(r.williams_p_vs_baseline) if r.metric != baseline else ""
+        p = r.williams_p_vs_baseline if level == "global" else r.perm_p_vs_baseline
+        star = _stars(p) if r.metric != baseline else ""
         better = star and (getattr(r, correlation) or 0) > 0
-        table.add_row(r.metric, _fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), str(r.n),
-                      "(baseline)" if r.metric == baseline else f"{_fmt(r.williams_p_vs_baseline)} {star}".strip(),
-                      style="bold" if better else None)
+        last = "(baseline)" if r.metric == baseline else f"{_fmt(p)} {star}".strip()
+        if level == "global":
+            cells = [_fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), str(r.n)]
+        else:
+            ci = "-" if not r.ci else f"[{_fmt(r.ci[0])}, {_fmt(r.ci[1])}]"
+            cells = [_fmt(r.spearman), _fmt(r.pearson), _fmt(r.kendall), str(r.n), ci]
+        table.add_row(r.metric, *cells, last, style="bold" if better else None)
     out.print(table)
     if baseline:
-        out.print(f"** p < 0.01, * p < 0.05: one-sided Williams test that the metric's {correlation} correlation "
+        test = "Williams test" if level == "global" else "PERM-BOTH permutation test (Deutsch et al. 2021)"
+        out.print(f"** p < 0.01, * p < 0.05: one-sided {test} that the metric's {correlation} correlation "
                   f"exceeds {baseline}'s", highlight=False)
     notes = [f"{r.metric}: {r.note}" for r in results if r.note]
     for note in notes:

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.clusters import significance_clusters
-from meta_eval.matrix import to_matrix
+from meta_eval.matrix import judgment_matrices
 from meta_eval.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
 from meta_eval.runner import MetricScores
 from metrics.base import package_version
@@ -67,23 +67,16 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                 confidence: float = 0.95, alpha: float = 0.05, correction: str = "holm", primary: str = "spearman",
                 variant_filter=default_variant_filter) -> dict:
     """The leaderboard block of one judgment set (see SCHEMA.md), from its metric scores."""
-    # a row judged for several systems ("ml;ml+rl") fills the cell of each of them
-    cells = [(i, r.doc_id, system) for i, r in enumerate(jset.rows) for system in r.system.split(";")]
-    take = np.array([i for i, _, _ in cells])
-    docs = [d for _, d, _ in cells]
-    systems = [sy for _, _, sy in cells]
-    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates="mean")
-    variants, matrices, metrics = [], [], []
+    variants, arrays, metrics = [], [], []
     for ms in scored:
         for variant, values in ms.scores.items():
             if not variant_filter(variant):
                 continue
-            oriented = values if ms.higher_is_better else -values
-            X, _, _ = to_matrix(oriented[take], docs, systems, duplicates="mean")
             variants.append(variant)
-            matrices.append(X)
+            arrays.append(values if ms.higher_is_better else -values)
             metrics.append({"variant": variant, "metric": ms.metric, "signature": ms.signature,
                             "higher_is_better": ms.higher_is_better})
+    Z, matrices = judgment_matrices(jset, dimension, arrays)
     X_all = np.stack(matrices)
     blocks = []
     for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):

@@ -132,3 +132,17 @@ def align_missing(*matrices) -> list[np.ndarray]:
     for m in mats:
         m[missing] = np.nan
     return mats
+
+
+def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The human matrix and one matrix per score array (aligned with ``jset.rows``), documents x systems.
+
+    A row judged for several systems (system names joined by ``;``, as chaganty's ``ml;ml+rl``) fills the cell of
+    each of them; repeated (document, system) pairs are averaged (``duplicates="mean"``).
+    """
+    cells = [(i, r.doc_id, system) for i, r in enumerate(jset.rows) for system in r.system.split(";")]
+    take = np.array([i for i, _, _ in cells], dtype=np.int64)
+    docs = [d for _, d, _ in cells]
+    systems = [s for _, _, s in cells]
+    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates="mean")
+    return Z, [to_matrix(np.asarray(a, dtype=float)[take], docs, systems, duplicates="mean")[0] for a in arrays]

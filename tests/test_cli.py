@@ -164,3 +164,24 @@ def test_constant_metric_is_reported_as_undefined_and_sorted_last(jsonl, tmp_pat
         assert "NaN" not in out.read_text()
     finally:
         unregister("test-constant")
+
+
+def test_run_at_the_system_level_on_summeval(shared_data, tmp_path):
+    """Is SMS significantly better than WMS on SummEval at the system level? (intervals + permutation test)"""
+    def go(seed):
+        out = tmp_path / f"sys{seed}.json"
+        res = runner.invoke(app, ["run", "-j", "summeval", "--data-dir", str(shared_data), "-m", "wms,sms",
+                                  "--baseline", "wms", "--level", "system", "--resamples", "200", "--seed",
+                                  str(seed), "--cache", str(tmp_path / "c.sqlite"), "--output", str(out)])
+        assert res.exit_code == 0, res.output
+        return json.loads(out.read_text()), res.output
+
+    doc, output = go(0)
+    assert doc["level"] == "system" and doc["resamples"] == 200
+    by = {r["metric"]: r for r in doc["results"]}
+    assert by["sms"]["n"] == 16 and by["sms"]["level"] == "system"
+    assert by["sms"]["ci"][0] <= by["sms"]["spearman"] <= by["sms"]["ci"][1]
+    assert 0 <= by["sms"]["perm_p_vs_baseline"] <= 1 and by["wms"]["perm_p_vs_baseline"] is None
+    assert "PERM-BOTH" in " ".join(output.split())
+    assert go(0)[0]["results"] == doc["results"]
+    assert go(1)[0]["results"] != doc["results"]
