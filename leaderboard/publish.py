@@ -65,7 +65,7 @@ def _clean(x: float) -> float | None:
 
 def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resamples: int = 1000, seed: int = 0,
                 confidence: float = 0.95, alpha: float = 0.05, correction: str = "holm", primary: str = "spearman",
-                variant_filter=default_variant_filter) -> dict:
+                variant_filter=default_variant_filter, pairwise: bool = True) -> dict:
     """The leaderboard block of one judgment set (see SCHEMA.md), from its metric scores."""
     variants, arrays, metrics = [], [], []
     for ms in scored:
@@ -91,7 +91,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             results = [{"variant": n, "r": _clean(point[k]), "ci": [_clean(lo[k]), _clean(hi[k])],
                         "rank": None} for k, n in enumerate(names)]
             pairwise = None
-            if kind == primary and len(ok) > 1:
+            if pairwise and kind == primary and len(ok) > 1:
                 P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 ranks, adjusted = significance_clusters(names, point, P, alpha=alpha, correction=correction)
                 rank_of = dict(ranks)

@@ -1,0 +1,69 @@
+"""The committed leaderboards (leaderboard/<set>/results.json) match a fresh run's numbers.
+
+A fresh run recomputes every metric that is cheap to score here (ROUGE, GloVe WMS/SMS/S+WMS, TextRank, Novelty):
+their scores, their correlations at every level and their bootstrap intervals (the resampled indices do not depend
+on which metrics are scored, so the intervals of a subset are the same numbers) must equal the committed ones. The
+neural metrics' numbers are not recomputed (minutes of CPU); for every metric the committed significance ranks must
+follow from the committed p-values by the cluster rule.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import judgments
+from leaderboard.publish import SCHEMA, set_results
+from meta_eval.clusters import significance_clusters
+from meta_eval.runner import score_examples
+from metrics import create
+
+BOARDS = sorted((Path(__file__).resolve().parents[1] / "leaderboard").glob("*/results.json"))
+CHEAP = ("rouge", "wms", "sms", "s+wms", "textrank", "novelty")
+
+
+def _config_part(signature: str) -> str:
+    return "|".join(p for p in signature.split("|") if not re.search(r"==", p))
+
+
+def test_every_set_has_a_committed_leaderboard():
+    assert {b.parent.name for b in BOARDS} >= {"chaganty", "essays", "summeval", "realsumm"}
+
+
+@pytest.mark.parametrize("board", BOARDS, ids=[b.parent.name for b in BOARDS])
+def test_committed_numbers_match_a_fresh_run(board, shared_data):
+    doc = json.loads(board.read_text())
+    assert doc["schema"] == SCHEMA
+    meta = doc["meta_evaluation"]
+    for block in doc["sets"]:
+        jset = judgments.load(block["judgments"], shared_data, subset=block["subset"]).scored(block["human"])
+        assert len(jset) == block["n_rows"]
+        committed_sigs = {m["metric"]: m["signature"] for m in block["metrics"]}
+        cheap = [name for name in CHEAP if name in committed_sigs]
+        assert cheap, "a leaderboard without any recomputable metric"
+        scored = [score_examples(create(name), jset.examples()) for name in cheap]
+        for ms in scored:
+            assert _config_part(ms.signature) == _config_part(committed_sigs[ms.metric])
+        fresh = set_results(jset, block["human"], scored, n_resamples=meta["n_resamples"], seed=meta["seed"],
+                            confidence=meta["confidence"], primary=meta["primary"], pairwise=False)
+        fresh_levels = {(b["level"], b["correlation"]): {r["variant"]: r for r in b["results"]}
+                        for b in fresh["levels"]}
+        checked = 0
+        for b in block["levels"]:
+            mine = fresh_levels[(b["level"], b["correlation"])]
+            for r in b["results"]:
+                if r["variant"] in mine:
+                    assert mine[r["variant"]]["r"] == pytest.approx(r["r"], abs=1e-6), (b["level"], r["variant"])
+                    assert mine[r["variant"]]["ci"] == pytest.approx(r["ci"], abs=1e-6), (b["level"], r["variant"])
+                    checked += 1
+            if b["pairwise"]:
+                pw = b["pairwise"]
+                corr = {r["variant"]: r["r"] for r in b["results"]}
+                P = np.array([[np.nan if x is None else x for x in row] for row in pw["p"]], dtype=float)
+                ranks, _ = significance_clusters(pw["variants"], [corr[v] for v in pw["variants"]], P,
+                                                 alpha=pw["alpha"], correction=pw["correction"])
+                assert dict(ranks) == {r["variant"]: r["rank"] for r in b["results"]}
+        assert checked > 0
