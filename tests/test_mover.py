@@ -161,3 +161,12 @@ def test_glove_text_file_vectors(tmp_path):
     bad.write_text("cat 0 0\ndog 1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="expected 2"):
         score("wms", "cat", "dog", vectors=str(bad))
+
+
+def test_glove_package_files_are_checked(tmp_path):
+    from metrics.vectors import VectorsError, _check_files, _GLOVE_FILES
+
+    for name, _, _ in _GLOVE_FILES:
+        (tmp_path / name).write_bytes(b"x")
+    with pytest.raises(VectorsError, match="wrong size"):
+        _check_files(tmp_path)
