@@ -51,14 +51,14 @@ Choices (all in the signature through :meth:`config`):
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 from functools import lru_cache
 from typing import Sequence
 
 from metrics.base import Example, Metric, MetricError
-from metrics.encoder import MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason
+from metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
+                             prepare_torch)
 from metrics.registry import register
 
 __all__ = ["BertLM", "BertLMPerplexity", "MaskedLM", "load_masked_lm", "DEFAULT_MODEL"]
@@ -90,16 +90,9 @@ class MaskedLM:
 
     def __init__(self, model: str = DEFAULT_MODEL, threads: int | None = None) -> None:
         _not_minilm(model)
-        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise EncoderError(f"missing {', '.join(missing)}: {NEURAL_HINT}")
-        import torch
+        self.threads = prepare_torch(threads, NEURAL_HINT)
         import transformers
 
-        transformers.utils.logging.disable_progress_bar()
-        transformers.utils.logging.set_verbosity_error()
-        self.threads = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
-        torch.set_num_threads(self.threads)
         source = os.path.expanduser(model)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source)

@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "load_encoder", "model_unavailable_reason", "MINILM",
+__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "prepare_torch", "load_encoder", "model_unavailable_reason", "MINILM",
            "NEURAL_HINT"]
 
 MINILM = "minilm"
@@ -156,22 +156,32 @@ def encoder_ident(model: str) -> str:
             f"|torch=={package_version('torch').split('+')[0]}")
 
 
+def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT) -> int:
+    """Check that torch and transformers are installed (else :class:`EncoderError` with ``hint``), quieten
+    transformers' progress bars and logs, and set torch's intra-op threads (``threads``, else
+    ``$META_EVAL_TORCH_THREADS``, else 1); return the thread count. Shared by every model loader."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise EncoderError(f"missing {', '.join(missing)}: {hint}")
+    import torch
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
+    count = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
+    torch.set_num_threads(count)
+    return count
+
+
 class Encoder:
     """A loaded encoder; use :func:`load_encoder` to get the shared instance."""
 
     def __init__(self, model: str = MINILM, threads: int | None = None, long: str = "truncate") -> None:
         if long not in LONG_POLICIES:
             raise ValueError(f"unknown long-input policy {long!r}; choose one of {', '.join(LONG_POLICIES)}")
-        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise EncoderError(f"missing {', '.join(missing)}: {NEURAL_HINT}")
-        import torch
+        self.threads = prepare_torch(threads)
         import transformers
 
-        transformers.utils.logging.disable_progress_bar()
-        transformers.utils.logging.set_verbosity_error()
-        self.threads = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
-        torch.set_num_threads(self.threads)
         self.long = long
         if model == MINILM:
             source = _minilm_path()

@@ -83,7 +83,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from metrics.base import Example, Metric, MetricError, package_version
-from metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason
+from metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
 from metrics.registry import register
 
 __all__ = ["Cloze", "QAModel", "QASupervised", "QAUnsupervised", "DEFAULT_QA_MODEL", "DEFAULT_SPACY_MODEL", "MASK",
@@ -201,16 +201,9 @@ class QAModel:
     """A loaded extractive QA model with its fast tokenizer; use :func:`load_qa_model` for the shared instance."""
 
     def __init__(self, model: str = DEFAULT_QA_MODEL, threads: int | None = None) -> None:
-        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise EncoderError(f"missing {', '.join(missing)}: {QA_HINT}")
-        import torch
+        self.threads = prepare_torch(threads, QA_HINT)
         import transformers
 
-        transformers.utils.logging.disable_progress_bar()
-        transformers.utils.logging.set_verbosity_error()
-        self.threads = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
-        torch.set_num_threads(self.threads)
         source = os.path.expanduser(model)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, use_fast=True)
