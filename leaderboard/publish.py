@@ -90,20 +90,20 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             names = [variants[i] for i in ok]
             results = [{"variant": n, "r": _clean(point[k]), "ci": [_clean(lo[k]), _clean(hi[k])],
                         "rank": None} for k, n in enumerate(names)]
-            pairwise = None
+            tests = None
             if pairwise and kind == primary and len(ok) > 1:
                 P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 ranks, adjusted = significance_clusters(names, point, P, alpha=alpha, correction=correction)
                 rank_of = dict(ranks)
                 for r in results:
                     r["rank"] = rank_of[r["variant"]]
-                pairwise = {"test": "perm-both", "correction": correction, "alpha": alpha, "variants": names,
+                tests = {"test": "perm-both", "correction": correction, "alpha": alpha, "variants": names,
                             "p": [[_clean(x) for x in row] for row in P],
                             "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             blocks.append({"level": level, "correlation": kind, "n_units": _units(Z, level),
-                           "results": results, "pairwise": pairwise, "seed": seed, "n_resamples": n_resamples,
+                           "results": results, "pairwise": tests, "seed": seed, "n_resamples": n_resamples,
                            "ci_method": "boot-both", "confidence": confidence,
                            "undefined": skipped})
     return {"judgments": jset.name, "subset": jset.subset, "human": dimension, "n_rows": len(jset),
