@@ -66,11 +66,14 @@ def _row(obj: object, where: str, lineno: int) -> Judgment:
                 for k, vals in judges.items()})
 
 
-def load(path: str | Path) -> JudgmentSet:
-    """Load a judgments file in the generic JSON-lines format (see the module docstring)."""
+def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
+    """Yield ``(where, object)`` for every non-blank line of a JSON-lines file (read through gzip for ``.gz``).
+
+    ``where`` is ``"<path>:<line>"``; a missing, unreadable, corrupt or truncated file or an invalid line raises
+    ``error`` with a message naming the file and the line.
+    """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    rows: list[Judgment] = []
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
@@ -80,13 +83,18 @@ def load(path: str | Path) -> JudgmentSet:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise JudgmentError(f"{where}: invalid JSON ({exc.msg}); is the file truncated?") from None
-                rows.append(_row(obj, where, lineno))
+                    raise error(f"{where}: invalid JSON ({exc.msg}); is the file truncated?") from None
+                yield where, obj
     except FileNotFoundError:
-        raise JudgmentError(f"judgments file {path} does not exist") from None
+        raise error(f"{path} does not exist") from None
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-        raise JudgmentError(f"{path} cannot be read ({type(exc).__name__}: {exc}); is it corrupt or truncated?") \
-            from None
+        raise error(f"{path} cannot be read ({type(exc).__name__}: {exc}); is it corrupt or truncated?") from None
+
+
+def load(path: str | Path) -> JudgmentSet:
+    """Load a judgments file in the generic JSON-lines format (see the module docstring)."""
+    path = Path(path)
+    rows = [_row(obj, where, int(where.rsplit(":", 1)[1])) for where, obj in iter_jsonl(path)]
     if not rows:
         raise JudgmentError(f"{path} holds no judgments")
     dims: dict[str, None] = {}

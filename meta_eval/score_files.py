@@ -53,30 +53,20 @@ def read_line_files(candidates: Path, references: Sequence[Path] = (), sources: 
 
 def read_jsonl(path: Path) -> list[Example]:
     """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects."""
+    from judgments.jsonl import iter_jsonl
+
     examples = []
-    try:
-        fh = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"{path} does not exist") from None
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("candidate"), str):
-                raise ValueError(f"{where}: expected an object with a string 'candidate'")
-            refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])
-            if isinstance(refs, str) or not all(isinstance(r, str) for r in refs):
-                raise ValueError(f"{where}: 'references' must be a list of strings")
-            source = obj.get("source")
-            if source is not None and not isinstance(source, str):
-                raise ValueError(f"{where}: 'source' must be a string")
-            examples.append(Example(repair_text(obj["candidate"]), tuple(repair_text(r) for r in refs),
-                                    None if source is None else repair_text(source)))
+    for where, obj in iter_jsonl(path, ValueError):
+        if not isinstance(obj, dict) or not isinstance(obj.get("candidate"), str):
+            raise ValueError(f"{where}: expected an object with a string 'candidate'")
+        refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])
+        if isinstance(refs, str) or not all(isinstance(r, str) for r in refs):
+            raise ValueError(f"{where}: 'references' must be a list of strings")
+        source = obj.get("source")
+        if source is not None and not isinstance(source, str):
+            raise ValueError(f"{where}: 'source' must be a string")
+        examples.append(Example(repair_text(obj["candidate"]), tuple(repair_text(r) for r in refs),
+                                None if source is None else repair_text(source)))
     if not examples:
         raise ValueError(f"{path} holds no example")
     return examples
