@@ -16,7 +16,7 @@ from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Example", "Metric", "MetricError", "package_version"]
+__all__ = ["Example", "Metric", "MetricError", "package_version", "positive_int"]
 
 
 class MetricError(ValueError):
@@ -54,6 +54,19 @@ class Example:
         object.__setattr__(self, "references", refs)
         if self.source is not None and not isinstance(self.source, str):
             raise MetricError(f"source must be a string or None, got {type(self.source).__name__}")
+
+
+def positive_int(value: object, what: str) -> int:
+    """``value`` as a positive int (command-line options arrive as strings), else :class:`MetricError`."""
+    if isinstance(value, bool):
+        raise MetricError(f"{what} must be a positive integer, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise MetricError(f"{what} must be a positive integer, got {value!r}") from None
+    if number < 1 or (isinstance(value, float) and value != number):
+        raise MetricError(f"{what} must be a positive integer, got {value!r}")
+    return number
 
 
 def package_version(dist: str) -> str:

@@ -56,7 +56,7 @@ import os
 from functools import lru_cache
 from typing import Sequence
 
-from metrics.base import Example, Metric, MetricError
+from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
                              prepare_torch)
 from metrics.registry import register
@@ -192,16 +192,6 @@ def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None) -> Ma
     return MaskedLM(model, threads)
 
 
-def _batch_size(value: object) -> int:
-    if isinstance(value, bool):
-        raise MetricError(f"batch_size must be a positive integer, got {value!r}")
-    try:
-        size = int(value)  # the command line passes options as strings
-    except (TypeError, ValueError):
-        raise MetricError(f"batch_size must be a positive integer, got {value!r}") from None
-    if size < 1 or (isinstance(value, float) and value != size):
-        raise MetricError(f"batch_size must be a positive integer, got {value!r}")
-    return size
 
 
 class _PseudoPerplexity(Metric):
@@ -216,7 +206,7 @@ class _PseudoPerplexity(Metric):
             raise MetricError(f"model must be a hub name or a local folder, got {model!r}")
         _not_minilm(model.strip())
         self.model = model.strip()
-        self.batch_size = _batch_size(batch_size)
+        self.batch_size = positive_int(batch_size, "batch_size")
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_MODEL) -> str | None:

@@ -48,7 +48,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError
+from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder, model_unavailable_reason
 from metrics.mover import _Bags, _distribution, mover_distance
 from metrics.registry import register
@@ -146,12 +146,7 @@ class _ContextualMover(Metric):
         if not self.model.strip():
             raise ValueError("model must be a model name, a local folder or 'minilm'")
         self.layer = _parse_layer(layer)
-        try:
-            self.batch_size = int(batch_size)
-        except (TypeError, ValueError):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}") from None
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = positive_int(batch_size, "batch_size")
 
     @classmethod
     def unavailable_reason(cls, model: str | None = None) -> str | None:

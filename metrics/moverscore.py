@@ -72,7 +72,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric
+from metrics.base import Example, Metric, positive_int
 from metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
 from metrics.mover import mover_distance
 from metrics.registry import register
@@ -232,12 +232,7 @@ class MoverScore(Metric):
         if similarity not in _SIMILARITIES:
             raise ValueError(f"unknown similarity {similarity!r}; choose one of {', '.join(_SIMILARITIES)}")
         self.similarity = similarity
-        try:
-            self.batch_size = int(batch_size)
-        except (TypeError, ValueError):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}") from None
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = positive_int(batch_size, "batch_size")
 
     @classmethod
     def unavailable_reason(cls, model: str | None = None) -> str | None:

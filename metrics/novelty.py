@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from metrics.base import Example, Metric
+from metrics.base import Example, Metric, positive_int
 from metrics.registry import register
 from metrics.text import TOKENIZERS, split_sentences, tokenize
 
@@ -120,15 +120,13 @@ class Novelty(Metric):
     libraries = ("nltk",)
 
     def __init__(self, n: int = 3, tokenizer: str = "treebank", punct: str = "keep", refs: str = "mean") -> None:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
         if punct not in _PUNCT:
             raise ValueError(f"unknown punct policy {punct!r}; choose one of {', '.join(_PUNCT)}")
         if refs not in _REFS:
             raise ValueError(f"unknown refs policy {refs!r}; choose one of {', '.join(_REFS)}")
-        self.n = n
+        self.n = positive_int(n, "n")
         self.tokenizer = tokenizer
         self.punct = punct
         self.refs = refs

@@ -82,7 +82,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, package_version
+from metrics.base import Example, Metric, MetricError, package_version, positive_int
 from metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
 from metrics.registry import register
 
@@ -330,16 +330,6 @@ def _confidence(out: _Answering, context: str, answer: str, how: str) -> float:
 
 
 # -- the metrics ------------------------------------------------------------------------------------------------------
-def _positive_int(value: object, what: str) -> int:
-    try:
-        number = int(value)  # options from the command line arrive as strings
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a positive integer, got {value!r}") from None
-    if number < 1 or (isinstance(value, float) and value != number):
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return number
-
-
 class _QAMetric(Metric):
     setting: ClassVar[str] = ""
     requires = ("torch", "transformers", "spacy")
@@ -361,9 +351,9 @@ class _QAMetric(Metric):
         self.spacy_model = spacy_model.strip()
         self.confidence = confidence
         self.decode = decode
-        self.max_answer_len = _positive_int(max_answer_len, "max_answer_len")
-        self.batch_size = _positive_int(batch_size, "batch_size")
-        self.threads = None if threads in (None, "") else _positive_int(threads, "threads")
+        self.max_answer_len = positive_int(max_answer_len, "max_answer_len")
+        self.batch_size = positive_int(batch_size, "batch_size")
+        self.threads = None if threads in (None, "") else positive_int(threads, "threads")
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL) -> str | None:

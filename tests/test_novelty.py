@@ -108,9 +108,10 @@ def test_needs_source_and_references_and_validates_config():
         Novelty().score([Example("a b c", (), SOURCE)])
     with pytest.raises(MetricError, match="source"):
         Novelty().score([Example("a b c", ("a b",))])
-    for bad in (0, -1, 2.0, True, "3"):
+    for bad in (0, -1, 2.5, True, "x", "0"):
         with pytest.raises(ValueError, match="n must"):
             Novelty(n=bad)
+    assert Novelty(n="3").n == 3  # `--option n=3` arrives as a string
     for key in ("tokenizer", "punct", "refs"):
         with pytest.raises(ValueError, match=key):
             Novelty(**{key: "nope"})
