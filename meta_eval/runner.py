@@ -4,6 +4,11 @@
 under the metric's signature, scores only the missing distinct examples in batches (each batch committed at once, so
 a killed run resumes), and returns one array per variant aligned with the input. Metric code itself stays
 side-effect free and batch-oriented, so that a batch can equally run in a worker process.
+
+Before anything else the metric is fitted on the whole set (:meth:`metrics.base.Metric.fit`: all the input
+examples, in input order, duplicates included; a no-op for most metrics), so a metric whose scores depend on the set
+(MoverScore's IDF) computes its statistics once, the same for every ``batch_size`` and whatever is cached, and names
+them in its signature: the same example never gets two different scores under one cache key.
 """
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     ----------
     metric : Metric
     examples : sequence of Example
+        The whole set: ``metric.fit`` sees all of it, whatever is cached.
     cache : ScoreCache, optional
         Without one, everything is computed.
     batch_size : int
@@ -52,6 +58,8 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     start = time.perf_counter()
+    examples = list(examples)
+    metric.fit(examples)  # set-wide statistics (e.g. MoverScore's IDF) first: the signature names what was fitted
     signature = metric.signature()
     keys = [example_key(ex) for ex in examples]
     distinct: dict[str, Example] = dict(zip(keys, examples))

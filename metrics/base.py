@@ -16,7 +16,10 @@ from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Example", "Metric", "MetricError", "package_version", "positive_int"]
+__all__ = ["REFS_POLICIES", "Example", "Metric", "MetricError", "boolean", "choice", "package_version", "positive_int"]
+
+#: Multi-reference policies every reference-based metric accepts (``--option refs=...``); see :meth:`Metric.with_refs`.
+REFS_POLICIES = ("max", "mean", "first", "jackknife")
 
 
 class MetricError(ValueError):
@@ -69,6 +72,37 @@ def positive_int(value: object, what: str) -> int:
     return number
 
 
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def choice(value: object, allowed, what: str) -> str:
+    """``value`` if it is one of ``allowed`` (a sequence or the keys of a mapping), else :class:`MetricError`."""
+    if value not in allowed:
+        raise MetricError(f"unknown {what} {value!r}; choose one of {', '.join(allowed)}")
+    return value
+
+
+def boolean(value: object, what: str) -> bool:
+    """``value`` as a bool (command-line options arrive as strings), else :class:`MetricError`.
+
+    Accepts a bool, the ints 0 and 1, and (case-insensitive, surrounding blanks ignored) ``true/false``, ``1/0``,
+    ``yes/no``, ``on/off``. Anything else (``"maybe"``, ``""``, ``2``) is an error, never silently true.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+    raise MetricError(f"{what} must be a boolean ({', '.join(f'{t}/{f}' for t, f in zip(_TRUE, _FALSE))}), "
+                      f"got {value!r}")
+
+
 def package_version(dist: str) -> str:
     """Installed version of distribution ``dist``, or ``"missing"``."""
     try:
@@ -99,6 +133,43 @@ class Metric(abc.ABC):
         The command that installs what ``requires`` lists.
     libraries : tuple of str
         Distributions whose versions enter the signature.
+    refs_native : str or None
+        The multi-reference policy :meth:`_score` implements itself for an example with several references (for
+        example ``"max"``, or a metric-specific one such as qa-sup's ``"pool"``); ``None`` when undeclared (then
+        every explicitly chosen policy is computed by the base class, see below).
+    refs_own : tuple of str
+        Further metric-specific policies that :meth:`_score` implements itself when chosen (it reads
+        :attr:`refs_policy`), e.g. ROUGE's ``pool`` (ROUGE-1.5.5 ``-f A``).
+    refs_default : str or None
+        The policy used unless :meth:`with_refs` chooses another: what the metric's paper did (``None``: the native
+        one). Each metric documents it.
+    refs_labels : mapping of str to str
+        How a policy is written in the signature when it differs from its name (ROUGE: ``max`` -> ``best-f``).
+    refs_select : mapping of str to str
+        For ``max`` and ``jackknife``: the variant whose value selects the reference for each variant (ROUGE:
+        ``rouge1-p`` -> ``rouge1-f``, as ``rouge_score``'s ``score_multi``); a variant not listed selects by itself.
+    refs_fixed : bool
+        True for metrics whose policy cannot be chosen (a learned metric takes its components' saved policies).
+
+    Multi-reference policies
+    ------------------------
+    Every reference-based metric (``needs_references``) accepts ``max``, ``mean``, ``first`` and ``jackknife``
+    (:data:`REFS_POLICIES`), its native policy and its own ones (``refs_own``). When the chosen policy is the native
+    one or an own one, :meth:`_score` sees the examples as they are. Otherwise the base class scores every (candidate, single reference) pair in one
+    :meth:`_score` call (for ``first`` only the first reference) and aggregates each example's M scores per variant:
+
+    - ``max``: the value of the reference with the highest selecting variant (``refs_select``; first on ties);
+    - ``mean``: the mean over the M references;
+    - ``first``: the first reference's value;
+    - ``jackknife``: M = 1: the single value; M > 1: the mean over the M leave-one-out folds of the ``max`` over the
+      other M - 1 references (Lin 2004, section 3.1: "the best score over M sets of M-1 references", averaged).
+      SacreROUGE's jackknifing (``ReferencesJackknifer``) also averages over the M folds but scores each fold with
+      ROUGE-1.5.5's ``-f A`` (counts pooled over the M - 1 references), not the best of them.
+
+    The policy is part of the signature (and so of the cache key) whenever it is not the default:
+    ``refs:<label>`` replaces the ``refs`` entry of :meth:`config` in place, or is appended after it. The command
+    line's ``--option refs=...`` goes to every chosen metric that :meth:`accepts_refs` (its constructor need not take
+    it); reference-free metrics ignore it there, and :meth:`with_refs` on one of them is an error.
     """
 
     name: ClassVar[str] = ""
@@ -109,6 +180,13 @@ class Metric(abc.ABC):
     requires: ClassVar[tuple[str, ...]] = ()
     install_hint: ClassVar[str] = ""
     libraries: ClassVar[tuple[str, ...]] = ()
+    refs_native: ClassVar[str | None] = None
+    refs_own: ClassVar[tuple[str, ...]] = ()
+    refs_default: ClassVar[str | None] = None
+    refs_labels: ClassVar[Mapping[str, str]] = {}
+    refs_select: ClassVar[Mapping[str, str]] = {}
+    refs_fixed: ClassVar[bool] = False
+    _refs: str | None = None  # the policy chosen with with_refs (None: refs_default)
 
     # -- description -------------------------------------------------------------------------------------------
     def config(self) -> Mapping[str, object]:
@@ -121,10 +199,18 @@ class Metric(abc.ABC):
         out["meta-eval"] = package_version("meta-eval")
         return out
 
+    def signature_config(self) -> dict[str, object]:
+        """:meth:`config` with the multi-reference policy written in when it is not the default."""
+        cfg = dict(self.config())
+        policy = self._refs
+        if policy is not None and policy != self._default_refs():
+            cfg["refs"] = self.refs_labels.get(policy, policy)
+        return cfg
+
     def signature(self) -> str:
         """sacrebleu-style signature: ``name|key:value|...|lib==version``."""
         parts = [self.name]
-        parts += [f"{k}:{v}" for k, v in self.config().items()]
+        parts += [f"{k}:{v}" for k, v in self.signature_config().items()]
         parts += [f"{k}=={v}" for k, v in self.versions().items()]
         return "|".join(parts)
 
@@ -138,7 +224,108 @@ class Metric(abc.ABC):
             return f"missing {', '.join(missing)}: {cls.install_hint or 'install it'}"
         return None
 
+    # -- multiple references -----------------------------------------------------------------------------------
+    def _default_refs(self) -> str | None:
+        return self.refs_default or self.refs_native
+
+    def accepts_refs(self) -> bool:
+        """Whether a multi-reference policy can be chosen for this metric (reference-based and not fixed)."""
+        return bool(self.needs_references) and not self.refs_fixed
+
+    def refs_policies(self) -> tuple[str, ...]:
+        """The policies :meth:`with_refs` accepts: :data:`REFS_POLICIES` and the native one (empty if none)."""
+        if not self.accepts_refs():
+            return ()
+        extra = ((self.refs_native,) if self.refs_native else ()) + tuple(self.refs_own)
+        return tuple(dict.fromkeys(REFS_POLICIES + extra))
+
+    @property
+    def refs_policy(self) -> str | None:
+        """The policy in force (``None``: an undeclared metric's native behaviour)."""
+        return self._refs or self._default_refs()
+
+    def with_refs(self, policy: str | None) -> "Metric":
+        """Choose the multi-reference policy (``None`` restores the default); returns the metric itself.
+
+        Raises
+        ------
+        MetricError
+            For a reference-free metric, a metric whose policy is fixed, or a policy not in :meth:`refs_policies`.
+        """
+        if policy is None:
+            self._refs = None
+            return self
+        if not self.accepts_refs():
+            why = "its policy is fixed" if self.refs_fixed else "it reads no reference"
+            raise MetricError(f"{self.name}: refs={policy!r} cannot be chosen: {why}")
+        allowed = self.refs_policies()
+        word = policy.strip().lower() if isinstance(policy, str) else policy
+        if word not in allowed:
+            raise MetricError(f"{self.name}: unknown refs policy {policy!r}; choose one of {', '.join(allowed)}")
+        self._refs = word
+        return self
+
+    def _score_by_reference(self, examples: list[Example], policy: str) -> dict[str, np.ndarray]:
+        """Score each (candidate, one reference) pair with :meth:`_score` and aggregate per example (``policy``)."""
+        pairs, counts = [], []
+        for ex in examples:
+            refs = ex.references[:1] if policy == "first" else ex.references
+            pairs += [Example(ex.candidate, (ref,), ex.source) for ref in refs]
+            counts.append(len(refs))
+        raw = self._checked(self._score(pairs), len(pairs), what=" (one row per reference)")
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        out = {v: np.empty(len(examples)) for v in self.variants}
+        for i in range(len(examples)):
+            lo, hi = int(bounds[i]), int(bounds[i + 1])
+            for variant in self.variants:
+                values = raw[variant][lo:hi]
+                if policy == "first" or hi - lo == 1:
+                    out[variant][i] = values[0]
+                elif policy == "mean":
+                    out[variant][i] = float(np.mean(values))
+                else:
+                    select = raw[self.refs_select.get(variant, variant)][lo:hi]
+                    if policy == "max":
+                        out[variant][i] = values[int(np.argmax(select))]
+                    elif policy == "jackknife":
+                        folds = []
+                        for k in range(hi - lo):
+                            others = select.copy()
+                            others[k] = -np.inf
+                            folds.append(values[int(np.argmax(others))])
+                        out[variant][i] = float(np.mean(folds))
+                    else:
+                        raise MetricError(f"{self.name}: policy {policy!r} is native only; _score must handle it")
+        return out
+
+    def _checked(self, out: Mapping[str, Sequence[float]], n: int, what: str = "") -> dict[str, np.ndarray]:
+        """``out`` as float64 arrays, one finite score per example for exactly the declared variants."""
+        if set(out) != set(self.variants):
+            raise RuntimeError(f"{self.name} returned variants {sorted(out)}, declared {list(self.variants)}")
+        result = {}
+        for variant in self.variants:
+            arr = np.asarray(out[variant], dtype=np.float64)
+            if arr.shape != (n,):
+                raise RuntimeError(f"{self.name}/{variant}: {arr.shape} scores for {n} examples{what}")
+            if not np.all(np.isfinite(arr)):
+                bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+                raise RuntimeError(f"{self.name}/{variant}: non-finite score for example {bad}{what}")
+            result[variant] = arr
+        return result
+
     # -- scoring -----------------------------------------------------------------------------------------------
+    def fit(self, examples: Sequence[Example]) -> None:
+        """Compute statistics over the whole scored set (default: nothing; the scores depend on no set).
+
+        :func:`meta_eval.runner.score_examples` calls it with every example of the set, in input order, duplicates
+        included, *before* it takes the signature and looks up the cache, so that a metric whose scores depend on
+        the whole set (corpus statistics such as MoverScore's IDF, see :mod:`metrics.moverscore`) computes them
+        once, independently of the batches and of what is cached. An override must be deterministic, should stay
+        cheap (it also runs when every score is cached: defer heavy work to :meth:`_score`), and must name what it
+        fitted on in :meth:`config` under the key ``"fit"`` (e.g. a hash of the set's texts), so that scores
+        fitted on different sets never share a signature, hence a cache key.
+        """
+
     def score(self, examples: Sequence[Example]) -> dict[str, np.ndarray]:
         """Score a batch.
 
@@ -157,25 +344,17 @@ class Metric(abc.ABC):
                 raise MetricError(f"{self.name}: example {i} has no source, and this metric needs one")
         if not examples:
             return {v: np.zeros(0) for v in self.variants}
-        out = self._score(examples)
-        if set(out) != set(self.variants):
-            raise RuntimeError(f"{self.name} returned variants {sorted(out)}, declared {list(self.variants)}")
-        result = {}
-        for variant in self.variants:
-            arr = np.asarray(out[variant], dtype=np.float64)
-            if arr.shape != (len(examples),):
-                raise RuntimeError(f"{self.name}/{variant}: {arr.shape} scores for {len(examples)} examples")
-            if not np.all(np.isfinite(arr)):
-                bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-                raise RuntimeError(f"{self.name}/{variant}: non-finite score for example {bad}")
-            result[variant] = arr
-        return result
+        policy = self.refs_policy
+        native = policy is None or policy == self.refs_native or policy in self.refs_own
+        if self.needs_references and not native and not self.refs_fixed:
+            return self._checked(self._score_by_reference(examples, policy), len(examples))
+        return self._checked(self._score(examples), len(examples))
 
     @abc.abstractmethod
     def _score(self, examples: list[Example]) -> Mapping[str, Sequence[float]]:
         """Compute the scores of a validated, non-empty batch."""
 
     def __repr__(self) -> str:
-        cfg = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
+        cfg = ", ".join(f"{k}={v!r}" for k, v in self.signature_config().items())
         return f"{type(self).__name__}({cfg})"
 

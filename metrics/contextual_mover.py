@@ -24,7 +24,8 @@ its own type. Here, every choice:
   sentences without a kept word are dropped;
 - weights, cost, transport, similarity, references: as the GloVe metrics of :mod:`metrics.mover` (shared code):
   WMS weights 1/|A| per word, SMS |s|/|A| per sentence, S+WMS both over 2|A|; Euclidean cost; exact EMD
-  (``ot.emd2``); similarity exp(-distance), 1 for identical texts; the maximum over several references. The vectors
+  (``ot.emd2``); similarity exp(-distance), 1 for identical texts; the maximum over several references (the
+  default; ``refs=mean|first|jackknife`` chooses another policy, see :class:`metrics.base.Metric`). The vectors
   are not normalised (neither were ELMo's): with MiniLM, distances between chaganty summaries are 6 to 12 for WMS
   and 3.5 to 6.5 for SMS, so scores are small (exp(-12) to exp(-3.5)); rank correlations do not mind, Pearson's r
   weighs the few large ones;
@@ -140,6 +141,8 @@ class _ContextualMover(Metric):
     requires = ("torch", "transformers", "ot")
     install_hint = NEURAL_HINT
     libraries = ("pot", "nltk", "numpy", "scipy")
+    refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
+    refs_default = "max"
 
     def __init__(self, model: str = MINILM, layer: int | str = "mean", batch_size: int | str = 32) -> None:
         self.model = str(model)

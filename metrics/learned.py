@@ -13,7 +13,9 @@ Where models live (``<model>`` in ``learned:<model>``):
 ``metrics.names()`` lists the saved models of the models dir as ``learned:<name>``; ``metrics.create("learned:x")``
 and ``meta-eval run --metrics learned:x`` work like any metric. ``LearnedMetric(model="x")`` is the same metric.
 
-Scoring: the component metrics are re-created through the registry with the options saved in the model, each scores
+Scoring: the component metrics are re-created through the registry with the options saved in the model (the
+multi-reference option ``refs``, which most constructors do not take, through :meth:`~metrics.base.Metric.with_refs`;
+a learned metric itself takes no ``refs``: each component keeps its saved policy), each scores
 the examples, the model's features (their variants) are standardised with the saved scaler and the linear model is
 applied. The single variant is named like the metric (``learned:x``); higher is better (the target is a human
 score).
@@ -34,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -107,6 +109,7 @@ class LearnedMetric(Metric):
 
     needs_references = False
     higher_is_better = True
+    refs_fixed = True  # each component keeps the multi-reference policy saved with the model (option "refs")
     _model_spec: ClassVar[str | None] = None
     _load_error: ClassVar[str | None] = None
     _component_names: ClassVar[tuple[str, ...]] = ()
@@ -129,12 +132,16 @@ class LearnedMetric(Metric):
         self.components: list[Metric] = []
         for comp in self.model.components:
             try:
-                metric = registry.create(comp.name, **comp.options)
+                options = dict(comp.options)
+                refs = options.pop("refs", None) if "refs" not in _constructor_options(comp.name) else None
+                metric = registry.create(comp.name, **options)
+                if refs is not None:
+                    metric.with_refs(refs)
             except (registry.UnknownMetricError, registry.RegistryError, ValueError, TypeError) as exc:
                 raise LearnedModelError(f"{self.name}: cannot create its component metric {comp.name!r} with "
                                         f"options {comp.options}: {exc}") from None
             current = metric.signature()
-            if current != comp.signature:
+            if _unfitted(current) != _unfitted(comp.signature):  # the set it is fitted on may differ (fit:...)
                 raise LearnedModelError(
                     f"{self.name}: component {comp.name!r} has changed since the model was learned, so its scores "
                     f"may differ from the ones the weights were fitted on.\n  saved:   {comp.signature}\n"
@@ -166,6 +173,11 @@ class LearnedMetric(Metric):
                 "features": "+".join(m.features),
                 "components": "+".join(f"{{{c.signature()}}}" for c in self.components)}
 
+    def fit(self, examples: Sequence[Example]) -> None:
+        """Fit every component on the scored set (e.g. MoverScore's IDF); their signatures enter :meth:`config`."""
+        for metric in self.components:
+            metric.fit(examples)
+
     def _score(self, examples: list[Example]) -> dict[str, np.ndarray]:
         columns: dict[str, np.ndarray] = {}
         for metric, comp in zip(self.components, self.model.components):
@@ -173,6 +185,18 @@ class LearnedMetric(Metric):
             for variant in comp.variants:
                 columns[variant] = out[variant]
         return {self.name: self.model.predict(columns)}
+
+
+def _unfitted(signature: str) -> str:
+    """``signature`` without its ``fit:`` part (what :meth:`Metric.fit` fitted on, see metrics.base)."""
+    return "|".join(p for p in signature.split("|") if not p.startswith("fit:"))
+
+
+def _constructor_options(name: str) -> set[str]:
+    """The keyword options the constructor of metric ``name`` takes."""
+    import inspect
+
+    return set(inspect.signature(registry.get_class(name).__init__).parameters)
 
 
 _classes: dict[str, tuple[tuple, type[LearnedMetric]]] = {}

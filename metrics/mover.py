@@ -8,7 +8,8 @@ Definitions (paper, sections 2-3, eq. 1-5), on the kept words of each text (see 
 
 The cost between two items is the Euclidean distance of their vectors; the distance between texts is the exact earth
 mover's distance (``ot.emd2`` from POT, network simplex), and the similarity is exp(-distance), so identical texts
-score 1 and scores lie in (0, 1]. With several references the best (maximum) similarity is kept (``refs:max``).
+score 1 and scores lie in (0, 1]. With several references the best (maximum) similarity is kept (``refs:max``,
+the default; ``--option refs=mean|first|jackknife`` chooses another policy, see :class:`metrics.base.Metric`).
 
 Documented values: a candidate or reference with no kept word (empty, blank, only stopwords, punctuation or digits;
 with ``oov="drop"`` also only unknown words) has nothing to transport; its similarity is 0.0, the limit of
@@ -119,6 +120,8 @@ def mover_distance(a: np.ndarray, x_a: np.ndarray, b: np.ndarray, x_b: np.ndarra
 class _MoverMetric(Metric):
     kind: ClassVar[str] = ""
     libraries = ("pot", "nltk", "numpy", "scipy")
+    refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
+    refs_default = "max"
 
     def __init__(self, vectors: str = DEFAULT_VECTORS, tokenizer: str = "wordpunct", oov: str = "zero") -> None:
         if tokenizer not in TOKENIZERS:

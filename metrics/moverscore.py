@@ -9,26 +9,35 @@ stop_words=[], n_gram=1, remove_subwords=True)``. Every choice, in the order the
   any model :func:`metrics.encoder.load_encoder` can load, e.g. ``minilm`` (offline) or a local folder;
 - tokens: ``[CLS]`` + the text's word pieces + ``[SEP]``, the pieces truncated to the model's maximum length minus 2
   (510), as the reference's ``truncate``; each distinct text of a batch is encoded once (a text that is both a
-  reference and a candidate has one set of states), in length-sorted padded batches with an attention mask (padding
-  moves states only by float rounding);
+  reference and a candidate has one set of states), in batches of texts with the same number of pieces, hence
+  without padding (the reference pads its batches; padding changes states by float rounding only, and chaganty
+  scores by up to 5e-8): a text's states do not depend on the texts scored with it (1 to 32 rows of one length give
+  the same bits on CPU), so a score has the same bits for every ``--batch-size`` (with ``idf="set"``: once fitted);
 - n-grams: unigrams only (``n_gram=1``: v2 ignores the argument and always scores single pieces);
 - weights: IDF, ``idf(t) = log((N + 1) / (df(t) + 1))`` over N documents, df counted on each document's *set* of
   piece ids, ``[CLS]`` and ``[SEP]`` included, so both get weight log(1) = 0; an id unseen in the documents gets
   log(N + 1) (the reference's ``get_idf_dict``; :func:`idf_weights` computes it). ``idf`` chooses the documents:
 
-  * ``"batch"`` (default, the reference's README): the references of the batch being scored give the references'
-    table and the candidates give the candidates' table, separately (``idf_dict_ref``, ``idf_dict_hyp``); every
-    listed reference of every example is a document (a reference shared by several examples counts once per
-    example, like the reference's parallel lists). One example's score therefore depends on the other examples of
-    its batch. The reference computes the tables over the whole list the user passes; to get that over a whole set
-    here, score it as one batch (e.g. ``--batch-size 100000``): the runner's default batches hold 256 distinct
-    examples, and cached scores keep the composition of the batch they were computed in. A batch of a single example
-    gives every piece weight log(2/2) = 0 (see "nothing to transport" below; a RuntimeWarning says so): batch IDF
-    needs many examples.
+  * ``"set"`` (default, the reference's README: ``get_idf_dict(references)`` and ``get_idf_dict(translations)``
+    over the whole lists it scores): the references of the scored set give the references' table and its
+    candidates give the candidates' table, separately (``idf_dict_ref``, ``idf_dict_hyp``); every listed reference
+    of every example is a document and so is every example's candidate (a duplicated row, or a reference shared by
+    several examples, counts once per example, like the reference's parallel lists). The set is what
+    :meth:`MoverScore.fit` was given: the runner (``meta-eval run``, ``score``, ``learn``, leaderboards) fits on
+    every row of the set before it looks up the cache, so a score depends neither on ``--batch-size`` nor on what is
+    cached. The signature names the set, ``fit:set(n:<rows>,sha256:<16 hex>)`` (SHA-256 of the sorted references
+    and the sorted candidates: exactly the tables' documents, whatever their order), so scores fitted on different
+    sets never share a cache key. Without ``fit`` (Python API), each :meth:`MoverScore.score` call's examples are
+    the set, as the reference takes the lists it is given, and the signature says ``fit:per-call``. Fitting only
+    keeps and hashes the texts; they are tokenized (no encoder pass) at the first ``score``, once per set. A set of
+    one example gives every piece weight log(2/2) = 0 (see "nothing to transport" below; a RuntimeWarning says
+    so): set IDF needs many examples.
   * ``"none"``: every piece weighs 1, ``[CLS]`` and ``[SEP]`` included (the reference's documented alternative
-    ``defaultdict(lambda: 1.)``); scores do not depend on the batch.
+    ``defaultdict(lambda: 1.)``); scores do not depend on the set.
   * ``"corpus:<path>"``: one table for references and candidates from a fixed UTF-8 corpus file, one document per
-    line (blank lines skipped); the file's SHA-256 prefix enters the signature; scores do not depend on the batch.
+    line (blank lines skipped); the file's SHA-256 prefix enters the signature; scores do not depend on the set.
+  * ``"batch"`` is refused (with a message naming ``"set"``): it computed the tables over each runner batch (256
+    examples), so a cached score depended on ``--batch-size`` while its cache key did not.
 
 - zero weights (and, in the reference, zero vectors; a piece of zero weight carries no mass, so its vector never
   matters): pieces containing ``##`` (WordPiece continuations: only the first piece of a word counts), pieces that are
@@ -55,13 +64,16 @@ stop_words=[], n_gram=1, remove_subwords=True)``. Every choice, in the order the
   rank an empty candidate first.
 
 Checked against a re-implementation of the reference's algorithm (padded batch, joint token space, float32 cost,
-full transport problem) with the same MiniLM encoder on the first 256 chaganty pairs: scores agree within 2e-7 in
-both IDF modes, and this implementation took 40 ms per pair against the reference algorithm's 95-100 ms (one CPU
-thread: distinct texts encoded once, length-sorted batches, transport only between pieces that carry weight).
+full transport problem) with the same MiniLM encoder on the first 256 chaganty pairs (``bench/bench_metrics.py``,
+IDF over those 256 pairs): scores agree within 2e-7 with IDF (``idf="set"``) and without (``"none"``), and this
+implementation took 40 ms per pair against the reference algorithm's 95-100 ms (one CPU thread: distinct texts
+encoded once, batches of equal length, transport only between pieces that carry weight).
 """
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
 import math
 import string
 import warnings
@@ -72,13 +84,13 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric, positive_int
+from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
 from metrics.mover import mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS
 
-__all__ = ["MoverScore", "IdfTable", "idf_weights", "piece_weights", "DEFAULT_MODEL"]
+__all__ = ["MoverScore", "IdfSet", "IdfTable", "idf_weights", "piece_weights", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "distilbert-base-uncased"
 _PUNCTUATION = frozenset(string.punctuation)
@@ -115,11 +127,13 @@ def _table_from_ids(documents: Iterable[Sequence[int]]) -> IdfTable:
     return IdfTable(n, freq)
 
 
-def _document_ids(text: str, tokenizer, max_tokens: int | None) -> list[int]:
-    ids = list(tokenizer(text, add_special_tokens=False)["input_ids"])
-    if max_tokens is not None:
-        ids = ids[:max_tokens]
-    return [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]
+def _document_ids(texts: Sequence[str], tokenizer, max_tokens: int | None) -> list[list[int]]:
+    """``[CLS]`` + the first ``max_tokens`` pieces + ``[SEP]`` of every text (one tokenizer call for all)."""
+    if not texts:
+        return []
+    pieces = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    return [[tokenizer.cls_token_id, *(ids if max_tokens is None else ids[:max_tokens]), tokenizer.sep_token_id]
+            for ids in pieces]
 
 
 def idf_weights(texts: Sequence[str], tokenizer, max_tokens: int | None = None) -> IdfTable:
@@ -146,7 +160,47 @@ def idf_weights(texts: Sequence[str], tokenizer, max_tokens: int | None = None) 
     if max_tokens is None:
         limit = int(getattr(tokenizer, "model_max_length", 0) or 0)
         max_tokens = limit - 2 if 2 < limit < 1_000_000 else None
-    return _table_from_ids(_document_ids(t, tokenizer, max_tokens) for t in texts)
+    return _table_from_ids(_document_ids(list(texts), tokenizer, max_tokens))
+
+
+@dataclass(frozen=True)
+class IdfSet:
+    """The documents of ``idf="set"``'s two tables: every reference of every example, and every candidate.
+
+    Parameters
+    ----------
+    references, candidates : tuple of str
+        In example order, duplicates kept (each is one document, as in the reference's parallel lists).
+    """
+
+    references: tuple[str, ...]
+    candidates: tuple[str, ...]
+
+    @classmethod
+    def of(cls, examples: Iterable[Example]) -> IdfSet:
+        """The documents of ``examples``; :class:`~metrics.base.MetricError` if one is not an Example."""
+        refs: list[str] = []
+        cands: list[str] = []
+        for i, ex in enumerate(examples):
+            if not isinstance(ex, Example):
+                raise MetricError(f"example {i} is a {type(ex).__name__}, not a metrics.Example")
+            cands.append(ex.candidate)
+            refs.extend(ex.references)
+        return cls(tuple(refs), tuple(cands))
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of the sorted references and the sorted candidates: names the tables' documents exactly,
+        independently of the examples' order and of how references pair with candidates."""
+        payload = json.dumps([sorted(self.references), sorted(self.candidates)])
+        return hashlib.sha256(payload.encode("ascii")).hexdigest()
+
+    def tables(self, tokenizer, max_tokens: int | None) -> tuple[IdfTable, IdfTable]:
+        """(references' table, candidates' table), each as :func:`idf_weights` of its list; every distinct text is
+        tokenized once (the tokenizer only: no encoder pass)."""
+        texts = list(dict.fromkeys(self.references + self.candidates))
+        ids = dict(zip(texts, _document_ids(texts, tokenizer, max_tokens)))
+        return (_table_from_ids(ids[t] for t in self.references),
+                _table_from_ids(ids[t] for t in self.candidates))
 
 
 def piece_weights(tokens: Sequence[str], input_ids: Sequence[int], special: Sequence[bool], table: IdfTable | None,
@@ -171,6 +225,26 @@ def _corpus_table(path: str, sha: str, model: str, ident: str, max_tokens: int) 
     return idf_weights([line for line in lines if line], encoder.tokenizer, max_tokens)
 
 
+def _embed_unpadded(encoder, texts: list[str], batch_size: int) -> list:
+    """``encoder.embed`` of ``texts`` in batches of texts with the same number of pieces (after truncation).
+
+    Without padding a text's states do not depend on its batch-mates (checked bit for bit on CPU for 1 to 32 rows),
+    so a score does not depend on which other examples are scored in the same call.
+    """
+    room = encoder.max_length - 2
+    groups: dict[int, list[int]] = {}
+    for i, ids in enumerate(_document_ids(texts, encoder.tokenizer, room)):
+        groups.setdefault(len(ids), []).append(i)
+    states: list = [None] * len(texts)
+    for length in sorted(groups):
+        members = groups[length]
+        for start in range(0, len(members), batch_size):
+            chunk = members[start:start + batch_size]
+            for i, st in zip(chunk, encoder.embed([texts[i] for i in chunk], batch_size=len(chunk))):
+                states[i] = st
+    return states
+
+
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -189,8 +263,9 @@ class MoverScore(Metric):
         Encoder: ``"distilbert-base-uncased"`` (default, the reference's; needs the Hugging Face cache or hub access),
         ``"minilm"`` (offline MiniLM), another hub name or a local folder.
     idf : str
-        ``"batch"`` (default; IDF over the batch's references and candidates, separately), ``"none"`` (all weights
-        1) or ``"corpus:<path>"`` (IDF over a corpus file, one document per line).
+        ``"set"`` (default; IDF over the scored set's references and candidates, separately: the set given to
+        :meth:`fit`, else each :meth:`score` call's examples), ``"none"`` (all weights 1) or ``"corpus:<path>"``
+        (IDF over a corpus file, one document per line).
     stopwords : {"none", "nltk"}
         Pieces given weight 0 besides continuations and punctuation (the reference's default is none).
     similarity : {"1-emd", "1/(1+emd)"}
@@ -211,8 +286,10 @@ class MoverScore(Metric):
     requires = ("torch", "transformers", "ot")
     install_hint = NEURAL_HINT
     libraries = ("pot", "numpy", "scipy")
+    refs_native = "max"  # the maximum score over the references (see the module notes)
+    refs_default = "max"
 
-    def __init__(self, model: str = DEFAULT_MODEL, idf: str = "batch", stopwords: str = "none",
+    def __init__(self, model: str = DEFAULT_MODEL, idf: str = "set", stopwords: str = "none",
                  similarity: str = "1-emd", batch_size: int | str = 32) -> None:
         self.model = str(model)
         if not self.model.strip():
@@ -224,8 +301,13 @@ class MoverScore(Metric):
             if not path.is_file():
                 raise ValueError(f"idf corpus file {str(path)!r} not found (idf='corpus:<path>', one text per line)")
             self._corpus = (str(path.resolve()), _file_sha256(path))
-        elif self.idf not in ("batch", "none"):
-            raise ValueError(f"unknown idf mode {self.idf!r}; choose batch, none or corpus:<path>")
+        elif self.idf == "batch":
+            raise ValueError("idf='batch' was replaced by idf='set' (IDF over the whole scored set, the default): "
+                             "batch IDF made a score depend on --batch-size, which its cache key did not name")
+        elif self.idf not in ("set", "none"):
+            raise ValueError(f"unknown idf mode {self.idf!r}; choose set, none or corpus:<path>")
+        self._fitted: tuple[IdfSet, str] | None = None  # idf="set": the documents given to fit() and their digest
+        self._fit_tables: tuple[IdfTable, IdfTable] | None = None  # their tables, made at the first score()
         if stopwords not in _STOPWORD_LISTS:
             raise ValueError(f"unknown stopwords {stopwords!r}; choose one of {', '.join(_STOPWORD_LISTS)}")
         self.stopwords = stopwords
@@ -257,31 +339,70 @@ class MoverScore(Metric):
     def config(self) -> dict[str, object]:
         if self._corpus is not None:
             idf = f"corpus({Path(self._corpus[0]).name},sha256:{self._corpus[1][:12]})"
-        elif self.idf == "batch":
-            idf = "batch(ref,hyp)"
+        elif self.idf == "set":
+            idf = "set(ref,hyp)"
         else:
             idf = "none"
-        return {"model": encoder_ident(self.model), "layer": "last", "trunc": "max-2", "ngram": 1, "idf": idf,
-                "specials": "idf", "zero": "##+punct", "stop": "none" if self.stopwords == "none" else "nltk179",
-                "norm": "l2", "cost": "euclidean", "emd": "exact", "sim": self.similarity,
-                "empty": f"{self.empty_score:.6g}", "refs": "max"}
+        cfg: dict[str, object] = {"model": encoder_ident(self.model), "layer": "last", "trunc": "max-2", "ngram": 1,
+                                  "idf": idf}
+        if self.idf == "set":
+            if self._fitted is None:
+                cfg["fit"] = "per-call"
+            else:
+                cfg["fit"] = f"set(n:{len(self._fitted[0].candidates)},sha256:{self._fitted[1][:16]})"
+        cfg.update({"specials": "idf", "zero": "##+punct", "stop": "none" if self.stopwords == "none" else "nltk179",
+                    "norm": "l2", "cost": "euclidean", "emd": "exact", "sim": self.similarity,
+                    "empty": f"{self.empty_score:.6g}", "refs": "max"})
+        return cfg
 
-    def _tables(self, encoder, cands: list[str], refs: list[str], states) -> tuple[IdfTable | None, IdfTable | None]:
+    def fit(self, examples: Sequence[Example]) -> None:
+        """Take ``examples`` as the set whose references and candidates give ``idf="set"``'s two tables.
+
+        The runner calls it with every row of the scored set before it looks up the cache (see
+        :meth:`metrics.base.Metric.fit`); the signature then names the set (``fit:set(n:...,sha256:...)``). Cheap:
+        the texts are kept and hashed here and tokenized at the first :meth:`score` (tokenizer only, once per set).
+        After ``fit`` every ``score`` call uses these tables, whatever examples it is given; ``fit`` again replaces
+        them. The other IDF modes ignore it.
+        """
+        if self.idf != "set":
+            return
+        docs = IdfSet.of(examples)
+        self._fitted = (docs, docs.digest())
+        self._fit_tables = None
+
+    def score(self, examples: Sequence[Example]) -> dict[str, np.ndarray]:
+        """Score a batch (see :meth:`metrics.base.Metric.score`).
+
+        With ``idf="set"`` and no :meth:`fit`, this call's examples are the set (fitted on a copy, this object is not
+        changed), as the reference computes its tables over the lists it is given: the same scores as the runner
+        gives when it scores exactly these examples, in one batch or in many.
+        """
+        if self.idf == "set" and self._fitted is None:
+            examples = list(examples)
+            fitted = copy.copy(self)
+            fitted.fit(examples)
+            return fitted.score(examples)
+        return super().score(examples)
+
+    def _tables(self, encoder, examples: list[Example]) -> tuple[IdfTable | None, IdfTable | None]:
         if self.idf == "none":
             return None, None
         if self._corpus is not None:
             table = _corpus_table(self._corpus[0], self._corpus[1], self.model, encoder.ident, encoder.max_length - 2)
             return table, table
-        return (_table_from_ids(states[t].input_ids for t in refs),
-                _table_from_ids(states[t].input_ids for t in cands))
+        if self._fitted is None:  # _score called without score(): its examples are the set
+            return IdfSet.of(examples).tables(encoder.tokenizer, encoder.max_length - 2)
+        if self._fit_tables is None:
+            self._fit_tables = self._fitted[0].tables(encoder.tokenizer, encoder.max_length - 2)
+        return self._fit_tables
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         encoder = load_encoder(self.model)
         cands = [ex.candidate for ex in examples]
         refs = [r for ex in examples for r in ex.references]
         texts = list(dict.fromkeys(cands + refs))
-        states = dict(zip(texts, encoder.embed(texts, batch_size=self.batch_size)))
-        ref_table, hyp_table = self._tables(encoder, cands, refs, states)
+        states = dict(zip(texts, _embed_unpadded(encoder, texts, self.batch_size)))
+        ref_table, hyp_table = self._tables(encoder, examples)
         stop = _STOPWORD_LISTS[self.stopwords]
         memo: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = {}
         degenerate: set[str] = set()
@@ -319,8 +440,8 @@ class MoverScore(Metric):
         if degenerate:
             warnings.warn(f"moverscore: {len(degenerate)} text(s) of this batch have content, but every piece has "
                           f"IDF 0 (it occurs in every document of the IDF table); they score {self.empty_score:g}. "
-                          "Batch IDF needs many examples per batch: use a larger batch, idf='none' or "
-                          "idf='corpus:<path>'",
+                          "IDF over the scored set needs many examples: score (or fit) more examples together, "
+                          "or use idf='none' or idf='corpus:<path>'",
                           RuntimeWarning, stacklevel=3)
         return {"moverscore": scores}
 

@@ -29,9 +29,11 @@ Choices (all in the signature):
 - punctuation (``punct:keep``): punctuation tokens are kept, as they are tokens of that data, and count in ||x||;
   ``punct="drop"`` removes every token without a letter or digit before n-grams and lengths are computed;
 - no stemming and no stopword removal (novelty is about surface copying);
-- several references (``refs:mean``): R_nov is computed against each reference and averaged (equivalently
-  N * ||gen|| * mean(1/||ref||)); ``refs="first"`` uses the first reference only (in SummEval, the original
-  CNN/DailyMail highlights).
+- several references (``refs:mean``, the default and the native policy): R_nov is computed against each reference
+  with a token and averaged (equivalently N * ||gen|| * mean(1/||ref||)); ``refs="first"`` uses the first reference
+  only (in SummEval, the original CNN/DailyMail highlights); ``max`` and ``jackknife`` as every reference-based
+  metric (:class:`metrics.base.Metric`). The policy is the generic ``refs`` option (``--option refs=first``), which
+  the constructor also takes.
 
 Documented values (``empty:0``): a summary with fewer than n tokens (empty or blank included) has no n-gram and scores
 0.0 (nothing novel); references without a token are skipped, and if no reference has a token the length ratio is
@@ -51,7 +53,6 @@ from metrics.text import TOKENIZERS, split_sentences, tokenize
 __all__ = ["Novelty", "ngrams", "novel_fraction", "words"]
 
 _PUNCT = ("keep", "drop")
-_REFS = ("mean", "first")
 
 
 @lru_cache(maxsize=65536)
@@ -102,8 +103,8 @@ class Novelty(Metric):
         Word tokenizer of :mod:`metrics.text` (default ``"treebank"``).
     punct : {"keep", "drop"}
         Keep punctuation tokens (default) or drop tokens without a letter or digit.
-    refs : {"mean", "first"}
-        Average over the references (default) or use the first one.
+    refs : {"mean", "first", "max", "jackknife"}, optional
+        Multi-reference policy (default ``mean``: average over the references); same as :meth:`with_refs`.
 
     Examples
     --------
@@ -118,22 +119,22 @@ class Novelty(Metric):
     needs_references = True
     needs_source = True
     libraries = ("nltk",)
+    refs_native = "mean"  # _score averages R_nov over the references that have a token
+    refs_default = "mean"
 
-    def __init__(self, n: int = 3, tokenizer: str = "treebank", punct: str = "keep", refs: str = "mean") -> None:
+    def __init__(self, n: int = 3, tokenizer: str = "treebank", punct: str = "keep", refs: str | None = None) -> None:
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
         if punct not in _PUNCT:
             raise ValueError(f"unknown punct policy {punct!r}; choose one of {', '.join(_PUNCT)}")
-        if refs not in _REFS:
-            raise ValueError(f"unknown refs policy {refs!r}; choose one of {', '.join(_REFS)}")
         self.n = positive_int(n, "n")
         self.tokenizer = tokenizer
         self.punct = punct
-        self.refs = refs
+        self.with_refs(refs)
 
     def config(self) -> dict[str, object]:
         return {"n": self.n, "tok": f"{self.tokenizer}+punkt-untrained", "lc": "yes", "punct": self.punct,
-                "stem": "none", "stop": "none", "len": "mul", "refs": self.refs, "empty": "0"}
+                "stem": "none", "stop": "none", "len": "mul", "refs": "mean", "empty": "0"}
 
     def _words(self, text: str) -> tuple[str, ...]:
         return words(text, self.tokenizer, self.punct)
@@ -143,8 +144,7 @@ class Novelty(Metric):
         for ex in examples:
             summary = self._words(ex.candidate)
             fraction = novel_fraction(summary, self._words(ex.source or ""), self.n)
-            refs = ex.references[:1] if self.refs == "first" else ex.references
-            lengths = [len(r) for r in map(self._words, refs) if r]
+            lengths = [len(r) for r in map(self._words, ex.references) if r]
             if fraction == 0.0 or not lengths:
                 scores.append(0.0)
                 continue

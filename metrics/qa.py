@@ -18,7 +18,11 @@ Question generation (as ``QG_masked`` in the reference code):
   question: that sentence's text with this one entity's characters replaced by the string ``MASKED`` (the reference
   code's mask; the other entities stay visible); the answer is the entity's text;
 - no cap on the number of questions, no de-duplication (a text with n entity mentions gives n questions);
-- ``qa-sup`` with several references pools the questions of all references (each question weighs the same).
+- ``qa-sup`` with several references pools the questions of all references (each question weighs the same): its
+  native and default multi-reference policy ``pool`` (the paper's data has one reference per summary; pooling is
+  this implementation's choice). ``--option refs=max|mean|first|jackknife`` scores each
+  reference's questions separately and aggregates per variant (:class:`metrics.base.Metric`); the signature then
+  says ``from:references`` and ``refs:<policy>``.
 
 Answering (as ``QA_Bert.predict``): the question and the candidate summary (the context) form one input
 ``[CLS] question [SEP] context [SEP]`` for an extractive QA model:
@@ -376,7 +380,8 @@ class _QAMetric(Metric):
         conf = "max-start*max-end" if self.confidence == "max" else "p(true-answer)"
         return {"model": encoder_ident(self.model_name), "spacy": spacy_ident(self.spacy_model),
                 "qg": f"ner-cloze({MASK},one-entity-per-question,all-labels,no-cap)",
-                "from": "references(pooled)" if self.setting == "sup" else "source",
+                "from": ("references(pooled)" if self.refs_policy == "pool" else "references")
+                if self.setting == "sup" else "source",
                 "trunc": "longest-first", "decode": decode, "f1": "squad-v1.1", "conf": conf,
                 "no-question": "0", "empty": "0"}
 
@@ -441,6 +446,8 @@ class QASupervised(_QAMetric):
     setting = "sup"
     variants = ("qa-sup-f1", "qa-sup-conf")
     needs_references = True
+    refs_native = "pool"  # _score pools the cloze questions of all references
+    refs_default = "pool"
     needs_source = False
 
 

