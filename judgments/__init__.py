@@ -20,7 +20,7 @@ BUILTIN = {"chaganty": "judgments.chaganty", "essays": "judgments.essays", "summ
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
-         download: bool = True) -> JudgmentSet:
+         download: bool = True, text: str = "repaired") -> JudgmentSet:
     """Load a built-in judgment set by name, or a generic JSON-lines file by path.
 
     Parameters
@@ -32,15 +32,23 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     subset : str, optional
         A built-in set's subset (default: the module's ``DEFAULT_SUBSET``: the SMS paper's subset ``"sms"`` for
         chaganty and essays, ``"all"`` for the others).
+    text : {"repaired", "as-released"}
+        Where a loader repairs mis-decoded UTF-8 (essays and JSONL files, with ftfy), ``"as-released"`` skips the
+        repair (the SMS paper scored the essays as released). The other sets are never altered, so there ``text``
+        must be ``"repaired"`` (the default) or ``"as-released"`` and both give the same texts.
     """
+    from judgments.essays import text_fixer
+
+    text_fixer(text)  # validates
     if name in BUILTIN:
         module = importlib.import_module(BUILTIN[name])
-        return module.load(data_dir(data_dir_), subset=subset or module.DEFAULT_SUBSET, download=download)
+        extra = {"text": text} if name == "essays" else {}
+        return module.load(data_dir(data_dir_), subset=subset or module.DEFAULT_SUBSET, download=download, **extra)
     path = Path(name).expanduser()
     if path.suffix in (".jsonl", ".gz") or path.exists():
         if subset not in (None, "all"):
             raise JudgmentError("subsets apply to built-in sets only")
         from judgments import jsonl
 
-        return jsonl.load(path)
+        return jsonl.load(path, text=text)
     raise JudgmentError(f"unknown judgment set {name!r}: use one of {', '.join(BUILTIN)} or a path to a .jsonl file")

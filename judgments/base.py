@@ -1,15 +1,42 @@
-"""The data model of a human-judgment set: rows of (candidate, references, source) with human scores."""
+"""The data model of a human-judgment set: rows of (candidate, references, source) with human scores.
+
+Repeated (document, system) pairs
+---------------------------------
+The summary and system levels (Deutsch, Dror & Roth, TACL 2021, section 2) work on a documents x systems matrix,
+one cell per (document, system) pair. When several rows hold one pair, the set's ``duplicates`` policy decides, and
+meta-eval never decides silently:
+
+- ``"error"`` (the default, and the generic JSONL format's): :meth:`JudgmentSet.resolve_duplicates` raises a
+  :class:`JudgmentError` naming the rows (file and line for a JSONL file) before anything is scored.
+- ``"mean"``: at the summary and system levels the human scores *and* the metric scores of the repeated rows are
+  each averaged into one cell (NaN values left out). The global level correlates rows (each judged text is one unit,
+  as in Clark et al. 2019), so every repeated row counts there. The chaganty set declares this policy (document
+  006588's ``ml+rl`` summary was judged in two batches and both rows are kept); it is what meta-eval did for every
+  set before the policy existed, and the committed leaderboards were computed with it.
+- ``"first"``: the first row of each pair (in the set's row order: file order for JSONL) is kept and the later rows
+  are removed from the set, so no level sees them. A row that fills several cells (below) is removed when any of its
+  cells is already held by an earlier row.
+
+Rows judged for several systems: a set may declare ``multi_system_separator`` (only chaganty does: ``";"``, for the
+row whose text both ``ml`` and ``ml+rl`` wrote); such a row fills the cell of each of its systems at the summary and
+system levels. In every other set a system named ``a;b`` is one system.
+
+Rows without a system (``system`` is None, e.g. a JSONL file without the field) can be correlated at the global level
+only; the summary and system levels raise a :class:`JudgmentError` naming the file and the first such row.
+"""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
 
 from metrics.base import Example
 
-__all__ = ["Judgment", "JudgmentSet", "JudgmentError"]
+__all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError"]
+
+DUPLICATE_POLICIES = ("error", "mean", "first")
 
 
 class JudgmentError(ValueError):
@@ -24,8 +51,10 @@ class Judgment:
     ----------
     id : str
         Unique within the set.
-    doc_id, system : str
-        The source document and the system (or author) that wrote the candidate.
+    doc_id : str
+        The source document.
+    system : str or None
+        The system (or author) that wrote the candidate; None where the data does not say (global level only).
     candidate : str
     references : tuple of str
     source : str or None
@@ -33,16 +62,19 @@ class Judgment:
         Human score per dimension (mean over judges); None where this row has none.
     judges : mapping of str to tuple of float
         Per-judge values per dimension, where the data has them.
+    where : str or None
+        Where the row comes from, for messages (``"<file>:<line>"`` for JSONL); not part of equality.
     """
 
     id: str
     doc_id: str
-    system: str
+    system: str | None
     candidate: str
     references: tuple[str, ...]
     source: str | None = None
     scores: Mapping[str, float | None] = field(default_factory=dict)
     judges: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    where: str | None = field(default=None, compare=False)
 
     @property
     def n_judges(self) -> int:
@@ -52,9 +84,43 @@ class Judgment:
         return Example(self.candidate, self.references, self.source)
 
 
+@dataclass(frozen=True)
+class DuplicateReport:
+    """What a duplicates policy did to a set: see :meth:`JudgmentSet.resolve_duplicates`."""
+
+    policy: str
+    given_by: str
+    repeated_pairs: int
+    rows_in_repeated_pairs: int
+    rows_dropped: int
+    message: str | None
+
+    def as_dict(self) -> dict:
+        return {"policy": self.policy, "given_by": self.given_by, "repeated_pairs": self.repeated_pairs,
+                "rows_in_repeated_pairs": self.rows_in_repeated_pairs, "rows_dropped": self.rows_dropped}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 @dataclass
 class JudgmentSet:
-    """A named list of judgments with the human dimensions they carry."""
+    """A named list of judgments with the human dimensions they carry.
+
+    Parameters
+    ----------
+    name, rows, dimensions, default_dimension, description, subset
+        As named; ``default_dimension`` is the dimension used when none is asked for.
+    duplicates : {"error", "mean", "first"}
+        The set's declared policy for repeated (document, system) pairs (see the module docstring).
+    multi_system_separator : str or None
+        If set, a row's ``system`` may name several systems joined by it (chaganty: ``";"``).
+    default_reason : str
+        Why ``default_dimension`` is the default (printed when a set has several dimensions).
+    notes : tuple of str
+        What the loader wants every user of the set to know (e.g. rows without ``doc_id``).
+    """
 
     name: str
     rows: list[Judgment]
@@ -62,6 +128,10 @@ class JudgmentSet:
     default_dimension: str
     description: str = ""
     subset: str = "all"
+    duplicates: str = "error"
+    multi_system_separator: str | None = None
+    default_reason: str = ""
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -70,6 +140,14 @@ class JudgmentSet:
             raise JudgmentError(f"{self.name}: duplicate row ids, e.g. {dupes[:5]} ({len(dupes)} in all)")
         if self.default_dimension not in self.dimensions:
             raise JudgmentError(f"{self.name}: default dimension {self.default_dimension!r} not in {self.dimensions}")
+        if self.duplicates not in DUPLICATE_POLICIES:
+            raise JudgmentError(f"{self.name}: duplicates policy {self.duplicates!r} is not one of "
+                                f"{', '.join(DUPLICATE_POLICIES)}")
+        if self.multi_system_separator is not None and not (isinstance(self.multi_system_separator, str)
+                                                            and self.multi_system_separator):
+            raise JudgmentError(f"{self.name}: multi_system_separator must be a non-empty string or None")
+        if not self.default_reason:
+            self.default_reason = f"it is the {self.name} set's declared default"
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -92,8 +170,7 @@ class JudgmentSet:
     def scored(self, dimension: str | None = None) -> JudgmentSet:
         """The rows that have a human score for ``dimension`` (rows without one are left out, never imputed)."""
         keep = ~np.isnan(self.human(dimension))
-        return JudgmentSet(self.name, [r for r, k in zip(self.rows, keep) if k], self.dimensions,
-                           self.default_dimension, self.description, self.subset)
+        return replace(self, rows=[r for r, k in zip(self.rows, keep) if k])
 
     def examples(self) -> list[Example]:
         return [r.example() for r in self.rows]
@@ -102,7 +179,141 @@ class JudgmentSet:
         return len({r.doc_id for r in self.rows})
 
     def systems(self) -> list[str]:
-        return sorted({r.system for r in self.rows})
+        """The distinct ``system`` values (a multi-system value such as chaganty's ``ml;ml+rl`` counts as one)."""
+        return sorted({r.system for r in self.rows if r.system is not None})
+
+    # -- (document, system) cells ---------------------------------------------------------------------------------
+
+    def origin(self) -> str:
+        """The file the rows come from (from the first row's ``where``), else the set's name."""
+        where = self.rows[0].where if self.rows else None
+        return where.rsplit(":", 1)[0] if where else self.name
+
+    def describe_rows(self, indices) -> str:
+        """``"f.jsonl:3 and f.jsonl:7"`` for rows read from a file, else ``"rows 'a' and 'b'"`` (by id)."""
+        rows = [self.rows[i] for i in indices]
+        if all(r.where for r in rows):
+            return _and([r.where for r in rows])
+        return "rows " + _and([repr(r.id) for r in rows])
+
+    def rows_without_system(self) -> list[int]:
+        return [i for i, r in enumerate(self.rows) if r.system is None]
+
+    def require_systems(self, what: str = "the summary and system levels need") -> None:
+        """Raise :class:`JudgmentError` if a row has no system (``what``, e.g. ``"the summary level needs"``)."""
+        missing = self.rows_without_system()
+        if not missing:
+            return
+        if len(missing) == len(self.rows):
+            have = f"{self.origin()} has no 'system' field (none of its {len(self.rows)} rows has one)"
+        else:
+            have = (f"{self.origin()}: {len(missing)} of {len(self.rows)} rows have no 'system' (the first: "
+                    f"{self.describe_rows(missing[:1])})")
+        raise JudgmentError(f"{have}; {what} each row's system. Only the global level can be computed "
+                            "without it; add \"system\" to every row for the others")
+
+    def row_systems(self, row: Judgment) -> list[str]:
+        """The systems a row fills a cell for: one, or several if the set declares a multi-system separator."""
+        if row.system is None:
+            return []
+        return row.system.split(self.multi_system_separator) if self.multi_system_separator else [row.system]
+
+    def cells(self) -> list[tuple[int, str, str]]:
+        """``(row index, document, system)`` of every matrix cell the rows fill (rows without a system: none)."""
+        return [(i, r.doc_id, s) for i, r in enumerate(self.rows) for s in self.row_systems(r)]
+
+    def repeated_pairs(self) -> list[tuple[tuple[str, str], list[int]]]:
+        """The (document, system) pairs held by more than one row, in order of first occurrence, with their rows."""
+        holders: dict[tuple[str, str], list[int]] = {}
+        for i, doc, system in self.cells():
+            holders.setdefault((doc, system), []).append(i)
+        return [(pair, rows) for pair, rows in holders.items() if len(rows) > 1]
+
+    def duplicates_error(self, repeated=None) -> JudgmentError:
+        """The error for repeated pairs under the ``"error"`` policy (names the rows of the first three pairs)."""
+        repeated = self.repeated_pairs() if repeated is None else repeated
+        parts = [f"{self.describe_rows(rows)} {'both' if len(rows) == 2 else 'all'} hold (document {doc!r}, "
+                 f"system {system!r})" for (doc, system), rows in repeated[:3]]
+        more = (f" ({len(repeated)} repeated pairs in all, {sum(len(r) for _, r in repeated)} rows)"
+                if len(repeated) > 3 else "")
+        return JudgmentError(
+            "; ".join(parts) + more + ". A (document, system) pair must be one row unless you choose what "
+            "repeats mean: --duplicates mean (average the repeated rows' human and metric scores into one cell at "
+            "the summary and system levels) or --duplicates first (keep the first row of each pair in file order, "
+            "drop the others)")
+
+    def resolve_duplicates(self, policy: str | None = None,
+                           given_by: str = "--duplicates") -> tuple[JudgmentSet, DuplicateReport]:
+        """Apply a duplicates policy (default: the set's declared one) before anything is scored.
+
+        Returns
+        -------
+        jset : JudgmentSet
+            ``self`` with ``duplicates`` set to the policy; under ``"first"`` the later rows of every repeated
+            pair are removed.
+        report : DuplicateReport
+            Counts, and a message to print when some pair repeats.
+
+        Raises
+        ------
+        JudgmentError
+            Under ``"error"`` when a pair repeats (naming the rows), or for an unknown policy.
+        """
+        given = f"given with {given_by}" if policy is not None else f"declared by the {self.name} set"
+        policy = self.duplicates if policy is None else policy
+        if policy not in DUPLICATE_POLICIES:
+            raise JudgmentError(f"unknown duplicates policy {policy!r}; use one of {', '.join(DUPLICATE_POLICIES)}")
+        repeated = self.repeated_pairs()
+        n_rows = sum(len(rows) for _, rows in repeated)
+        if not repeated:
+            return replace(self, duplicates=policy), DuplicateReport(policy, given, 0, 0, 0, None)
+        if policy == "error":
+            raise self.duplicates_error(repeated)
+        (doc, system), rows = repeated[0]
+        found = (f"{len(repeated)} (document, system) pair{'s are' if len(repeated) > 1 else ' is'} held by more "
+                 f"than one row ({n_rows} rows; e.g. {self.describe_rows(rows)} hold (document {doc!r}, system "
+                 f"{system!r}))")
+        if policy == "mean":
+            msg = (f"duplicates: {found}; policy 'mean' ({given}): at the summary and system levels the human and "
+                   "the metric scores of each repeated pair are averaged into one cell; the global level counts "
+                   "every row")
+            return replace(self, duplicates="mean"), DuplicateReport(policy, given, len(repeated), n_rows, 0, msg)
+        held: set[tuple[str, str]] = set()
+        keep, dropped = [], []
+        for i, row in enumerate(self.rows):
+            pairs = [(row.doc_id, s) for s in self.row_systems(row)]
+            (dropped if any(p in held for p in pairs) else keep).append(i)
+            held.update(pairs)
+        msg = (f"duplicates: {found}; policy 'first' ({given}): kept the first row of each pair, dropped "
+               f"{len(dropped)} row{'s' if len(dropped) != 1 else ''} ({self.describe_rows(dropped[:5])}"
+               f"{', ...' if len(dropped) > 5 else ''}) at every level")
+        out = replace(self, rows=[self.rows[i] for i in keep], duplicates="first")
+        return out, DuplicateReport(policy, given, len(repeated), n_rows, len(dropped), msg)
+
+    def describe(self) -> dict:
+        """What the set holds: rows, documents, systems, dimensions, references per row, repeats, missing values."""
+        refs: dict[int, int] = {}
+        for r in self.rows:
+            refs[len(r.references)] = refs.get(len(r.references), 0) + 1
+        repeated = self.repeated_pairs()
+        no_system = self.rows_without_system()
+        return {
+            "name": self.name, "subset": self.subset, "origin": self.origin(), "rows": len(self.rows),
+            "documents": self.documents(), "systems": len(self.systems()),
+            "rows_without_system": len(no_system),
+            "first_row_without_system": self.describe_rows(no_system[:1]) if no_system else None,
+            "multi_system_separator": self.multi_system_separator,
+            "dimensions": {d: {"rows_with_score": int((~np.isnan(self.human(d))).sum()),
+                               "rows_without_score": int(np.isnan(self.human(d)).sum())} for d in self.dimensions},
+            "default_dimension": self.default_dimension, "default_reason": self.default_reason,
+            "rows_without_any_score": sum(all(r.scores.get(d) is None for d in self.dimensions) for r in self.rows),
+            "references_per_row": {str(k): refs[k] for k in sorted(refs)},
+            "rows_with_source": sum(bool(r.source) for r in self.rows),
+            "repeated_pairs": len(repeated), "rows_in_repeated_pairs": sum(len(r) for _, r in repeated),
+            "repeated_examples": [f"{self.describe_rows(rows)}: (document {doc!r}, system {system!r})"
+                                  for (doc, system), rows in repeated[:3]],
+            "duplicates_policy": self.duplicates, "notes": list(self.notes),
+        }
 
 
 def read_gzip_jsonl(path, fix: str) -> list[dict]:

@@ -12,8 +12,11 @@ Subsets:
   reference-based metric gives them the maximum) and the one row with no judge (its scores are None).
 
 The row of document 009784 whose system is ``ml;ml+rl`` (both systems wrote the same text) is kept once, with that
-system name. Row ids are ``<document>:<system>``; document 006588's ``ml+rl`` summary was judged in two
-batches (5 judges, then 2) and both rows are kept, the second with id ``006588:ml+rl#2``. There are no source articles in this file.
+system name; the set declares ``multi_system_separator=";"``, so at the summary and system levels that row fills
+the cell of both systems. Row ids are ``<document>:<system>``; document 006588's ``ml+rl`` summary was judged in two
+batches (5 judges, then 2) and both rows are kept, the second with id ``006588:ml+rl#2``; the set declares the
+duplicates policy ``"mean"`` (see :mod:`judgments.base`): the two rows are averaged into one cell at the summary and
+system levels and both count at the global level. There are no source articles in this file.
 """
 from __future__ import annotations
 
@@ -59,4 +62,6 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
     if subset == "sms":
         rows = [r for r in rows if r.system != "reference" and r.n_judges >= 2]
     return JudgmentSet("chaganty", rows, DIMENSIONS, "overall", subset=subset,
-                       description="Chaganty et al. 2018, CNN/DailyMail summaries of 4 systems, judged -1..1")
+                       description="Chaganty et al. 2018, CNN/DailyMail summaries of 4 systems, judged -1..1",
+                       duplicates="mean", multi_system_separator=";",
+                       default_reason="it is the chaganty set's declared default (the SMS paper's dimension)")

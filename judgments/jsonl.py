@@ -1,19 +1,40 @@
-"""Bring your own judgments: a generic JSON-lines format.
+"""Bring your own judgments: a generic JSON-lines format that never guesses.
 
 One JSON object per line (blank lines are skipped)::
 
     {"id": "d1:sysA",                       # optional, unique; default: the line number
-     "doc_id": "d1", "system": "sysA",      # optional; default: the id, and "unknown"
+     "doc_id": "d1",                        # optional; default: the id (the row is its own document)
+     "system": "sysA",                      # optional; needed by the summary and system levels
      "candidate": "the text being judged",  # required, a string (may be empty: metrics give documented values)
      "references": ["a reference", "..."],  # or "reference": "one reference"; optional for reference-free metrics
      "source": "the source document",       # optional
      "scores": {"overall": 0.5, "fluency": null},   # required: human score per dimension (number or null)
      "judges": {"overall": [0, 1]}}         # optional: per-judge values
 
-Rules: ids must be unique; a score that is null or absent is *missing* for that dimension and the row is left out
-of that dimension's correlations (the count is reported), never imputed; NaN/Infinity are errors. Texts are repaired
-for mis-decoded UTF-8 (mojibake) with ``ftfy.fix_encoding``. A ``.jsonl.gz`` file is read through gzip.
-The default dimension is the first key of the first row's ``scores``.
+Rules (each choice is printed by ``meta-eval run`` and ``meta-eval judgments PATH``):
+
+- ids must be unique; NaN/Infinity scores, invalid JSON and wrong types are errors naming the file and line.
+- A score that is null or absent is *missing* for that dimension: the row is left out of that dimension's
+  correlations (the count is reported), never imputed.
+- ``system`` absent or null: the row has *no* system (it is not put in a system named "unknown"). The global level
+  works; the summary and system levels are an error naming the file and the first such row. ``system`` is one name:
+  ``"a;b"`` is a system called ``a;b`` (only the built-in chaganty set splits on ``;``).
+- ``doc_id`` absent: the row is its own document (noted on the set); such rows cannot take part in the summary
+  level, whose documents need 3 or more systems.
+- Repeated (document, system) pairs are an error naming the lines (``f.jsonl:3 and f.jsonl:7 both hold (document
+  'd1', system 'A')``) unless a policy is chosen (``meta-eval run --duplicates mean|first``): ``mean`` averages the
+  human *and* the metric scores of the repeated rows into one cell at the summary and system levels (the global
+  level counts every row); ``first`` keeps the first row of each pair in file order and drops the others at every
+  level, saying how many. ``meta-eval run`` looks for repeats among the rows that have a score for the chosen
+  dimension (a repeat whose other row has no score there is no repeat for that dimension), before anything is
+  scored. See :mod:`judgments.base`.
+- Default human dimension: the file's only dimension; with several, the one named ``overall`` if the file has one
+  (the convention of the built-in chaganty set), else the first key of the first row's ``scores``. The reason is
+  kept in :attr:`JudgmentSet.default_reason`; ``meta-eval run`` prints it with the other dimensions and writes it to
+  the JSON output as ``human_chosen_because``. Pass ``--human`` to choose.
+
+Texts are repaired for mis-decoded UTF-8 (mojibake) with ``ftfy.fix_encoding``. A ``.jsonl.gz`` file is read
+through gzip.
 """
 from __future__ import annotations
 
@@ -24,13 +45,15 @@ import zlib
 from pathlib import Path
 
 from judgments.base import Judgment, JudgmentError, JudgmentSet
-from judgments.essays import repair_text
+from judgments.essays import repair_text, text_fixer
+
+CONVENTIONAL_DEFAULT = "overall"
 
 
-def _text(value: object, where: str, name: str) -> str:
+def _text(value: object, where: str, name: str, fix=repair_text) -> str:
     if not isinstance(value, str):
         raise JudgmentError(f"{where}: {name} must be a string, got {type(value).__name__}")
-    return repair_text(value)
+    return fix(value)
 
 
 def _number(value: object, where: str) -> float | None:
@@ -41,7 +64,19 @@ def _number(value: object, where: str) -> float | None:
     return float(value)
 
 
-def _row(obj: object, where: str, lineno: int) -> Judgment:
+def _label(obj: dict, key: str, where: str) -> str | None:
+    """A string (or integer) label such as ``system``; None when absent or null."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise JudgmentError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
+    if value == "":
+        raise JudgmentError(f"{where}: {key!r} is empty; leave it out if the row has none")
+    return str(value)
+
+
+def _row(obj: object, where: str, lineno: int, fix=repair_text) -> Judgment:
     if not isinstance(obj, dict):
         raise JudgmentError(f"{where}: expected a JSON object")
     if "candidate" not in obj:
@@ -52,18 +87,30 @@ def _row(obj: object, where: str, lineno: int) -> Judgment:
     if isinstance(refs, str) or not isinstance(refs, list):
         raise JudgmentError(f"{where}: 'references' must be a list of strings")
     source = obj.get("source")
-    rid = str(obj.get("id", lineno))
+    rid = _label(obj, "id", where) or str(lineno)
     judges = obj.get("judges") or {}
     if not isinstance(judges, dict):
         raise JudgmentError(f"{where}: 'judges' must be an object of dimension -> list of numbers")
     return Judgment(
-        id=rid, doc_id=str(obj.get("doc_id", rid)), system=str(obj.get("system", "unknown")),
-        candidate=_text(obj["candidate"], where, "candidate"),
-        references=tuple(_text(r, where, "a reference") for r in refs),
-        source=None if source is None else _text(source, where, "source"),
+        id=rid, doc_id=_label(obj, "doc_id", where) or rid, system=_label(obj, "system", where),
+        candidate=_text(obj["candidate"], where, "candidate", fix),
+        references=tuple(_text(r, where, "a reference", fix) for r in refs),
+        source=None if source is None else _text(source, where, "source", fix),
         scores={str(k): _number(v, where) for k, v in obj["scores"].items()},
         judges={str(k): tuple(x for x in (_number(v, where) for v in vals) if x is not None)
-                for k, vals in judges.items()})
+                for k, vals in judges.items()},
+        where=where)
+
+
+def default_dimension(dims: tuple[str, ...], first: Judgment) -> tuple[str, str]:
+    """The default human dimension of a file and why (the rule of the module docstring)."""
+    if len(dims) == 1:
+        return dims[0], "it is the file's only dimension"
+    if CONVENTIONAL_DEFAULT in dims:
+        return CONVENTIONAL_DEFAULT, (f"the file has a dimension named {CONVENTIONAL_DEFAULT!r}, the default by "
+                                      "convention when a file has several")
+    key = next(iter(first.scores))
+    return key, f"it is the first key of the first row's scores ({first.where}) and no dimension is named 'overall'"
 
 
 def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
@@ -91,14 +138,27 @@ def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
         raise error(f"{path} cannot be read ({type(exc).__name__}: {exc}); is it corrupt or truncated?") from None
 
 
-def load(path: str | Path) -> JudgmentSet:
-    """Load a judgments file in the generic JSON-lines format (see the module docstring)."""
+def load(path: str | Path, text: str = "repaired") -> JudgmentSet:
+    """Load a judgments file in the generic JSON-lines format (see the module docstring).
+
+    The set declares the duplicates policy ``"error"``: repeated (document, system) pairs are reported by
+    :meth:`JudgmentSet.describe` and raise in :meth:`JudgmentSet.resolve_duplicates` unless a policy is chosen.
+    """
     path = Path(path)
-    rows = [_row(obj, where, int(where.rsplit(":", 1)[1])) for where, obj in iter_jsonl(path)]
+    objects = list(iter_jsonl(path))
+    fix = text_fixer(text)
+    rows = [_row(obj, where, int(where.rsplit(":", 1)[1]), fix) for where, obj in objects]
     if not rows:
         raise JudgmentError(f"{path} holds no judgments")
     dims: dict[str, None] = {}
     for r in rows:
         dims.update(dict.fromkeys(r.scores))
+    notes = []
+    no_doc = [where for where, obj in objects if obj.get("doc_id") is None]
+    if no_doc:
+        notes.append(f"{len(no_doc)} of {len(rows)} rows have no 'doc_id' (the first: {no_doc[0]}): each of them is "
+                     "its own document, so they take no part in the summary level")
+    default, reason = default_dimension(tuple(dims), rows[0])
     name = path.name.split(".")[0]
-    return JudgmentSet(name, rows, tuple(dims), next(iter(rows[0].scores)), description=f"user judgments {path}")
+    return JudgmentSet(name, rows, tuple(dims), default, description=f"user judgments {path}", duplicates="error",
+                       default_reason=reason, notes=tuple(notes))

@@ -8,6 +8,11 @@ lower-is-better are negated before any correlation, so that a larger correlation
 :func:`evaluate_level` works at the summary or system level (Deutsch, Dror & Roth 2021): the three correlations at
 that level, a BOOT-BOTH percentile interval for the chosen correlation, and a PERM-BOTH permutation test of each
 variant against the baseline (one-sided: the variant correlates better), all seeded.
+
+:func:`check_level` says, from the human scores alone and before anything is scored, whether a level can be
+computed at all; if not, it raises one :class:`LevelError` that says why (a file without ``system``, fewer than 3
+systems, no document judged for 3 or more systems, constant human scores). A level that can be computed but where
+one variant has no correlation (e.g. a constant metric) gives that variant a note instead.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from meta_eval.correlation import correlate
 from meta_eval.runner import MetricScores
 from meta_eval.significance import williams_test
 
-__all__ = ["VariantResult", "evaluate", "evaluate_level"]
+__all__ = ["LevelError", "VariantResult", "check_level", "evaluate", "evaluate_level"]
 
 
 @dataclass
@@ -44,6 +49,87 @@ class VariantResult:
         return asdict(self)
 
 
+class LevelError(ValueError):
+    """A correlation level cannot be computed for a judgment set and human dimension (the message says why)."""
+
+
+def check_level(jset, dimension: str, level: str) -> str:
+    """Raise :class:`LevelError` if ``level`` cannot be computed from ``jset``'s human scores for ``dimension``.
+
+    Run it on the set that will be scored (rows without a ``dimension`` score left out, duplicates resolved). The
+    conditions are those under which :func:`meta_eval.resampling.level_correlation` is defined for the human side:
+
+    - global: 3 or more rows whose human scores are not all equal;
+    - system: every row has a system, and 3 or more systems whose mean human scores are not all equal;
+    - summary: every row has a system, and at least one document with 3 or more judged systems whose human scores
+      are not all equal (documents without are skipped and counted, as in Deutsch et al. 2021).
+
+    Returns
+    -------
+    str
+        The units the level will use, e.g. ``"12 documents"`` (for messages).
+
+    Raises
+    ------
+    LevelError
+        With one message naming the set, the level and the reason. A row without a system or a repeated
+        (document, system) pair under the ``"error"`` policy raises :class:`judgments.JudgmentError` (also a
+        ``ValueError``) naming the file and rows.
+    """
+    from meta_eval.matrix import judgment_matrices
+
+    where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
+    if level == "global":
+        h = jset.human(dimension)
+        h = h[np.isfinite(h)]
+        if len(h) < 3:
+            raise LevelError(f"{where}: it needs 3 or more rows with a score, there are {len(h)}")
+        if np.all(h == h[0]):
+            raise LevelError(f"{where}: every row has the same human score ({h[0]:g}), so no correlation is defined")
+        return f"{len(h)} rows"
+    if level not in ("summary", "system"):
+        raise ValueError(f"level must be global, summary or system, not {level!r}")
+    jset.require_systems(f"the {level} level needs")
+    Z, _ = judgment_matrices(jset, dimension, [])
+    valid = ~np.isnan(Z)
+    if level == "system":
+        judged = valid.any(axis=0)
+        n = int(judged.sum())
+        if n < 3:
+            raise LevelError(f"{where}: it needs 3 or more systems, there {'is' if n == 1 else 'are'} {n} "
+                             f"({', '.join(jset.systems())})")
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(Z[:, judged], axis=0)
+        if np.all(means == means[0]):
+            raise LevelError(f"{where}: all {n} systems have the same mean human score ({means[0]:g})")
+        return f"{n} systems"
+    per_doc = valid.sum(axis=1)
+    enough = per_doc >= 3
+    lo, hi = np.where(valid, Z, np.inf).min(axis=1), np.where(valid, Z, -np.inf).max(axis=1)
+    usable = enough & (hi > lo)
+    if not usable.any():
+        why = (f"of its {Z.shape[0]} documents, none is judged for 3 or more systems (the most on one document: "
+               f"{int(per_doc.max(initial=0))})" if not enough.any() else
+               f"the {int(enough.sum())} document{'s' if enough.sum() != 1 else ''} judged for 3 or more systems "
+               f"{'each have' if enough.sum() != 1 else 'has'} equal human scores")
+        notes = "".join(f" ({n})" for n in jset.notes if "doc_id" in n)
+        raise LevelError(f"{where}: it needs documents judged for 3 or more systems with differing human scores; "
+                         f"{why}{notes}")
+    return f"{int(usable.sum())} documents"
+
+
+def _no_result(results: list[VariantResult], level: str, kind: str, origin: str | None = None) -> None:
+    """Raise one :class:`LevelError` when no variant has a defined correlation (instead of a table of dashes)."""
+    if results and all(getattr(r, kind) is None for r in results):
+        names = [r.metric for r in results]
+        where = {"global": "over the rows", "summary": "within every document judged for 3 or more systems",
+                 "system": "across the systems' means"}[level]
+        listed = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        raise LevelError(f"{origin + ': ' if origin else ''}the {level} level has no result: none of the "
+                         f"{len(names)} variants ({listed}) has a defined {kind} correlation with the human scores; "
+                         f"their scores are constant {where}")
+
+
 def _oriented(ms: MetricScores) -> dict[str, np.ndarray]:
     return ms.scores if ms.higher_is_better else {v: -s for v, s in ms.scores.items()}
 
@@ -56,6 +142,8 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
     ------
     ValueError
         If ``baseline`` is given but is not one of the variants.
+    LevelError
+        If no variant has a defined ``kind`` correlation (one message instead of a table of dashes).
     """
     human = np.asarray(human, dtype=np.float64)
     variants = {v: (s, ms.signature) for ms in metric_scores for v, s in _oriented(ms).items()}
@@ -76,13 +164,21 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
         results.append(VariantResult(name, cors["spearman"].r, cors["spearman"].p, cors["pearson"].r,
                                      cors["pearson"].p, cors["kendall"].r, cors["kendall"].p, len(human), wp,
                                      signature, "; ".join(notes) or None))
+    _no_result(results, "global", kind)
     return results
 
 
 def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], level: str,
                    baseline: str | None = None, kind: str = "spearman", n_resamples: int = 1000,
                    seed: int = 0, confidence: float = 0.95) -> list[VariantResult]:
-    """Summary- or system-level correlations with intervals and permutation tests against ``baseline``."""
+    """Summary- or system-level correlations with intervals and permutation tests against ``baseline``.
+
+    Raises
+    ------
+    LevelError
+        If the level cannot be computed for the human scores (:func:`check_level`) or no variant has a defined
+        ``kind`` correlation; a variant without one while others have one gets a note instead.
+    """
     from meta_eval.matrix import judgment_matrices
     from meta_eval.resampling import bootstrap_ci, level_correlation, permutation_test
 
@@ -92,6 +188,7 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     if baseline is not None and baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not among the scored variants: {', '.join(variants)}")
     names = list(variants)
+    check_level(jset, dimension, level)
     Z, matrices = judgment_matrices(jset, dimension, [variants[v][0] for v in names])
     units = int((~np.isnan(Z)).sum(axis=1).__ge__(3).sum()) if level == "summary" else \
         int(((~np.isnan(Z)).sum(axis=0) > 0).sum())
@@ -115,4 +212,5 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                     note = f"permutation test undefined: {exc}"
         results.append(VariantResult(name, cors["spearman"], None, cors["pearson"], None, cors["kendall"], None,
                                      units, None, variants[name][1], note, level, ci, perm))
+    _no_result(results, level, kind, jset.origin())
     return results

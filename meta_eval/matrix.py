@@ -134,15 +134,46 @@ def align_missing(*matrices) -> list[np.ndarray]:
     return mats
 
 
-def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
+                      duplicates: str | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """The human matrix and one matrix per score array (aligned with ``jset.rows``), documents x systems.
 
-    A row judged for several systems (system names joined by ``;``, as chaganty's ``ml;ml+rl``) fills the cell of
-    each of them; repeated (document, system) pairs are averaged (``duplicates="mean"``).
+    Parameters
+    ----------
+    jset : judgments.JudgmentSet
+    dimension : str
+        The human dimension.
+    arrays : sequence of array_like
+        Metric scores, one value per row of ``jset``.
+    duplicates : {"error", "mean", "first"}, optional
+        What repeated (document, system) pairs mean (see :mod:`judgments.base`); default: the set's declared
+        ``jset.duplicates``. ``"mean"`` averages the human and the metric scores of the repeated rows per cell,
+        ``"first"`` takes the first row's values, ``"error"`` raises.
+
+    A row fills one cell, or one per system when the set declares a ``multi_system_separator`` (chaganty's
+    ``ml;ml+rl``); in every other set a system name containing ``;`` is one system.
+
+    Raises
+    ------
+    judgments.JudgmentError
+        If a row has no system (the file and the row are named), or a pair repeats under ``"error"`` (the rows are
+        named: file and line for JSONL).
     """
-    cells = [(i, r.doc_id, system) for i, r in enumerate(jset.rows) for system in r.system.split(";")]
+    policy = jset.duplicates if duplicates is None else duplicates
+    if policy not in ("error", "mean", "first"):
+        raise ValueError(f"unknown duplicates policy {policy!r}; use error, mean or first")
+    jset.require_systems()
+    cells = jset.cells()
+    if policy == "error":
+        repeated = jset.repeated_pairs()
+        if repeated:
+            raise jset.duplicates_error(repeated)
+    elif policy == "first":
+        seen: set[tuple[str, str]] = set()
+        cells = [c for c in cells if (c[1], c[2]) not in seen and not seen.add((c[1], c[2]))]
     take = np.array([i for i, _, _ in cells], dtype=np.int64)
     docs = [d for _, d, _ in cells]
     systems = [s for _, _, s in cells]
-    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates="mean")
-    return Z, [to_matrix(np.asarray(a, dtype=float)[take], docs, systems, duplicates="mean")[0] for a in arrays]
+    mode = "mean" if policy == "mean" else "error"
+    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates=mode)
+    return Z, [to_matrix(np.asarray(a, dtype=float)[take], docs, systems, duplicates=mode)[0] for a in arrays]
