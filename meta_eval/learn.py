@@ -23,7 +23,21 @@ What this module adds, and every choice it makes:
 - **Summary over splits**: the mean held-out correlation with a 95% percentile interval (2.5th and 97.5th
   percentiles over splits); a split whose held-out correlation is undefined (constant predictions or target) is
   left out and counted (:attr:`ProtocolResult.n_undefined`).
-- **Paired comparison.** :func:`search_subsets` evaluates every subset on the very same splits (one seed).
+- **Paired comparison.** Every feature set of a search is evaluated on the very same splits (one seed).
+- **Feature-set search** (:func:`select_features`; the paper says only "various subsets of our base metrics").
+  ``exhaustive`` scores every non-empty subset (up to ``max_size`` features) and is allowed up to
+  :data:`MAX_SUBSETS` subsets (every subset of 10 features); ``greedy`` is forward selection: start empty, add
+  the feature whose addition gives the highest mean held-out primary correlation (grouped, else ungrouped; ties
+  go to the earlier feature), stop when the best addition does not raise it by more than ``min_gain`` (default
+  0.001, the tables' last digit) or at ``max_size``. ``auto`` (the default) is exhaustive within the cap and
+  greedy beyond it. Both are two-stage when that saves time: feature sets are *screened* on the first
+  ``search_splits`` (default 100) of the seeded splits and the primary protocol only, then the finalists (the
+  best ``finalists`` = 20 subsets, or every set on the greedy path) are evaluated on all ``n_splits`` splits and
+  both protocols, and only those full-protocol numbers are ranked and reported (the screening means are kept in
+  :attr:`SearchOutcome.screening` for the record). The screening splits are a prefix of the full ones
+  (scikit-learn's splitters draw splits one after another from one seeded generator), so the finalists' numbers
+  include them. Either way the best set is chosen on the same splits it is reported on, so its held-out
+  correlation is optimistic by the selection, as in the paper.
 - **Speed.** Ridge has a closed form, so all splits of a model are solved at once from per-split Gram matrices
   (numerically the same as scikit-learn's ``Ridge`` on each split; the tests check this). Spearman ranks the
   held-out predictions of every split in one sort. 1,000 splits of 2,000 rows take about 0.1-0.2 s per model and
@@ -57,10 +71,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CORRELATION_KINDS", "MAX_SUBSETS", "MODEL_FORMAT", "MODEL_SCHEMA", "Component", "LearnedModel",
            "LearnedModelError", "ProtocolResult", "RidgeResult", "fit_final", "learn_ridge", "make_splits",
-           "parse_target", "search_subsets", "target_set", "target_values"]
+           "parse_target", "search_subsets", "target_set", "target_values", "SEARCH_SPLITS", "FINALISTS",
+           "SEARCH_STRATEGIES", "MIN_GAIN", "SearchOutcome", "choose_strategy", "select_features"]
 
 CORRELATION_KINDS = ("spearman", "pearson", "kendall")
-MAX_SUBSETS = 1024  # 2**10: every subset of 10 features; more needs max_size or fewer features
+MAX_SUBSETS = 1024  # 2**10: every subset of 10 features; beyond it `auto` searches greedily
+SEARCH_STRATEGIES = ("auto", "exhaustive", "greedy", "none")
+SEARCH_SPLITS = 100  # splits that screen feature sets during a search (a prefix of the seeded splits)
+FINALISTS = 20  # best screened subsets of an exhaustive search evaluated on every split
+MIN_GAIN = 0.001  # greedy adds a feature only if the mean rises by more than this (the tables' last digit)
 MODEL_FORMAT = "meta-eval-learned-model"
 MODEL_SCHEMA = 1
 
@@ -426,6 +445,14 @@ def _check_inputs(x, y, groups, kind, alpha, names):
     return x, y, names
 
 
+def _one_blas_thread():
+    """A context in which BLAS uses one thread: the fits' matrix products are small, and on a busy 2-core machine
+    OpenBLAS's thread start-up and spinning made each fit about 4x slower than one thread (measured)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _protocols(x, y, groups, n_splits, train_fraction, seed, kind):
     out = {"ungrouped": _Protocol(x, y, make_splits(len(y), None, n_splits, train_fraction, seed), kind)}
     if groups is not None:
@@ -475,7 +502,9 @@ def learn_ridge(features, target, groups: Sequence | None = None, alpha: float =
     x, y, names = _check_inputs(features, target, groups, kind, alpha, feature_names)
     protocols = _protocols(x, y, groups, n_splits, train_fraction, seed, kind)
     n_groups = None if groups is None else len(set(np.asarray(groups, dtype=object).tolist()))
-    return _result(protocols, list(range(x.shape[1])), names, alpha, kind, len(y), n_groups, train_fraction, seed)
+    with _one_blas_thread():
+        return _result(protocols, list(range(x.shape[1])), names, alpha, kind, len(y), n_groups, train_fraction,
+                       seed)
 
 
 def _rank_key(r: RidgeResult):
@@ -490,7 +519,8 @@ def search_subsets(features_by_name: Mapping[str, Sequence[float]], target, grou
 
     All subsets see the same splits (one ``seed``), so their held-out correlations are paired. Results are ranked
     by mean held-out *grouped* correlation (ungrouped without ``groups``), best first; ties go to the smaller
-    subset.
+    subset. Every subset gets every split; :func:`select_features` (what ``meta-eval learn`` runs) screens first
+    and falls back to greedy selection beyond the cap.
 
     Parameters
     ----------
@@ -524,9 +554,307 @@ def search_subsets(features_by_name: Mapping[str, Sequence[float]], target, grou
                          "choose fewer features or a smaller maximum subset size")
     protocols = _protocols(x, y, groups, n_splits, train_fraction, seed, kind)
     n_groups = None if groups is None else len(set(np.asarray(groups, dtype=object).tolist()))
-    results = [_result(protocols, list(idx), names, alpha, kind, len(y), n_groups, train_fraction, seed)
-               for size in range(1, max_size + 1) for idx in combinations(range(k), size)]
+    with _one_blas_thread():
+        results = [_result(protocols, list(idx), names, alpha, kind, len(y), n_groups, train_fraction, seed)
+                   for size in range(1, max_size + 1) for idx in combinations(range(k), size)]
     return sorted(results, key=_rank_key)
+
+
+# -- search strategies ----------------------------------------------------------------------------------------------
+def _n_subsets(k: int, max_size: int) -> int:
+    return sum(comb(k, s) for s in range(1, max_size + 1))
+
+
+def _size_limit(k: int, max_size: int | None) -> int:
+    if max_size is None:
+        return k
+    if isinstance(max_size, bool) or int(max_size) != max_size or max_size < 1:
+        raise ValueError(f"max_size must be an integer >= 1, got {max_size!r}")
+    return min(int(max_size), k)
+
+
+def choose_strategy(n_features: int, max_size: int | None = None, strategy: str = "auto",
+                    max_subsets: int = MAX_SUBSETS) -> tuple[str, str]:
+    """Which search :func:`select_features` runs, and why.
+
+    Parameters
+    ----------
+    n_features : int
+    max_size : int, optional
+        Largest feature set (default: all features).
+    strategy : {"auto", "exhaustive", "greedy", "none"}
+        ``auto``: exhaustive if the number of non-empty subsets up to ``max_size`` is at most ``max_subsets``,
+        else greedy forward selection. ``none``: the full feature set only.
+    max_subsets : int
+        The cap on an exhaustive search.
+
+    Returns
+    -------
+    (strategy, reason) : tuple of str
+        ``strategy`` is ``"exhaustive"``, ``"greedy-forward"`` or ``"none"``; ``reason`` is a sentence for people.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy, no features, a bad ``max_size``, or ``exhaustive`` beyond the cap.
+
+    Examples
+    --------
+    10 features have 1,023 subsets (within the cap of 1,024): ``auto`` is exhaustive; 11 have 2,047: greedy.
+    """
+    if strategy not in SEARCH_STRATEGIES:
+        raise ValueError(f"unknown search strategy {strategy!r}; known: {', '.join(SEARCH_STRATEGIES)}")
+    if n_features < 1:
+        raise ValueError("no features given")
+    size = _size_limit(n_features, max_size)
+    total = _n_subsets(n_features, size)
+    upto = "" if size == n_features else f" up to size {size}"
+    count = f"{total:,} subsets of {n_features} features{upto}"
+    if strategy == "none":
+        return "none", "search turned off: the full feature set only"
+    if strategy == "greedy":
+        return "greedy-forward", f"requested ({count})"
+    if total <= max_subsets:
+        return "exhaustive", (f"{'requested' if strategy == 'exhaustive' else 'auto'}: {count}, within the cap "
+                              f"of {max_subsets:,}: every subset is evaluated")
+    if strategy == "exhaustive":
+        raise ValueError(f"{count} exceed the cap of {max_subsets:,} for an exhaustive search; choose fewer features, "
+                         "a smaller maximum subset size, or the greedy search")
+    return "greedy-forward", (f"auto: {count} exceed the cap of {max_subsets:,} for an exhaustive search: features "
+                              "are added greedily")
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What :func:`select_features` did and found.
+
+    Attributes
+    ----------
+    results : tuple of RidgeResult
+        The finalists, evaluated on all ``n_splits`` splits with both protocols, best first (by the mean held-out
+        primary correlation; ties go to the smaller set). Every reported correlation comes from these.
+    strategy : {"exhaustive", "greedy-forward", "none"}
+    reason : str
+        Why this strategy (see :func:`choose_strategy`).
+    n_features, max_size : int
+        Features searched over and the largest set allowed.
+    n_subsets, max_subsets : int
+        Non-empty subsets up to ``max_size``, and the cap on an exhaustive search.
+    evaluated : int
+        Feature sets scored in the search stage.
+    search_splits : int
+        Splits of the search stage (a prefix of the ``n_splits`` seeded splits, primary protocol only); equal to
+        ``n_splits`` when nothing was screened.
+    screened : bool
+        True when the search stage used fewer splits than the reported numbers.
+    n_splits : int
+    min_gain : float or None
+        Greedy: the smallest improvement of the search-stage mean that adds a feature.
+    stopped : str or None
+        Greedy: why it stopped.
+    path : tuple of dict
+        Greedy: one entry per step (``step``, ``added``, ``features`` in the order added, ``score`` = search-stage
+        mean, ``candidates`` scored, ``accepted``); the last entry may be the rejected best addition.
+    screening : tuple of (tuple of str, float or None)
+        Search-stage mean of every finalist when ``screened``.
+    """
+
+    results: tuple[RidgeResult, ...]
+    strategy: str
+    reason: str
+    n_features: int
+    max_size: int
+    n_subsets: int
+    max_subsets: int
+    evaluated: int
+    search_splits: int
+    screened: bool
+    n_splits: int
+    min_gain: float | None = None
+    stopped: str | None = None
+    path: tuple[dict, ...] = ()
+    screening: tuple[tuple[tuple[str, ...], float | None], ...] = ()
+
+    @property
+    def best(self) -> RidgeResult:
+        return self.results[0]
+
+    def summary(self) -> str:
+        """One sentence: what was searched, on which splits, and what is reported."""
+        if self.strategy == "none":
+            return f"no search: the full set of {self.n_features} features"
+        if self.strategy == "exhaustive":
+            what = f"exhaustive: all {self.evaluated:,} subsets"
+        else:
+            what = (f"greedy forward selection: {self.evaluated:,} feature sets over {len(self.path)} step(s); "
+                    f"stopped: {self.stopped}")
+        if self.screened:
+            return (f"{what}; screened on the first {self.search_splits} of the {self.n_splits} splits (primary "
+                    f"protocol), then the {len(self.results)} finalists evaluated on all {self.n_splits}")
+        return f"{what}; every set evaluated on all {self.n_splits} splits"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"strategy": self.strategy, "reason": self.reason, "summary": self.summary(),
+                "features": self.n_features, "max_size": self.max_size, "subsets": self.n_subsets,
+                "cap": self.max_subsets, "evaluated": self.evaluated, "search_splits": self.search_splits,
+                "screened": self.screened, "splits": self.n_splits, "finalists": len(self.results),
+                "min_gain": self.min_gain, "stopped": self.stopped, "path": [dict(p) for p in self.path],
+                "screening": [{"features": list(f), "mean": m} for f, m in self.screening]}
+
+
+class _Screen:
+    """Mean held-out correlation of a feature set on some splits of one protocol (the search stage)."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, train: np.ndarray, kind: str, alpha: float) -> None:
+        self.proto = _Protocol(x, y, train, kind)
+        self.alpha = alpha
+
+    def __call__(self, idx: Sequence[int]) -> float | None:
+        r = self.proto.fit(list(idx), self.alpha)["r"]
+        ok = r[np.isfinite(r)]
+        return float(ok.mean()) if len(ok) else None
+
+
+def _screen_key(score: float | None, idx: tuple[int, ...]):
+    return (score is None, -(score if score is not None else 0.0), len(idx), idx)
+
+
+def select_features(features_by_name: Mapping[str, Sequence[float]], target, groups: Sequence | None = None,
+                    strategy: str = "auto", max_size: int | None = None, alpha: float = 1.0, n_splits: int = 1000,
+                    train_fraction: float = 0.5, seed: int = 0, kind: str = "spearman",
+                    max_subsets: int = MAX_SUBSETS, search_splits: int = SEARCH_SPLITS, finalists: int = FINALISTS,
+                    min_gain: float = MIN_GAIN) -> SearchOutcome:
+    """Search feature sets for the ridge model with the best mean held-out correlation (see the module notes).
+
+    Parameters
+    ----------
+    features_by_name : mapping of str to array_like
+        Feature name -> scores (n,).
+    target, groups, alpha, n_splits, train_fraction, seed, kind
+        As :func:`learn_ridge`; every feature set sees the same splits.
+    strategy : {"auto", "exhaustive", "greedy", "none"}
+        See :func:`choose_strategy`.
+    max_size : int, optional
+        Largest feature set (exhaustive: subsets up to this size; greedy: stop at this size).
+    max_subsets : int
+        Cap on an exhaustive search (default :data:`MAX_SUBSETS`).
+    search_splits : int
+        Splits that screen feature sets (the first ``search_splits`` of the seeded splits, primary protocol only;
+        default :data:`SEARCH_SPLITS`). Screening is skipped (every set evaluated on all splits) when it is not
+        fewer than ``n_splits``, or, for an exhaustive search, when there are at most ``finalists`` subsets.
+    finalists : int
+        Exhaustive with screening: how many of the best screened subsets are evaluated on all splits.
+    min_gain : float
+        Greedy: add a feature only if it raises the search-stage mean by more than this (default
+        :data:`MIN_GAIN` = 0.001, the last digit the tables print: smaller gains are noise-level and only make the
+        model longer; 0 adds any strict improvement).
+
+    Returns
+    -------
+    SearchOutcome
+
+    Raises
+    ------
+    ValueError
+        For bad inputs (see :func:`learn_ridge`, :func:`choose_strategy`), or when no single feature has a defined
+        held-out correlation (greedy).
+    """
+    names = list(features_by_name)
+    if not names:
+        raise ValueError("no features given")
+    x = np.column_stack([np.asarray(features_by_name[f], dtype=np.float64) for f in names])
+    x, y, names = _check_inputs(x, target, groups, kind, alpha, names)
+    for label, value in (("n_splits", n_splits), ("search_splits", search_splits), ("finalists", finalists)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+    if not (math.isfinite(min_gain) and min_gain >= 0):
+        raise ValueError(f"min_gain must be a finite number >= 0, got {min_gain}")
+    k = len(names)
+    how, reason = choose_strategy(k, max_size, strategy, max_subsets)
+    with _one_blas_thread():
+        return _search(x, y, names, groups, how, reason, _size_limit(k, max_size), alpha, int(n_splits),
+                       train_fraction, seed, kind, int(max_subsets), int(search_splits), int(finalists),
+                       float(min_gain))
+
+
+def _search(x, y, names, groups, how, reason, size, alpha, n_splits, train_fraction, seed, kind, max_subsets,
+            search_splits, finalists, min_gain) -> SearchOutcome:
+    """The body of :func:`select_features` (inputs checked, strategy chosen)."""
+    k = len(names)
+    masks = {"ungrouped": make_splits(len(y), None, n_splits, train_fraction, seed)}
+    if groups is not None:
+        masks["grouped"] = make_splits(len(y), groups, n_splits, train_fraction, seed)
+    primary = "grouped" if groups is not None else "ungrouped"
+    n_groups = None if groups is None else len(set(np.asarray(groups, dtype=object).tolist()))
+    n_screen = min(int(search_splits), int(n_splits))
+
+    def evaluate(sets: Sequence[tuple[int, ...]]) -> tuple[RidgeResult, ...]:
+        union = sorted(set().union(*sets))
+        pos = {j: i for i, j in enumerate(union)}
+        protocols = {p: _Protocol(x[:, union], y, m, kind) for p, m in masks.items()}
+        sub_names = [names[j] for j in union]
+        res = [_result(protocols, [pos[j] for j in idx], sub_names, alpha, kind, len(y), n_groups, train_fraction,
+                       seed) for idx in sets]
+        return tuple(sorted(res, key=_rank_key))
+
+    common = {"strategy": how, "reason": reason, "n_features": k, "max_size": size,
+              "n_subsets": _n_subsets(k, size), "max_subsets": int(max_subsets), "n_splits": int(n_splits)}
+    if how == "none":
+        return SearchOutcome(evaluate([tuple(range(k))]), evaluated=1, search_splits=int(n_splits), screened=False,
+                             **common)
+    if how == "exhaustive":
+        subsets = [idx for s in range(1, size + 1) for idx in combinations(range(k), s)]
+        if n_screen >= n_splits or len(subsets) <= finalists:
+            return SearchOutcome(evaluate(subsets), evaluated=len(subsets), search_splits=int(n_splits),
+                                 screened=False, **common)
+        screen = _Screen(x, y, masks[primary][:n_screen], kind, alpha)
+        scores = {idx: screen(idx) for idx in subsets}
+        keep = sorted(subsets, key=lambda idx: _screen_key(scores[idx], idx))[:finalists]
+        results = evaluate(keep)
+        by_names = {tuple(names[j] for j in idx): scores[idx] for idx in keep}
+        return SearchOutcome(results, evaluated=len(subsets), search_splits=n_screen, screened=True,
+                             screening=tuple((r.features, by_names[r.features]) for r in results), **common)
+
+    # greedy forward selection on the search-stage splits
+    screen = _Screen(x, y, masks[primary][:n_screen], kind, alpha)
+    chosen: list[int] = []
+    current: float | None = None
+    path: list[dict] = []
+    evaluated = 0
+    stopped = f"reached the maximum size {size}" if size < k else "every feature added"
+    while len(chosen) < size:
+        best_j, best_score, candidates = None, None, 0
+        for j in range(k):
+            if j in chosen:
+                continue
+            score = screen(sorted(chosen + [j]))
+            candidates += 1
+            if score is not None and (best_score is None or score > best_score):
+                best_j, best_score = j, score
+        evaluated += candidates
+        if best_j is None:
+            if not chosen:
+                raise ValueError("no single feature has a defined held-out correlation (constant predictions or "
+                                 "target on every split)")
+            stopped = "no addition has a defined held-out correlation"
+            break
+        accepted = current is None or best_score > current + min_gain
+        path.append({"step": len(path) + 1, "added": names[best_j],
+                     "features": [names[j] for j in chosen + [best_j]], "score": best_score,
+                     "candidates": candidates, "accepted": accepted})
+        if not accepted:
+            stopped = (f"the best addition ({names[best_j]}: {best_score:.4f}) does not improve the mean "
+                       f"{current:.4f} by more than {min_gain:g}")
+            break
+        chosen.append(best_j)
+        current = best_score
+    sets = [tuple(sorted(chosen[:i])) for i in range(1, len(chosen) + 1)]
+    results = evaluate(sets)
+    step_score = {tuple(names[j] for j in idx): p["score"] for idx, p in zip(sets, path)}
+    return SearchOutcome(results, evaluated=evaluated, search_splits=n_screen, screened=n_screen < n_splits,
+                         min_gain=float(min_gain), stopped=stopped, path=tuple(path),
+                         screening=tuple((r.features, step_score[r.features]) for r in results)
+                         if n_screen < n_splits else (), **common)
 
 
 # -- the final model ------------------------------------------------------------------------------------------------

@@ -133,6 +133,127 @@ def test_bad_inputs_are_clear():
         L.learn_ridge(x, y, groups[:10])
 
 
+
+# -- search strategies ----------------------------------------------------------------------------------------------
+def two_of_fourteen(n=1000, seed=4):
+    """y depends on f2 and f5 only; the 12 other features are noise, made exactly uncorrelated (in this sample) with
+    y, f2 and f5, so adding one can only fit noise of the training half. f2 is the stronger of the two."""
+    rng = np.random.default_rng(seed)
+    signal = rng.normal(size=(n, 2))
+    y = signal[:, 0] + 0.7 * signal[:, 1] + rng.normal(size=n)
+    basis = np.column_stack([np.ones(n), y, signal])
+    noise = rng.normal(size=(n, 12))
+    noise -= basis @ np.linalg.lstsq(basis, noise, rcond=None)[0]
+    cols = list(noise.T)
+    cols.insert(2, signal[:, 0])
+    cols.insert(5, signal[:, 1])
+    groups = np.repeat([f"d{i}" for i in range(n // 5)], 5)
+    return {f"f{i}": c for i, c in enumerate(cols)}, y, groups
+
+
+def test_choose_strategy_switches_at_the_cap():
+    assert L.MAX_SUBSETS == 1024
+    assert L.choose_strategy(10)[0] == "exhaustive"  # 2**10 - 1 = 1,023 subsets
+    how, why = L.choose_strategy(11)  # 2,047
+    assert how == "greedy-forward" and "2,047 subsets of 11 features exceed the cap of 1,024" in why
+    assert L.choose_strategy(11, max_size=3)[0] == "exhaustive"  # 11 + 55 + 165 = 231
+    assert L.choose_strategy(4, max_subsets=15)[0] == "exhaustive"
+    assert L.choose_strategy(4, max_subsets=14)[0] == "greedy-forward"
+    assert L.choose_strategy(3, strategy="greedy")[0] == "greedy-forward"
+    assert L.choose_strategy(30, strategy="none")[0] == "none"
+    with pytest.raises(ValueError, match="exceed the cap"):
+        L.choose_strategy(11, strategy="exhaustive")
+    with pytest.raises(ValueError, match="unknown search strategy"):
+        L.choose_strategy(3, strategy="best")
+    with pytest.raises(ValueError, match="max_size"):
+        L.choose_strategy(3, max_size=0)
+
+
+def test_screening_splits_are_a_prefix_of_the_full_splits():
+    _, y, groups = two_of_fourteen(n=200)
+    for g in (None, groups):
+        assert np.array_equal(L.make_splits(200, g, 40, 0.5, seed=3)[:10], L.make_splits(200, g, 10, 0.5, seed=3))
+
+
+def test_greedy_finds_the_two_features_that_matter():
+    feats, y, groups = two_of_fourteen()
+    out = L.select_features(feats, y, groups, n_splits=200, search_splits=50, seed=0)
+    assert out.strategy == "greedy-forward" and "16,383 subsets of 14 features exceed the cap" in out.reason
+    assert [p["added"] for p in out.path] == ["f2", "f5", out.path[2]["added"]]
+    assert [p["accepted"] for p in out.path] == [True, True, False]
+    assert out.evaluated == 14 + 13 + 12 and out.screened and out.search_splits == 50
+    assert out.best.features == ("f2", "f5")
+    assert [r.features for r in out.results] == [("f2", "f5"), ("f2",)]
+    assert "does not improve the mean" in out.stopped
+    # every reported number comes from the declared protocol: the same as learn_ridge on all 200 splits ...
+    for r in out.results:
+        alone = L.learn_ridge(np.column_stack([feats[f] for f in r.features]), y, groups, n_splits=200, seed=0)
+        assert r.grouped.n_splits == 200 and r.grouped.mean == pytest.approx(alone.grouped.mean, abs=1e-12)
+        assert r.ungrouped.mean == pytest.approx(alone.ungrouped.mean, abs=1e-12)
+    # ... and the screening means are the grouped means on the first 50 of those splits
+    for features, mean in out.screening:
+        first = L.learn_ridge(np.column_stack([feats[f] for f in features]), y, groups, n_splits=50, seed=0)
+        assert mean == pytest.approx(first.grouped.mean, abs=1e-12)
+    doc = out.as_dict()
+    assert doc["strategy"] == "greedy-forward" and doc["evaluated"] == 39 and doc["finalists"] == 2
+    assert doc["path"][1]["features"] == ["f2", "f5"] and json.dumps(doc)
+
+
+def test_greedy_limits_and_min_gain():
+    feats, y, groups = two_of_fourteen()
+    one = L.select_features(feats, y, groups, strategy="greedy", max_size=1, n_splits=50)
+    assert one.best.features == ("f2",) and one.stopped == "reached the maximum size 1" and one.evaluated == 14
+    # f5 adds about 0.15 to the held-out correlation: a min_gain above that stops after f2
+    strict = L.select_features(feats, y, groups, n_splits=50, min_gain=0.3)
+    assert strict.best.features == ("f2",) and not strict.path[-1]["accepted"]
+    # without groups the ungrouped protocol ranks, and there are no grouped results
+    flat = L.select_features(feats, y, None, n_splits=50)
+    assert flat.best.features == ("f2", "f5") and flat.best.grouped is None
+
+
+def test_exhaustive_with_screening_keeps_the_finalists():
+    feats, y, groups = two_of_fourteen(n=600)
+    six = {f: feats[f] for f in ("f0", "f1", "f2", "f3", "f4", "f5")}
+    full = L.select_features(six, y, groups, n_splits=120, search_splits=120)
+    assert full.strategy == "exhaustive" and not full.screened and len(full.results) == 63 == full.evaluated
+    assert [r.features for r in full.results] == [r.features for r in L.search_subsets(six, y, groups, n_splits=120)]
+    screened = L.select_features(six, y, groups, n_splits=120, search_splits=30, finalists=5)
+    assert screened.screened and screened.evaluated == 63 and len(screened.results) == 5
+    assert screened.best.features == full.best.features == ("f2", "f5")
+    by_features = {r.features: r for r in full.results}
+    for r in screened.results:  # finalists carry the full-protocol numbers
+        assert r.grouped.mean == pytest.approx(by_features[r.features].grouped.mean, abs=1e-12)
+    # few subsets: nothing to screen, every subset on every split
+    small = L.select_features({f: feats[f] for f in ("f2", "f5", "f7")}, y, groups, n_splits=60, search_splits=10)
+    assert not small.screened and small.search_splits == 60 and len(small.results) == 7
+    none = L.select_features(six, y, groups, strategy="none", n_splits=30)
+    assert none.strategy == "none" and [r.size for r in none.results] == [6]
+
+
+def test_search_is_reproducible():
+    feats, y, groups = two_of_fourteen(n=400)
+    a = L.select_features(feats, y, groups, n_splits=80, search_splits=20, seed=9)
+    b = L.select_features(feats, y, groups, n_splits=80, search_splits=20, seed=9)
+    c = L.select_features(feats, y, groups, n_splits=80, search_splits=20, seed=10)
+    assert a.as_dict() == b.as_dict() and [r.as_dict() for r in a.results] == [r.as_dict() for r in b.results]
+    assert a.best.grouped.mean != c.best.grouped.mean
+
+
+def test_which_metrics_are_skipped_and_which_stop_the_run():
+    from meta_eval.learn_run import document_groups, split_skipped
+
+    skipped = [("textrank", "needs source documents, which chaganty does not have"),
+               ("moverscore", "the default model is not available offline here")]
+    inapplicable, blocking = split_skipped(skipped, has_sources=False, has_references=True)
+    assert [n for n, _ in inapplicable] == ["textrank"] and "source documents" in inapplicable[0][1]
+    assert blocking == [("moverscore", "the default model is not available offline here")]
+    inapplicable, blocking = split_skipped(skipped, has_sources=True, has_references=False)
+    assert [n for n, _ in inapplicable] == ["moverscore"] and [n for n, _ in blocking] == ["textrank"]
+    one_doc = JudgmentSet("one", [Judgment(id=f"r{i}", doc_id="d", system="s", candidate="c", references=("r",),
+                                           scores={"a": float(i)}) for i in range(3)], ("a",), "a")
+    groups, note = document_groups(one_doc)
+    assert groups is None and "1 document" in note
+
 # -- the target -----------------------------------------------------------------------------------------------------
 def jset_of(values_a, values_b):
     rows = [Judgment(id=f"r{i}", doc_id=f"d{i}", system="s", candidate="c", references=("r",),
@@ -299,7 +420,67 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
         columns.update(metrics.create(name).score([r.example() for r in rows]))
     assert scores == pytest.approx(model.predict(columns))
 
-    # without --features the search over 11 variants exceeds the cap: a clear error, before any model is saved
+    # without --features, rouge's variants + wms + sms (11 or more) have more subsets than the exhaustive cap: the
+    # default search is greedy (this used to be an error); asking for the exhaustive search still is one
+    out2 = tmp_path / "greedy.json"
     res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
-                              "--metrics", "rouge,wms,sms", "--splits", "10"])
+                              "--metrics", "rouge,wms,sms", "--splits", "20", "--output", str(out2)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out2.read_text())
+    k = len(doc["features"])
+    assert k >= 11 and doc["search"]["strategy"] == "greedy-forward" and doc["search"]["subsets"] == 2 ** k - 1
+    assert f"subsets of {k} features exceed the cap of 1,024" in doc["search"]["reason"]
+    said = " ".join(res.output.split())  # rich wraps lines
+    assert "search: greedy-forward (auto:" in said and "greedy path (mean held-out spearman, grouped" in said
+    assert doc["best"] == doc["results"][0]["features"] and doc["results"][0]["grouped"]["n_splits"] == 20
+    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+                              "--metrics", "rouge,wms,sms", "--splits", "10", "--search", "exhaustive"])
     assert res.exit_code == 2 and "exceed the cap" in res.output
+
+
+def test_cli_learn_summeval_default_search(shared_data, tmp_path):
+    """The issue's first call: 14 features (rouge's 12 variants, wms, sms) on SummEval, default search."""
+    out = tmp_path / "summeval.json"
+    res = runner.invoke(app, ["learn", "--judgments", "summeval", "--data-dir", str(shared_data), "--cache",
+                              str(tmp_path / "cache.sqlite"), "--metrics", "rouge,wms,sms", "--target", "relevance",
+                              "--splits", "40", "--search-splits", "20", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["n"] == 1600 and doc["documents"] == 100 and doc["protocols"] == ["grouped", "ungrouped"]
+    search = doc["search"]
+    assert search["strategy"] == "greedy-forward" and search["screened"] and search["search_splits"] == 20
+    assert search["finalists"] == len(doc["results"]) == sum(p["accepted"] for p in search["path"])
+    assert all(r["grouped"]["n_splits"] == 40 for r in doc["results"])
+    assert doc["model"]["features"] == doc["best"] and 0 < doc["results"][0]["grouped"]["mean"] < 1
+
+
+def test_cli_learn_one_document_skipped_metric_and_no_search(shared_data, tmp_path):
+    import judgments
+
+    rows = judgments.load("chaganty", shared_data).rows[:40]
+    one_doc = tmp_path / "one.jsonl"  # every row from one document: grouped splits are impossible
+    one_doc.write_text("".join(json.dumps({"id": r.id, "doc_id": "d0", "system": r.system, "candidate": r.candidate,
+                                           "references": list(r.references), "scores": dict(r.scores)}) + "\n"
+                               for r in rows))
+    cache, out = str(tmp_path / "cache.sqlite"), tmp_path / "one.json"
+    base = ["learn", "--judgments", str(one_doc), "--cache", cache, "--splits", "20", "--output", str(out)]
+    res = runner.invoke(app, base + ["--metrics", "rouge,textrank"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())  # rich wraps lines
+    assert "skipped textrank: needs source documents" in said and "only the ungrouped protocol" in said
+    doc = json.loads(out.read_text())
+    assert doc["skipped"][0]["metric"] == "textrank" and "source documents" in doc["skipped"][0]["reason"]
+    assert doc["protocols"] == ["ungrouped"] and all(r["grouped"] is None for r in doc["results"])
+    assert doc["search"]["strategy"] == "greedy-forward" and not doc["search"]["screened"]
+    res = runner.invoke(app, base + ["--metrics", "rouge", "--features", "rouge1-f,rouge2-f,rougeL-f", "--no-search"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["search"]["strategy"] == "none" and [r["size"] for r in doc["results"]] == [3]
+    res = runner.invoke(app, base + ["--metrics", "rouge", "--no-search", "--search", "greedy"])
+    assert res.exit_code == 2 and "contradicts" in " ".join(res.output.split())
+    # a metric that cannot run here (not a missing input of the set) stops the run
+    res = runner.invoke(app, base + ["--metrics", "wms", "--option", "oov=bogus"])
+    assert res.exit_code == 2 and "cannot run: wms: bad configuration" in " ".join(res.output.split())
+    # only metrics the set cannot feed: nothing to learn from
+    res = runner.invoke(app, base + ["--metrics", "textrank,novelty"])
+    assert res.exit_code == 2 and "no metric of --metrics can run" in " ".join(res.output.split())

@@ -1,0 +1,194 @@
+"""The steps of ``meta-eval learn`` between parsing its arguments and printing its tables.
+
+:mod:`cli` parses the options, scores the metrics (with progress bars) and prints and saves; everything else is
+here, so it can be used and tested without the command line:
+
+- :func:`load_target`: the judgment set, its rows with a target value, and that target.
+- :func:`split_skipped`: which metrics of ``--metrics`` are skipped and which stop the run. A metric that needs
+  inputs the set does not have (source documents, references) is *skipped* with its reason, because one
+  ``--metrics`` list is meant to serve every set (as ``meta-eval leaderboard publish`` does: textrank and
+  novelty need sources, which chaganty and essays lack). A metric that cannot run *here* (a model that is not
+  installed, a bad option) or that fails while scoring stops the run: it was named as a feature source, and
+  learning without it silently would answer a different question.
+- :func:`feature_columns`: the feature columns (every variant of the chosen metrics, or ``--features``).
+- :func:`document_groups`: the document of every row for grouped splits, or None when the set has a single
+  document (essays: one prompt), where only the ungrouped protocol (the paper's) is possible.
+- :func:`final_model` and :func:`output_document`: the model fitted on all rows and the ``--output`` JSON.
+
+The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learn`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from meta_eval import learn as learning
+
+if TYPE_CHECKING:  # pragma: no cover
+    from judgments.base import JudgmentSet
+    from meta_eval.runner import MetricScores
+    from metrics.base import Metric
+
+__all__ = ["MIN_ROWS", "LearnData", "document_groups", "feature_columns", "final_model", "load_target",
+           "output_document", "split_skipped"]
+
+MIN_ROWS = 10  # rows with a target value needed to learn
+
+
+@dataclass(frozen=True)
+class LearnData:
+    """The rows to learn from.
+
+    Attributes
+    ----------
+    jset : JudgmentSet
+        The rows that have a target value.
+    spec : str
+        The target spec (``--target``, or the set's default dimension).
+    y : ndarray
+        Target values, one per row of ``jset``.
+    dropped : int
+        Rows of the set left out for lack of a target value.
+    """
+
+    jset: JudgmentSet
+    spec: str
+    y: np.ndarray
+    dropped: int
+
+
+def load_target(judgments: str, data_dir: str | Path | None = None, subset: str | None = None,
+                target: str | None = None) -> LearnData:
+    """Load a judgment set and keep the rows that have the target (see :func:`meta_eval.learn.target_set`).
+
+    Raises
+    ------
+    judgments.JudgmentError, judgments.DataError
+        For a set or file that cannot be loaded.
+    ValueError
+        For a bad target, or fewer than :data:`MIN_ROWS` rows with a target value.
+    """
+    import judgments as judgment_sets
+
+    jset = judgment_sets.load(judgments, data_dir, subset=subset)
+    spec = target or jset.default_dimension
+    total = len(jset)
+    kept, y = learning.target_set(jset, spec)
+    if len(kept) < MIN_ROWS:
+        raise ValueError(f"{kept.name}: only {len(kept)} rows have the target {spec!r}; at least {MIN_ROWS} are "
+                         "needed")
+    return LearnData(kept, spec, y, total - len(kept))
+
+
+def split_skipped(skipped: Sequence[tuple[str, str]], has_sources: bool,
+                  has_references: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Split the metrics that cannot run into (skipped: the set lacks their inputs, blocking: anything else).
+
+    Parameters
+    ----------
+    skipped : sequence of (metric name, reason)
+        As returned by the command line's metric chooser.
+    has_sources, has_references : bool
+        What the judgment set has.
+
+    Returns
+    -------
+    (inapplicable, blocking) : two lists of (name, reason)
+        A metric that needs source documents (references) on a set without them is inapplicable, whatever else
+        may be wrong with it; the reason then says what the set lacks.
+    """
+    import metrics.registry as registry
+
+    inapplicable, blocking = [], []
+    for name, reason in skipped:
+        try:
+            cls = registry.get_class(name)
+        except Exception:  # an unknown or broken metric is never "inapplicable"
+            blocking.append((name, reason))
+            continue
+        lacks = [what for what, needed, has in (("source documents", cls.needs_source, has_sources),
+                                                ("references", cls.needs_references, has_references))
+                 if needed and not has]
+        if lacks:
+            inapplicable.append((name, f"needs {' and '.join(lacks)}, which this set does not have"))
+        else:
+            blocking.append((name, reason))
+    return inapplicable, blocking
+
+
+def feature_columns(chosen: Sequence[Metric], scored: Sequence[MetricScores],
+                    features: str | None = None) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The feature names and columns: every variant of the scored metrics, or the comma-separated ``features``.
+
+    Raises
+    ------
+    ValueError
+        If two metrics produce a variant of the same name, or ``features`` names an unknown variant, a variant
+        twice, or nothing.
+    """
+    owner: dict[str, Any] = {}
+    for metric, ms in zip(chosen, scored):
+        for variant in ms.scores:
+            if variant in owner:
+                raise ValueError(f"variant {variant!r} is produced by both {owner[variant].metric} and {metric.name}")
+            owner[variant] = ms
+    names = [f.strip() for f in features.split(",") if f.strip()] if features else list(owner)
+    unknown = [f for f in names if f not in owner]
+    if unknown or not names or len(set(names)) != len(names):
+        raise ValueError(f"--features must name distinct variants of the chosen metrics ({', '.join(owner)}); "
+                         f"{'unknown: ' + ', '.join(unknown) if unknown else 'got ' + repr(features)}")
+    return names, {f: np.asarray(owner[f].scores[f], dtype=np.float64) for f in names}
+
+
+def document_groups(jset: JudgmentSet) -> tuple[list[str] | None, str | None]:
+    """The document id of every row for grouped splits, or (None, why) when the set has fewer than 2 documents."""
+    n_docs = jset.documents()
+    if n_docs < 2:
+        return None, (f"{jset.name} has {n_docs} document(s): grouped splits need at least 2, so only the ungrouped "
+                      "protocol (rows split at random, the paper's) is run")
+    return [r.doc_id for r in jset.rows], None
+
+
+def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y: np.ndarray,
+                chosen: Sequence[Metric], scored: Sequence[MetricScores], configs: Sequence[Mapping[str, Any]],
+                data: LearnData, alpha: float) -> learning.LearnedModel:
+    """Fit the best feature set on all rows (:func:`meta_eval.learn.fit_final`) as a :class:`LearnedModel`.
+
+    ``configs`` holds, per chosen metric, the options it was created with (saved so ``learned:NAME`` re-creates
+    it); only the metrics that feed the model become components.
+    """
+    x = np.column_stack([columns[f] for f in best.features])
+    means, stds, weights, intercept = learning.fit_final(x, y, alpha)
+    components = []
+    for metric, ms, config in zip(chosen, scored, configs):
+        used = tuple(v for v in ms.scores if v in best.features)
+        if used:
+            components.append(learning.Component(metric.name, dict(config), ms.signature, used))
+    jset = data.jset
+    return learning.LearnedModel(features=list(best.features), components=components, means=means.tolist(),
+                                 stds=stds.tolist(), weights=weights.tolist(), intercept=intercept, alpha=alpha,
+                                 target=data.spec, judgments=jset.name, subset=jset.subset, n=len(jset),
+                                 documents=jset.documents(), heldout=best.as_dict())
+
+
+def output_document(data: LearnData, outcome: learning.SearchOutcome, model: learning.LearnedModel,
+                    names: Sequence[str], scored: Sequence[MetricScores], skipped: Sequence[tuple[str, str]],
+                    grouping_note: str | None, settings: Mapping[str, Any], saved: str | Path | None,
+                    learn_seconds: float, wall_seconds: float) -> dict[str, Any]:
+    """The ``--output`` JSON: the data, the settings, the search (strategy, reason, parameters), every
+    finalist's full-protocol results, the model, and the metrics' signatures and timing."""
+    jset = data.jset
+    return {"judgments": jset.name, "subset": jset.subset, "target": data.spec, "n": len(jset),
+            "rows_without_target": data.dropped, "documents": jset.documents(), **dict(settings),
+            "protocols": ["grouped", "ungrouped"] if grouping_note is None else ["ungrouped"],
+            "grouping_note": grouping_note, "search": outcome.as_dict(), "features": list(names),
+            "skipped": [{"metric": n, "reason": r} for n, r in skipped], "best": list(outcome.best.features),
+            "results": [r.as_dict() for r in outcome.results], "model": model.as_dict(),
+            "saved": None if saved is None else str(saved),
+            "signatures": {ms.metric: ms.signature for ms in scored},
+            "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
+                       for ms in scored},
+            "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(wall_seconds, 3)}
