@@ -79,8 +79,22 @@ def system_level(metric, human, systems: Sequence[str], kind: str = "spearman",
 
 
 def summary_level(metric, human, documents: Sequence[str], kind: str = "spearman",
-                  drop_missing: bool = False) -> LevelCorrelation:
-    """Mean over documents of the correlation across that document's summaries."""
+                  drop_missing: bool = False, max_p: float | None = None) -> LevelCorrelation:
+    """Mean over documents of the correlation across that document's summaries.
+
+    ``max_p`` keeps only the documents whose own correlation has a two-sided p-value <= ``max_p`` (the others are
+    counted in ``skipped``). This is not Deutsch et al.'s definition: it is what the REALSumm authors' analysis did
+    (Bhandari et al. 2020, neulab/REALSumm ``analysis/utils.py`` at 675c506b, ``print_ktau_matrix``: per-document
+    Kendall tau against LitePyramid recall, documents with p > 0.05 ignored), so that their printed summary-level
+    numbers can be reproduced; use it only for that.
+
+    >>> m, h = [1., 2, 3, 4, 1, 2, 3, 4], [1., 2, 3, 4, 2, 1, 4, 3]
+    >>> r = summary_level(m, h, ["a"] * 4 + ["b"] * 4, "spearman", max_p=0.05)
+    >>> r.r, r.n, r.skipped
+    (1.0, 1, 1)
+    """
+    if max_p is not None and not 0 < max_p <= 1:
+        raise ValueError(f"max_p must be in (0, 1], got {max_p!r}")
     m, h, docs, dropped = _clean(metric, human, documents, drop_missing=drop_missing)
     keys, inverse = np.unique(docs.astype(str), return_inverse=True)
     rs, skipped = [], 0
@@ -90,7 +104,7 @@ def summary_level(metric, human, documents: Sequence[str], kind: str = "spearman
             skipped += 1
             continue
         c = correlate(m[rows], h[rows], kind)
-        if c.r is None:
+        if c.r is None or (max_p is not None and not (c.p is not None and c.p <= max_p)):
             skipped += 1
         else:
             rs.append(c.r)

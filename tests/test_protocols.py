@@ -1,0 +1,137 @@
+"""Named protocols: the file format, the comparison with printed numbers, and `meta-eval run --protocol` / `protocols`.
+
+The real-data reproduction of each shipped protocol is in tests/test_protocol_reproduction.py.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from meta_eval.protocol import Part, ProtocolError, compare, load_protocol, protocol_names
+
+GOOD = """
+name = "toy"
+title = "A toy table"
+citation = "A. Author (2020). A paper."
+source = "Table 9"
+
+[[part]]
+name = "only"
+judgments = "{path}"
+human = "overall"
+level = "global"
+correlation = "pearson"
+metrics = ["rouge"]
+options = {{ use_stemmer = true }}
+tolerance = 0.001
+
+[part.printed]
+"rouge1-f" = {printed}
+"rouge2-f" = 0.5
+
+[part.unmatched]
+"rouge2-f" = "the paper used a different reference"
+"""
+
+
+def _jsonl(tmp_path):
+    rows = [("the cat sat on the mat", "the cat sat on the mat", 1.0),
+            ("a cat sat on a mat", "the cat sat on the mat", 0.8),
+            ("the dog ran", "the cat sat on the mat", 0.1),
+            ("cats sit on mats", "the cat sat on the mat", 0.5),
+            ("nothing at all here", "the cat sat on the mat", 0.0)]
+    path = tmp_path / "toy.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "doc_id": str(i), "system": "s", "candidate": c,
+                                        "references": [r], "scores": {"overall": y}}) + "\n"
+                            for i, (c, r, y) in enumerate(rows)), encoding="utf-8")
+    return path
+
+
+def test_every_shipped_protocol_loads_and_names_its_paper():
+    names = protocol_names()
+    assert {"sms-2019", "summeval-2021", "realsumm-2020"} <= set(names)
+    for name in names:
+        proto = load_protocol(name)
+        assert proto.name == name
+        assert proto.citation and proto.source and proto.parts
+        for part in proto.parts:
+            assert part.printed and 0 <= part.tolerance < 1
+
+
+def test_compare_statuses_by_hand():
+    part = Part("p", "chaganty", "overall", "global", "spearman", ("x",), {"a": 0.30, "b": 0.30, "c": 0.30,
+                                                                           "d": 0.30}, 0.01,
+                unmatched={"b": "named reason"})
+    cells = {c.variant: c for c in compare(part, {"a": 0.31, "b": 0.25, "c": 0.2})}
+    assert cells["a"].status == "match" and cells["a"].difference == pytest.approx(0.01)
+    assert cells["b"].status == "known mismatch" and cells["b"].reason == "named reason"
+    assert cells["c"].status == "MISMATCH" and cells["c"].difference == pytest.approx(-0.1)
+    assert cells["d"].status == "not run" and cells["d"].difference is None
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('level = "global"', 'level = "document"'), "'level' must be one of"),
+    (lambda t: t.replace('metrics = ["rouge"]', 'metrics = []'), "'metrics' must be a non-empty list"),
+    (lambda t: t.replace('"rouge2-f" = "the paper', '"rouge3-f" = "the paper'), "rouge3-f not in [part.printed]"),
+    (lambda t: t.replace("tolerance = 0.001", 'tolerance = "small"'), "'tolerance' must be float"),
+    (lambda t: t.replace('citation = "A. Author (2020). A paper."\n', ""), "missing 'citation'"),
+    (lambda t: t.replace("[[part]]", "[[parts]]"), "needs at least one [[part]]"),
+    (lambda t: t + "\n[oops", "cannot be read as TOML"),
+])
+def test_malformed_protocol_names_file_and_key(tmp_path, edit, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(edit(GOOD.format(path="toy.jsonl", printed=0.5)), encoding="utf-8")
+    with pytest.raises(ProtocolError) as exc:
+        load_protocol(path)
+    assert message in str(exc.value) and str(path) in str(exc.value)
+
+
+def test_unknown_protocol_lists_the_known_ones():
+    with pytest.raises(ProtocolError, match="unknown protocol 'nope'; known: .*sms-2019"):
+        load_protocol("nope")
+
+
+def test_run_protocol_end_to_end_on_a_file(tmp_path):
+    """A protocol file by path runs, prints printed vs meta-eval, and writes every cell to the JSON output."""
+    from scipy.stats import pearsonr
+
+    from metrics import Example, create
+
+    data = _jsonl(tmp_path)
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    r1 = create("rouge").score([Example(r["candidate"], tuple(r["references"])) for r in rows])["rouge1-f"]
+    expected = pearsonr(r1, [r["scores"]["overall"] for r in rows])[0]
+    proto = tmp_path / "toy.toml"
+    proto.write_text(GOOD.format(path=data, printed=round(expected, 4)), encoding="utf-8")
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(app, ["run", "--protocol", str(proto), "--no-cache", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    cells = {c["variant"]: c for c in doc["parts"][0]["cells"]}
+    assert cells["rouge1-f"]["meta_eval"] == pytest.approx(expected, abs=1e-12)
+    assert cells["rouge1-f"]["status"] == "match"
+    assert cells["rouge2-f"]["status"] in ("match", "known mismatch")
+    assert doc["counts"]["MISMATCH"] == 0 and doc["citation"] == "A. Author (2020). A paper."
+    assert "Table 9" in res.output and "rouge1-f" in res.output
+
+
+def test_protocol_refuses_flags_it_fixes():
+    res = CliRunner().invoke(app, ["run", "--protocol", "sms-2019", "--level", "system"])
+    assert res.exit_code == 2
+    assert "fixes the set" in res.output and "--level" in res.output
+
+
+def test_run_needs_judgments_or_protocol():
+    res = CliRunner().invoke(app, ["run"])
+    assert res.exit_code == 2 and "--judgments SET" in res.output
+
+
+def test_protocols_command_lists_them():
+    res = CliRunner().invoke(app, ["protocols"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    for name in protocol_names():
+        assert name in res.output
+    assert "Clark" in res.output
