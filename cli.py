@@ -50,11 +50,28 @@ def _parse_options(options: list[str]) -> dict[str, str]:
 
 
 def _metric_config(cls, options: dict[str, str], function=None) -> dict[str, str]:
-    """The options that ``function`` (default: the metric's constructor) takes by name."""
+    """The options that ``function`` (default: the metric's constructor) takes by name.
+
+    For the constructor, the multi-reference policy ``refs`` counts as taken by every reference-based metric whose
+    policy can be chosen, even when its constructor does not take it (:func:`_build` sets it with ``with_refs``).
+    """
     import inspect
 
     accepted = inspect.signature(function or cls.__init__).parameters
-    return {k: v for k, v in options.items() if k in accepted and k not in ("self", "cls", "args", "kwargs")}
+    config = {k: v for k, v in options.items() if k in accepted and k not in ("self", "cls", "args", "kwargs")}
+    if function is None and "refs" in options and cls.needs_references and not cls.refs_fixed:
+        config["refs"] = options["refs"]
+    return config
+
+
+def _build(cls, config: dict[str, str]):
+    """``cls(**config)``, with ``refs`` passed through ``Metric.with_refs`` when the constructor does not take it."""
+    import inspect
+
+    config = dict(config)
+    refs = None if "refs" in inspect.signature(cls.__init__).parameters else config.pop("refs", None)
+    metric = cls(**config)
+    return metric if refs is None else metric.with_refs(refs)
 
 
 def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
@@ -76,7 +93,7 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
             reason = f"needs references, which {what} does not have"
         if reason is None:
             try:
-                chosen.append(cls(**_metric_config(cls, options)))
+                chosen.append(_build(cls, _metric_config(cls, options)))
             except (ValueError, TypeError) as exc:
                 reason = f"bad configuration: {exc}"
         if reason is not None:
@@ -113,14 +130,18 @@ def _score_all(chosen, examples, store, batch_size, skipped):
 
 @app.command()
 def run(
-    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl file"),
+    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help="chaganty, essays, summeval, realsumm, "
+                                            "or a .jsonl file"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="Run a paper's table as it was run (set, human "
+                                           "dimension, level, correlation, metric options) and print the paper's "
+                                           "numbers beside meta-eval's; see `meta-eval protocols`"),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names "
                                           "(default: every registered metric that can run on the set)"),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
                                            "rougeL-f when scored]"),
-    correlation: str = typer.Option("spearman", "--correlation", help="spearman, pearson or kendall: sorts the "
-                                    "table and is used by the Williams test"),
+    correlation: Optional[str] = typer.Option(None, "--correlation", help="spearman, pearson or kendall: sorts "
+                                              "the table and is used by the significance tests [default: spearman]"),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (the SMS paper's "
                                          "subset, default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
@@ -131,31 +152,71 @@ def run(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
-    level: str = typer.Option("global", "--level", help="global (all rows; Williams tests, as the SMS paper), "
-                              "summary or system (Deutsch et al. 2021: bootstrap intervals, permutation tests)"),
+    level: Optional[str] = typer.Option(None, "--level", help="global (all rows; Williams tests, as the SMS paper), "
+                                        "summary or system (Deutsch et al. 2021: bootstrap intervals, permutation "
+                                        "tests) [default: global]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
+                                             "pair: error, mean (average human and metric scores per cell at the "
+                                             "summary/system levels) or first (keep the first row in file order) "
+                                             "[default: error; the chaganty set declares mean]"),
+    text: Optional[str] = typer.Option(None, "--text", help="repaired (mis-decoded UTF-8 undone with ftfy, for "
+                                       "essays and JSONL files) or as-released (the SMS paper scored the essays "
+                                       "as released) [default: repaired]"),
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     import judgments as judgment_sets
     from meta_eval.cache import ScoreCache, default_cache_path
     from meta_eval.evaluate import evaluate
 
+    if protocol is not None:
+        fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
+                 "--correlation": correlation, "--subset": subset, "--level": level, "--option": option or None,
+                 "--duplicates": duplicates, "--text": text}
+        given = [flag for flag, value in fixed.items() if value is not None]
+        if given:
+            _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
+                  f"{', '.join(given)} (or run without --protocol)")
+        _run_protocol(protocol, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
+                      resamples=resamples, seed=seed, output=output)
+        return
+    if judgments is None:
+        _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
+    correlation = correlation or "spearman"
+    level = level or "global"
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if level not in ("global", "summary", "system"):
         _fail(f"--level must be global, summary or system, not {level!r}")
     started = time.perf_counter()
+    if duplicates not in (None, "error", "mean", "first"):
+        _fail(f"--duplicates must be error, mean or first, not {duplicates!r}")
+    from meta_eval.evaluate import check_level
+
     try:
-        jset = judgment_sets.load(judgments, data_dir, subset=subset)
+        jset = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
         dim = human or jset.default_dimension
         total_rows = len(jset)
         jset = jset.scored(dim)
-    except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+        dropped = total_rows - len(jset)
+        jset, dup_report = jset.resolve_duplicates(duplicates)
+        if len(jset) >= 4:
+            check_level(jset, dim, level)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         _fail(str(exc))
-    dropped = total_rows - len(jset)
     if len(jset) < 4:
         _fail(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
+    why = "given with --human" if human else jset.default_reason
+    set_notes = list(jset.notes)
+    if jset.rows_without_system():
+        set_notes.append(f"{len(jset.rows_without_system())} of {len(jset)} rows have no 'system': only the global "
+                         "level can be computed (the summary and system levels need each row's system)")
+    if human is None and len(jset.dimensions) > 1:
+        out.print(f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})",
+                  highlight=False, markup=False)
+    for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=jset.name,
                                       has_sources=jset.has_sources, has_references=jset.max_references > 0)
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
@@ -169,20 +230,21 @@ def run(
         baseline = "rougeL-f"
     elif baseline is not None and baseline not in variants:
         _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
-    if level == "global":
-        results = evaluate(jset.human(dim), scored, baseline, correlation)
-    else:
-        from meta_eval.evaluate import evaluate_level
+    from meta_eval.evaluate import evaluate_level
 
-        try:
+    try:
+        if level == "global":
+            results = evaluate(jset.human(dim), scored, baseline, correlation)
+        else:
             results = evaluate_level(jset, dim, scored, level, baseline, correlation, resamples, seed)
-        except ValueError as exc:
-            _fail(str(exc))
+    except ValueError as exc:
+        _fail(f"{jset.origin()}: {exc}" if level == "global" else str(exc))
     results.sort(key=lambda r: float("inf") if getattr(r, correlation) is None else -getattr(r, correlation))
     _print_results(jset, dim, results, scored, skipped, baseline, correlation)
     if output is not None:
-        doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "n": len(jset), "rows_without_human":
-               dropped, "level": level, "correlation": correlation, "baseline": baseline,
+        doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "human_chosen_because": why,
+               "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
+               "notes": set_notes, "level": level, "correlation": correlation, "baseline": baseline,
                **({"resamples": resamples, "seed": seed} if level != "global" else {}),
                "results": [r.as_dict() for r in results],
                "skipped": [{"metric": n, "reason": r} for n, r in skipped],
@@ -194,6 +256,128 @@ def run(
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         tmp.replace(output)
         err.print(f"wrote {output}")
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    """Write ``doc`` to ``path`` atomically (a temporary file beside it, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
+    """Summary-level correlation over the documents whose own correlation has p <= ``part.max_p`` (REALSumm)."""
+    from meta_eval.levels import summary_level
+
+    human = jset.human(part.human)
+    docs = [r.doc_id for r in jset.rows]
+    values = {}
+    for ms in scored:
+        for variant, s_ in ms.scores.items():
+            if variant not in part.printed:
+                continue
+            oriented = s_ if ms.higher_is_better else -s_
+            res = summary_level(oriented, human, docs, part.correlation, max_p=part.max_p)
+            values[variant] = res.r
+            err.print(f"  {variant}: {res.n} documents with p <= {part.max_p:g} kept, {res.skipped} left out",
+                      highlight=False)
+    return values
+
+
+def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples, seed, output) -> None:
+    """``meta-eval run --protocol NAME``: every part of the protocol, meta-eval's number beside the printed one."""
+    import judgments as judgment_sets
+    from meta_eval.cache import ScoreCache, default_cache_path
+    from meta_eval.evaluate import evaluate, evaluate_level
+    from meta_eval.protocol import ProtocolError, compare, load_protocol
+
+    started = time.perf_counter()
+    try:
+        proto = load_protocol(name)
+    except ProtocolError as exc:
+        _fail(str(exc))
+    out.print(f"[bold]{proto.name}[/]: {proto.title}", highlight=False)
+    out.print(f"  {proto.citation}", highlight=False, markup=False)
+    out.print(f"  printed numbers: {proto.source}", highlight=False, markup=False)
+    parts_doc, all_cells, missing = [], [], []
+    for part in proto.parts:
+        try:
+            jset = judgment_sets.load(part.judgments, data_dir, subset=part.subset, text=part.text)
+            total_rows = len(jset)
+            jset = jset.scored(part.human)
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            _fail(f"{proto.name}/{part.name}: {exc}")
+        chosen, skipped = _choose_metrics(",".join(part.metrics), dict(part.options), what=jset.name,
+                                          has_sources=jset.has_sources, has_references=jset.max_references > 0)
+        err.print(f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows"
+                  f"{f' ({total_rows - len(jset)} without a {part.human} score left out)' if total_rows > len(jset) else ''}"
+                  f", human {part.human}, {part.level} level, {part.correlation}", highlight=False)
+        store = None if no_cache else ScoreCache(cache or default_cache_path())
+        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+        variants = {v for ms in scored for v in ms.scores}
+        baseline = part.baseline if part.baseline in variants else None
+        results = []
+        if scored:
+            try:
+                if part.level == "global":
+                    results = evaluate(jset.human(part.human), scored, baseline, part.correlation)
+                else:
+                    results = evaluate_level(jset, part.human, scored, part.level, baseline, part.correlation,
+                                             resamples, seed)
+            except ValueError as exc:
+                _fail(f"{proto.name}/{part.name}: {exc}")
+        by_variant = {r.metric: r for r in results}
+        values = {v: getattr(r, part.correlation) for v, r in by_variant.items()}
+        if part.max_p is not None:
+            values = _significant_documents_level(jset, part, scored)
+        cells = compare(part, values)
+        all_cells += cells
+        missing += [(part.name, n, r) for n, r in skipped]
+        table = Table(title=f"{proto.name} / {part.name}: {jset.name} ({jset.subset}, n={len(jset)}), "
+                            f"{part.level}-level {part.correlation} with human '{part.human}'")
+        test = "Williams p" if part.level == "global" else "perm. p"
+        for col in ("paper's row", "variant", "meta-eval", "printed", "difference",
+                    *([f"{test} vs {baseline}"] if baseline else []), "status"):
+            table.add_column(col, justify="left" if col in ("paper's row", "variant", "status") else "right")
+        style = {"match": "green", "known mismatch": "yellow", "MISMATCH": "bold red", "not run": "red"}
+        for c in cells:
+            r = by_variant.get(c.variant)
+            p_value = None if r is None else (r.williams_p_vs_baseline if part.level == "global"
+                                              else r.perm_p_vs_baseline)
+            p_cell = ["(baseline)" if c.variant == baseline else f"{_fmt(p_value)} {_stars(p_value)}".strip()]
+            table.add_row(c.label, c.variant, _fmt(c.meta_eval), _fmt(c.printed),
+                          "-" if c.difference is None else f"{c.difference:+.3f}", *(p_cell if baseline else []),
+                          f"[{style[c.status]}]{c.status}[/]")
+        out.print(table)
+        out.print(f"tolerance: |meta-eval - printed| <= {part.tolerance:g}", highlight=False)
+        for c in cells:
+            if c.reason and not c.matches:
+                out.print(f"  {c.variant}: {c.reason}", highlight=False, markup=False, soft_wrap=True)
+        for ms in scored:
+            out.print(f"  {ms.signature}", highlight=False, markup=False, soft_wrap=True)
+        for metric_name, reason in skipped:
+            out.print(f"[red]not run[/] {metric_name}: {reason}", highlight=False)
+        parts_doc.append({"name": part.name, "judgments": jset.name, "subset": jset.subset, "human": part.human,
+                          "level": part.level, "correlation": part.correlation, "n": len(jset),
+                          "rows_without_human": total_rows - len(jset), "metrics": list(part.metrics),
+                          "options": dict(part.options), "baseline": baseline, "tolerance": part.tolerance,
+                          **({"resamples": resamples, "seed": seed} if part.level != "global" else {}),
+                          "cells": [c.as_dict() for c in cells], "results": [r.as_dict() for r in results],
+                          "signatures": {ms.metric: ms.signature for ms in scored},
+                          "skipped": [{"metric": n, "reason": r} for n, r in skipped]})
+    counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
+    out.print(f"{proto.name}: {counts['match']} of {len(all_cells)} printed cells match within tolerance; "
+              f"{counts['known mismatch']} known mismatches (reasons above); {counts['MISMATCH']} unexplained; "
+              f"{counts['not run']} not run", highlight=False)
+    if output is not None:
+        _write_json(output, {"protocol": proto.name, "title": proto.title, "citation": proto.citation,
+                             "source": proto.source, "counts": counts, "parts": parts_doc,
+                             "wall_seconds": round(time.perf_counter() - started, 3)})
+        err.print(f"wrote {output}")
+    if missing:
+        _fail("the protocol needs metrics that could not run here: "
+              + "; ".join(f"{p}/{n}: {r}" for p, n, r in missing), code=1)
 
 
 def _print_results(jset, dim, results, scored, skipped, baseline, correlation) -> None:
@@ -320,16 +504,104 @@ def list_metrics() -> None:
         out.print(f"plugin {name}: {reason}", highlight=False, markup=False)
 
 
+@app.command("protocols")
+def list_protocols() -> None:
+    """List the named protocols: papers' tables that `meta-eval run --protocol NAME` reproduces."""
+    from meta_eval.protocol import ProtocolError, load_protocol, protocol_names
+
+    table = Table(title="Protocols (meta-eval run --protocol NAME)")
+    for col in ("name", "paper's table", "parts: set / human / level / correlation", "cells"):
+        table.add_column(col)
+    problems, citations = [], []
+    for name in protocol_names():
+        try:
+            proto = load_protocol(name)
+        except ProtocolError as exc:
+            problems.append(str(exc))
+            continue
+        parts = "; ".join(f"{p.name}: {p.judgments} / {p.human} / {p.level} / {p.correlation}" for p in proto.parts)
+        table.add_row(proto.name, proto.title, parts, str(sum(len(p.printed) for p in proto.parts)))
+        citations.append(f"{proto.name}: {proto.citation}")
+    out.print(table)
+    for line in citations:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    for problem in problems:
+        out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
+    if problems:
+        raise typer.Exit(1)
+
+
+def _describe_judgments(jset) -> None:
+    """Print what one judgment set holds (``meta-eval judgments PATH``) and the levels its default dimension allows."""
+    from dataclasses import replace
+
+    from meta_eval.evaluate import check_level
+
+    d = jset.describe()
+    out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
+
+    def add(what: str, value) -> None:
+        out.print(f"  {what}: {value}", highlight=False, markup=False, soft_wrap=True)
+
+    add("rows", d["rows"])
+    add("documents", d["documents"])
+    systems = jset.systems()
+    text = f"{len(systems)}" + (f" ({', '.join(systems)})" if 0 < len(systems) <= 12 else "")
+    if d["rows_without_system"]:
+        text += (f"; {d['rows_without_system']} of {d['rows']} rows have no system (the first: "
+                 f"{d['first_row_without_system']})")
+    add("systems", text)
+    for dim, c in d["dimensions"].items():
+        add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
+            f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
+    if len(d["dimensions"]) > 1:
+        add("default dimension", f"{d['default_dimension']} (because {d['default_reason']}; run --human to choose)")
+    add("rows without any score", d["rows_without_any_score"])
+    add("references per row", ", ".join(f"{k}: {n} row{'s' if n != 1 else ''}"
+                                        for k, n in d["references_per_row"].items()))
+    add("rows with a source", f"{d['rows_with_source']} of {d['rows']}")
+    n_pairs = d["repeated_pairs"]
+    repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
+                                          "rows), e.g. " + "; ".join(d["repeated_examples"]))
+    add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
+    dim = jset.default_dimension
+    for level in ("global", "summary", "system"):
+        prefix = ""
+        try:
+            scored = jset.scored(dim)
+            if scored.duplicates == "error" and scored.repeated_pairs():
+                prefix = "only with --duplicates mean or first; then "
+                scored = replace(scored, duplicates="mean")
+            units = check_level(scored, dim, level)
+            add(f"{level} level ({dim})", f"{prefix}yes: {units}")
+        except ValueError as exc:
+            add(f"{level} level ({dim})", f"{prefix}no: {exc}")
+    for note in d["notes"]:
+        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
 @app.command("judgments")
 def list_judgments(
+    path: Optional[str] = typer.Argument(None, help="A .jsonl/.jsonl.gz file (or a built-in set) to describe: rows, "
+                                         "documents, systems, dimensions, references per row, repeated pairs, "
+                                         "rows without scores, levels. Without it: list the built-in sets"),
+    judgments_path: Optional[str] = typer.Option(None, "--judgments", "-j", help="Same as PATH"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
 ) -> None:
-    """List the built-in judgment sets: rows, documents, systems, human dimensions, sources, references."""
+    """List the built-in judgment sets, or describe one file: `meta-eval judgments PATH`."""
     import importlib
 
     import judgments as judgment_sets
     from judgments.files import verify_all
 
+    if path is not None and judgments_path is not None and path != judgments_path:
+        _fail(f"give the set once: PATH {path!r} or --judgments {judgments_path!r}")
+    if (path or judgments_path) is not None:
+        try:
+            _describe_judgments(judgment_sets.load(path or judgments_path, data_dir, download=False))
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            _fail(str(exc))
+        return
     root = judgment_sets.data_dir(data_dir)
     table = Table(title=f"Judgment sets (data: {root})")
     for col in ("name", "subset", "rows", "docs", "systems", "human dimensions (default first)", "sources", "refs"):
@@ -357,7 +629,8 @@ def learn(
     judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl "
                                   "file"),
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metrics whose variants are the "
-                                "features"),
+                                "features (a metric that needs source documents or references the set lacks is "
+                                "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
     target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
@@ -367,12 +640,19 @@ def learn(
     splits: int = typer.Option(1000, "--splits", min=1, help="Random train/held-out splits per protocol"),
     train_fraction: float = typer.Option(0.5, "--train-fraction", help="Share of documents (grouped) or rows "
                                          "(ungrouped) used for fitting in each split"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the splits (every subset sees the same splits)"),
-    search: bool = typer.Option(True, "--search/--no-search", help="Rank every subset of the features, or fit "
-                                "the full feature set only"),
-    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest subset searched (at most "
-                                           "1,024 subsets are allowed)"),
-    top: int = typer.Option(10, "--top", min=1, help="Subsets shown in the table"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the splits (every feature set sees the same splits)"),
+    search: str = typer.Option("auto", "--search", help="auto (exhaustive if there are at most 1,024 subsets, "
+                               "else greedy), exhaustive (every subset), greedy (forward selection), or none (the "
+                               "full feature set only)"),
+    no_search: bool = typer.Option(False, "--no-search", help="Same as --search none"),
+    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest feature set (exhaustive: "
+                                           "subsets up to this size; greedy: stop at this size)"),
+    search_splits: int = typer.Option(100, "--search-splits", min=1, help="Splits that screen feature sets during "
+                                      "a search (the first N of the seeded splits); the finalists are evaluated on "
+                                      "all --splits"),
+    min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help="Greedy: add a feature only if it raises the "
+                                   "mean held-out correlation by more than this"),
+    top: int = typer.Option(10, "--top", min=1, help="Feature sets shown in the table"),
     correlation: str = typer.Option("spearman", "--correlation", help="Held-out correlation: spearman, pearson "
                                     "or kendall"),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
@@ -391,13 +671,12 @@ def learn(
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
     Every split fits on a random half and correlates on the other half, by document (grouped) and by row
-    (ungrouped); subsets of the features are ranked by the mean held-out grouped correlation. The final model is
-    fitted on all rows.
+    (ungrouped); feature sets are ranked by the mean held-out grouped correlation: every subset when there are at
+    most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
     """
-    import numpy as np
-
     import judgments as judgment_sets
     from meta_eval import learn as learning
+    from meta_eval import learn_run
     from meta_eval.cache import ScoreCache, default_cache_path
     from metrics.learned import model_path
 
@@ -405,6 +684,12 @@ def learn(
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if not 0 < train_fraction < 1:
         _fail(f"--train-fraction must be between 0 and 1, got {train_fraction}")
+    if search not in learning.SEARCH_STRATEGIES:
+        _fail(f"--search must be {', '.join(learning.SEARCH_STRATEGIES)}, not {search!r}")
+    if no_search:
+        if search not in ("auto", "none"):
+            _fail(f"--no-search contradicts --search {search}")
+        search = "none"
     save_path = None
     if save is not None:
         try:
@@ -413,84 +698,87 @@ def learn(
             _fail(str(exc))
     started = time.perf_counter()
     try:
-        jset = judgment_sets.load(judgments, data_dir, subset=subset)
-        spec = target or jset.default_dimension
-        total_rows = len(jset)
-        jset, y = learning.target_set(jset, spec)
+        data = learn_run.load_target(judgments, data_dir, subset, target)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         _fail(str(exc))
-    dropped = total_rows - len(jset)
-    if len(jset) < 10:
-        _fail(f"{jset.name}: only {len(jset)} rows have the target {spec!r}; at least 10 are needed")
+    jset, y, spec = data.jset, data.y, data.spec
     options = _parse_options(option)
     chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
                                       has_references=jset.max_references > 0)
-    if skipped:
+    skipped, blocking = learn_run.split_skipped(skipped, jset.has_sources, jset.max_references > 0)
+    if blocking:
         _fail("every metric of --metrics is a feature source, but these cannot run: "
-              + "; ".join(f"{n}: {r}" for n, r in skipped))
+              + "; ".join(f"{n}: {r}" for n, r in blocking))
+    if not chosen:
+        _fail(f"no metric of --metrics can run on {jset.name}: " + "; ".join(f"{n}: {r}" for n, r in skipped))
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
-              + (f" ({dropped} rows without it left out)" if dropped else ""), highlight=False)
+              + (f" ({data.dropped} rows without it left out)" if data.dropped else ""), highlight=False)
+    for name, reason in skipped:
+        err.print(f"  [yellow]skipped[/] {name}: {reason}", highlight=False)
+    groups, grouping_note = learn_run.document_groups(jset)
+    if grouping_note:
+        err.print(f"  [yellow]note[/]: {grouping_note}", highlight=False)
     store = None if no_cache else ScoreCache(cache or default_cache_path())
-    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
-    if skipped:
-        _fail("; ".join(f"{n}: {r}" for n, r in skipped))
-    owner = {}
-    for metric, ms in zip(chosen, scored):
-        for variant in ms.scores:
-            if variant in owner:
-                _fail(f"variant {variant!r} is produced by both {owner[variant][0].name} and {metric.name}")
-            owner[variant] = (metric, ms)
-    names = [f.strip() for f in features.split(",") if f.strip()] if features else list(owner)
-    unknown = [f for f in names if f not in owner]
-    if unknown or not names or len(set(names)) != len(names):
-        _fail(f"--features must name distinct variants of the chosen metrics ({', '.join(owner)}); "
-              f"{'unknown: ' + ', '.join(unknown) if unknown else 'got ' + repr(features)}")
-    columns = {f: owner[f][1].scores[f] for f in names}
-    groups = [r.doc_id for r in jset.rows]
-    common = {"alpha": alpha, "n_splits": splits, "train_fraction": train_fraction, "seed": seed,
-              "kind": correlation}
+    failed: list[tuple[str, str]] = []
+    scored = _score_all(chosen, jset.examples(), store, batch_size, failed)
+    if failed:
+        _fail("; ".join(f"{n}: {r}" for n, r in failed))
+    try:
+        names, columns = learn_run.feature_columns(chosen, scored, features)
+    except ValueError as exc:
+        _fail(str(exc))
     learn_started = time.perf_counter()
     try:
-        if search:
-            results = learning.search_subsets(columns, y, groups, max_size=max_size, **common)
-        else:
-            results = [learning.learn_ridge(np.column_stack(list(columns.values())), y, groups,
-                                            feature_names=names, **common)]
+        outcome = learning.select_features(columns, y, groups, strategy=search, max_size=max_size, alpha=alpha,
+                                           n_splits=splits, train_fraction=train_fraction, seed=seed,
+                                           kind=correlation, search_splits=search_splits, finalists=max(top, 20),
+                                           min_gain=min_gain)
     except ValueError as exc:
-        _fail(f"{exc}" + (" (use --features or --max-size)" if "cap" in str(exc) else ""))
+        _fail(f"{exc}" + (" (use --features, --max-size or --search greedy)" if "cap" in str(exc) else ""))
     learn_seconds = time.perf_counter() - learn_started
+    results, best = outcome.results, outcome.best
 
     def ci(p):
         return "-" if p is None or p.low is None else f"[{_fmt(p.low)}, {_fmt(p.high)}]"
 
     title = (f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge (alpha={alpha:g}) to "
-             f"'{spec}', held-out {correlation} over {splits} splits ({train_fraction:.0%} train)")
+             f"'{spec}', held-out {correlation} over {splits} splits ({train_fraction:.0%} train); search: "
+             f"{outcome.strategy}")
     table = Table(title=title)
-    for col in ("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped", "ungrouped - grouped"):
+    grouped = groups is not None
+    columns_shown = (("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped",
+                      "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
+                                                              "95% interval"))
+    for col in columns_shown:
         table.add_column(col, justify="left" if col == "features" else "right")
     for i, r in enumerate(results[:top], 1):
-        table.add_row(str(i), " + ".join(r.features), str(r.size), _fmt(r.grouped.mean if r.grouped else None),
-                      ci(r.grouped), _fmt(r.ungrouped.mean), _fmt(r.overstatement), style="bold" if i == 1 else None)
+        cells = ((_fmt(r.grouped.mean), ci(r.grouped), _fmt(r.ungrouped.mean), _fmt(r.overstatement)) if grouped
+                 else (_fmt(r.ungrouped.mean), ci(r.ungrouped)))
+        table.add_row(str(i), " + ".join(r.features), str(r.size), *cells, style="bold" if i == 1 else None)
     out.print(table)
-    if len(results) > top:
-        out.print(f"({len(results)} subsets evaluated; {top} shown)", highlight=False)
+    out.print(f"search: {outcome.strategy} ({outcome.reason}); {outcome.summary()}"
+              + (f"; {top} of {len(results)} shown" if len(results) > top else ""), highlight=False)
+    if outcome.path:
+        stage = f"first {outcome.search_splits} splits" if outcome.screened else f"all {splits} splits"
+        steps = ", ".join(f"{'+' if p['accepted'] else 'not +'}{p['added']} {p['score']:.4f}" for p in outcome.path)
+        out.print(f"greedy path (mean held-out {correlation}, {best.primary.protocol}, {stage}): {steps}",
+                  highlight=False)
 
-    best = results[0]
-    x = np.column_stack([columns[f] for f in best.features])
-    means, stds, weights, intercept = learning.fit_final(x, y, alpha)
-    what = "best subset" if search else "full feature set"
-    wtable = Table(title=f"Weights of the {what}: mean ± sd over the grouped splits, and the final fit on all "
+    model = learn_run.final_model(best, columns, y, chosen, scored,
+                                  [_metric_config(type(m), options) for m in chosen], data, alpha)
+    what = "full feature set" if outcome.strategy == "none" else "best feature set"
+    p = best.primary
+    wtable = Table(title=f"Weights of the {what}: mean ± sd over the {p.protocol} splits, and the final fit on all "
                          f"{len(jset)} rows")
     for col in ("feature", "standardised (splits)", "raw (splits)", "standardised (final)", "raw (final)"):
         wtable.add_column(col, justify="left" if col == "feature" else "right")
-    p = best.primary
     for j, f in enumerate(best.features):
         wtable.add_row(f, f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
-                       f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{weights[j]:.4f}",
-                       f"{weights[j] / stds[j]:.4f}")
+                       f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{model.weights[j]:.4f}",
+                       f"{model.raw_weights[j]:.4f}")
     wtable.add_row("(intercept)", f"{p.intercept_std[0]:.4f} ± {p.intercept_std[1]:.4f}",
-                   f"{p.intercept_raw[0]:.4f} ± {p.intercept_raw[1]:.4f}", f"{intercept:.4f}",
-                   f"{intercept - float(np.sum(weights / stds * means)):.4f}")
+                   f"{p.intercept_raw[0]:.4f} ± {p.intercept_raw[1]:.4f}", f"{model.intercept:.4f}",
+                   f"{model.raw_intercept:.4f}")
     out.print(wtable)
     if best.grouped is not None and best.overstatement is not None:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {_fmt(best.grouped.mean)} "
@@ -498,19 +786,12 @@ def learn(
                   f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
                   f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
                   highlight=False)
-    err.print(f"  learning: {learn_seconds:.2f}s for {len(results)} feature set(s) x {splits} splits x "
-              f"{2 if best.grouped is not None else 1} protocols", highlight=False)
+    else:
+        out.print(f"{' + '.join(best.features)}: held-out {correlation} {_fmt(best.ungrouped.mean)} "
+                  f"{ci(best.ungrouped)} with rows split at random", highlight=False)
+    err.print(f"  learning: {learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
+              f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
 
-    components = []
-    for metric, ms in zip(chosen, scored):
-        used = tuple(v for v in ms.scores if v in best.features)
-        if used:
-            components.append(learning.Component(metric.name, _metric_config(type(metric), options), ms.signature,
-                                                 used))
-    model = learning.LearnedModel(features=list(best.features), components=components, means=means.tolist(),
-                                  stds=stds.tolist(), weights=weights.tolist(), intercept=intercept, alpha=alpha,
-                                  target=spec, judgments=jset.name, subset=jset.subset, n=len(jset),
-                                  documents=jset.documents(), heldout=best.as_dict())
     if save_path is not None:
         try:
             model.save(save_path)
@@ -520,21 +801,15 @@ def learn(
         out.print(f"saved {use} ({len(model.features)} features) to {save_path}; score with --metrics {use}",
                   highlight=False, soft_wrap=True)
     if output is not None:
-        doc = {"judgments": jset.name, "subset": jset.subset, "target": spec, "n": len(jset),
-               "rows_without_target": dropped, "documents": jset.documents(), "correlation": correlation,
-               "alpha": alpha, "splits": splits, "train_fraction": train_fraction, "seed": seed, "search": search,
-               "features": names, "best": list(best.features), "results": [r.as_dict() for r in results],
-               "model": model.as_dict(), "saved": None if save_path is None else str(save_path),
-               "signatures": {ms.metric: ms.signature for ms in scored},
-               "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
-                          for ms in scored},
-               "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(time.perf_counter() - started, 3)}
+        settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
+                    "seed": seed}
+        doc = learn_run.output_document(data, outcome, model, names, scored, skipped, grouping_note, settings,
+                                        save_path, learn_seconds, time.perf_counter() - started)
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp = output.with_name(output.name + ".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         tmp.replace(output)
         err.print(f"wrote {output}")
-
 
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Publish comparison leaderboards.")
 app.add_typer(leaderboard_app, name="leaderboard")

