@@ -251,10 +251,7 @@ def run(
                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                       "cached": ms.cached} for ms in scored},
                "wall_seconds": round(time.perf_counter() - started, 3)}
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_name(output.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(output)
+        _write_json(output, doc)
         err.print(f"wrote {output}")
 
 
@@ -805,10 +802,7 @@ def learn(
                     "seed": seed}
         doc = learn_run.output_document(data, outcome, model, names, scored, skipped, grouping_note, settings,
                                         save_path, learn_seconds, time.perf_counter() - started)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_name(output.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(output)
+        _write_json(output, doc)
         err.print(f"wrote {output}")
 
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Publish comparison leaderboards.")

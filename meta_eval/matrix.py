@@ -159,9 +159,11 @@ def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
         If a row has no system (the file and the row are named), or a pair repeats under ``"error"`` (the rows are
         named: file and line for JSONL).
     """
+    from judgments.base import DUPLICATE_POLICIES as SET_POLICIES
+
     policy = jset.duplicates if duplicates is None else duplicates
-    if policy not in ("error", "mean", "first"):
-        raise ValueError(f"unknown duplicates policy {policy!r}; use error, mean or first")
+    if policy not in SET_POLICIES:
+        raise ValueError(f"unknown duplicates policy {policy!r}; use one of {', '.join(SET_POLICIES)}")
     jset.require_systems()
     cells = jset.cells()
     if policy == "error":

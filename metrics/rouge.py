@@ -132,8 +132,7 @@ def sentences(text: str, split: str = "auto") -> tuple[str, ...]:
     >>> sentences("it rained . we stayed in . ", "period")
     ('it rained', 'we stayed in')
     """
-    if split not in SPLITS:
-        raise MetricError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    choice(split, SPLITS, "split")
     lines = [line for line in text.split("\n") if line]
     if split == "newline" or (split == "auto" and "\n" in text):
         return tuple(lines)
@@ -261,10 +260,11 @@ class Rouge(Metric):
         if stopwords == "smart":
             smart_stopwords()  # fail now, not in the middle of a run
         self._scorer = None
+        self._tokenizer = None
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state["_scorer"] = None  # memo tables are rebuilt in a worker
+        state["_scorer"] = state["_tokenizer"] = None  # memo tables are rebuilt in a worker
         return state
 
     def config(self) -> dict[str, object]:
@@ -289,8 +289,8 @@ class Rouge(Metric):
         if self._scorer is None:
             from rouge_score import rouge_scorer
 
-            tokenizer = _Tokenizer(self.use_stemmer, _stopword_set(self.stopwords))
-            self._scorer = rouge_scorer.RougeScorer(list(_TYPES), tokenizer=tokenizer)
+            self._tokenizer = _Tokenizer(self.use_stemmer, _stopword_set(self.stopwords))
+            self._scorer = rouge_scorer.RougeScorer(list(_TYPES), tokenizer=self._tokenizer)
         return self._scorer
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
@@ -318,7 +318,7 @@ class Rouge(Metric):
         """
         from rouge_score.scoring import fmeasure
 
-        tokenize = scorer._tokenizer.tokenize
+        tokenize = self._tokenizer.tokenize  # the scorer's own tokenizer (memoised): the same tokens it counted
         cand_len = len(tokenize(cand))
         per_ref = [scorer.score(ref, cand) for ref in refs]
         ref_lens = [len(tokenize(ref)) for ref in refs]
