@@ -14,6 +14,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -23,7 +24,7 @@ err = Console(stderr=True)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # text, not markup: [coco] stays
     raise typer.Exit(code)
 
 
@@ -354,7 +355,7 @@ def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples
         for ms in scored:
             out.print(f"  {ms.signature}", highlight=False, markup=False, soft_wrap=True)
         for metric_name, reason in skipped:
-            out.print(f"[red]not run[/] {metric_name}: {reason}", highlight=False)
+            out.print(f"[red]not run[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
         parts_doc.append({"name": part.name, "judgments": jset.name, "subset": jset.subset, "human": part.human,
                           "level": part.level, "correlation": part.correlation, "n": len(jset),
                           "rows_without_human": total_rows - len(jset), "metrics": list(part.metrics),
@@ -416,7 +417,7 @@ def _print_results(jset, dim, results, scored, skipped, baseline, correlation) -
         err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
                   highlight=False)
     for name, reason in skipped:
-        out.print(f"[yellow]skipped[/] {name}: {reason}", highlight=False)
+        out.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
 
 
 @app.command()
@@ -456,7 +457,7 @@ def score(
     store = None if no_cache else ScoreCache(cache or default_cache_path())
     scored = _score_all(chosen, examples, store, batch_size, skipped)
     for name, reason in skipped:
-        err.print(f"[yellow]skipped[/] {name}: {reason}", highlight=False)
+        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
     if not scored:
         _fail("no metric could run")
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
@@ -711,7 +712,7 @@ def learn(
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
               + (f" ({data.dropped} rows without it left out)" if data.dropped else ""), highlight=False)
     for name, reason in skipped:
-        err.print(f"  [yellow]skipped[/] {name}: {reason}", highlight=False)
+        err.print(f"  [yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
     groups, grouping_note = learn_run.document_groups(jset)
     if grouping_note:
         err.print(f"  [yellow]note[/]: {grouping_note}", highlight=False)
@@ -857,7 +858,7 @@ def leaderboard_publish(
         store = None if no_cache else ScoreCache(cache or default_cache_path())
         scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
         for metric_name, reason in skipped:
-            err.print(f"  [yellow]skipped[/] {metric_name}: {reason}", highlight=False)
+            err.print(f"  [yellow]skipped[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
         if not scored:
             _fail(f"{jset.name}: no metric could run")
         try:

@@ -135,3 +135,14 @@ def test_protocols_command_lists_them():
     for name in protocol_names():
         assert name in res.output
     assert "Clark" in res.output
+
+
+def test_errors_keep_bracketed_text(monkeypatch):
+    """An install hint such as pip install 'meta-eval[coco]' reaches the user whole (rich markup is escaped)."""
+    import cli
+
+    printed = []
+    monkeypatch.setattr(cli.err, "print", lambda text, **kw: printed.append(cli.err.render_str(text, **kw).plain))
+    with pytest.raises(cli.typer.Exit):
+        cli._fail("missing pycocoevalcap: pip install 'meta-eval[coco]'")
+    assert printed == ["error: missing pycocoevalcap: pip install 'meta-eval[coco]'"]
