@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from meta_eval.cache import ScoreCache, example_key  # noqa: E402
+from meta_eval.cache import CacheError, ScoreCache, example_key  # noqa: E402
 from meta_eval.runner import score_examples  # noqa: E402
 from metrics.base import Example, Metric  # noqa: E402
 
@@ -119,26 +119,16 @@ def test_persistence(tmp_path):
             assert again.count() == 2
 
 
-def test_corrupt_file_is_moved_aside(tmp_path):
+def test_file_that_is_not_a_database_is_left_alone(tmp_path):
+    """Only a proven corrupt meta-eval cache is ever moved (tests/test_cache_faults.py has the other cases)."""
     path = tmp_path / "scores.sqlite"
     garbage = b"this is not a database\x00\xff" * 300
     path.write_bytes(garbage)
-    with pytest.warns(RuntimeWarning) as record:
-        cache = ScoreCache(path)
-    assert any(str(path) in str(w.message) for w in record)
-    try:
-        moved = list(tmp_path.glob("scores.sqlite.corrupt-*"))
-        assert len(moved) == 1
-        assert moved[0].read_bytes() == garbage
-        assert cache.count() == 0
-        cache.put_many("sig", {"k": {"v": 1.0}})
-        assert cache.get_many("sig", ["k"]) == {"k": {"v": 1.0}}
-    finally:
-        cache.close()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with ScoreCache(path) as again:
-            assert again.get_many("sig", ["k"]) == {"k": {"v": 1.0}}
+    with pytest.raises(CacheError, match="not an SQLite database") as info:
+        ScoreCache(path)
+    assert str(path) in str(info.value)
+    assert path.read_bytes() == garbage
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.sqlite"]
 
 
 # -- the runner ------------------------------------------------------------------------------------------------------
