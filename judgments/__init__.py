@@ -39,7 +39,7 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
         repair (the SMS paper scored the essays as released). The other sets are never altered, so there ``text``
         must be ``"repaired"`` (the default) or ``"as-released"`` and both give the same texts.
     """
-    from judgments.essays import text_fixer
+    from judgments.text import text_fixer
 
     text_fixer(text)  # validates
     if name in BUILTIN:

@@ -34,7 +34,7 @@ import numpy as np
 
 from metrics.base import Example
 
-__all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError"]
+__all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples"]
 
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
@@ -83,6 +83,31 @@ class Judgment:
     def example(self) -> Example:
         return Example(self.candidate, self.references, self.source)
 
+    def location(self, set_name: str = "") -> str:
+        """Where a user finds this row, for messages: ``"<file>:<line> (id 'x')"`` for a row read from a file
+        (the id left out when it is the line number, a JSONL row's default), else ``"<set> row 'x' (document 'd',
+        system 's')"``."""
+        if self.where:
+            return self.where if self.where.rsplit(":", 1)[-1] == self.id else f"{self.where} (id {self.id!r})"
+        return (f"{set_name + ' ' if set_name else ''}row {self.id!r} (document {self.doc_id!r}, system "
+                f"{self.system!r})")
+
+
+class LabelledExamples(list):
+    """A list of :class:`~metrics.base.Example` that also holds ``labels``: one location per example, for messages.
+
+    :meth:`JudgmentSet.examples` and the readers of ``meta-eval score`` return one, so that
+    :func:`meta_eval.runner.score_examples` can name the file and line (or the row id) of an example a metric
+    cannot score (e.g. one without a reference), whatever the batch size and the cache. A copy made with ``list()``
+    or a slice is a plain list without labels.
+    """
+
+    def __init__(self, examples, labels) -> None:
+        super().__init__(examples)
+        self.labels = tuple(labels)
+        if len(self.labels) != len(self):
+            raise ValueError(f"{len(self.labels)} labels for {len(self)} examples")
+
 
 @dataclass(frozen=True)
 class DuplicateReport:
@@ -124,6 +149,10 @@ class JudgmentSet:
         What the set is for (e.g. ``"MT"``, ``"factuality"``), the licence its data is under, where the data comes
         from (repository, commit, paper) and who judged it (e.g. ``"1 professional translator per segment"``), for
         listings; empty where a loader does not say.
+    language : str or None
+        The language (ISO 639-1) of the candidate texts, e.g. ``"de"`` for WMT21 en-de; metrics built for other
+        languages (:meth:`metrics.base.Metric.supported_languages`) are skipped with the reason. ``None`` (user JSONL
+        files): not declared, nothing is skipped for it.
     """
 
     name: str
@@ -140,12 +169,21 @@ class JudgmentSet:
     licence: str = ""
     data_source: str = ""
     annotators: str = ""
+    language: str | None = None
 
     def __post_init__(self) -> None:
-        seen: set[str] = set()
-        dupes = [r.id for r in self.rows if r.id in seen or seen.add(r.id)]
+        first: dict[str, Judgment] = {}
+        dupes = []
+        for row in self.rows:
+            if row.id in first:
+                dupes.append((first[row.id], row))
+            else:
+                first[row.id] = row
         if dupes:
-            raise JudgmentError(f"{self.name}: duplicate row ids, e.g. {dupes[:5]} ({len(dupes)} in all)")
+            one, other = dupes[0]
+            raise JudgmentError(f"{self.name}: duplicate row ids: {other.location(self.name)} repeats the id of "
+                                f"{one.location(self.name)} ({len(dupes)} repeated id{'s' if len(dupes) > 1 else ''} "
+                                "in all); each row needs its own id")
         if self.default_dimension not in self.dimensions:
             raise JudgmentError(f"{self.name}: default dimension {self.default_dimension!r} not in {self.dimensions}")
         if self.duplicates not in DUPLICATE_POLICIES:
@@ -180,8 +218,13 @@ class JudgmentSet:
         keep = ~np.isnan(self.human(dimension))
         return replace(self, rows=[r for r, k in zip(self.rows, keep) if k])
 
-    def examples(self) -> list[Example]:
-        return [r.example() for r in self.rows]
+    def examples(self) -> LabelledExamples:
+        """The rows' examples, in row order, labelled with :meth:`row_labels` (for the runner's messages)."""
+        return LabelledExamples([r.example() for r in self.rows], self.row_labels())
+
+    def row_labels(self) -> list[str]:
+        """Each row's location for messages (:meth:`Judgment.location`): file and line, else set, id, document."""
+        return [r.location(self.name) for r in self.rows]
 
     def documents(self) -> int:
         return len({r.doc_id for r in self.rows})

@@ -6,7 +6,8 @@ top-scoring sample essay of the SMS paper's appendix, Table 9, Sample #3). Each 
 reference. These files cannot be downloaded automatically: they are assembled from the Kaggle release and the paper.
 
 Mis-decoded UTF-8 in the essays (for example U+00E2 U+0080 U+009C where a curly quote was meant) is repaired with
-``ftfy.fix_encoding``; no row is dropped for it. Anonymisation tokens (``@CAPS1``, ``@NUM1``) stay as they are.
+``ftfy.fix_encoding`` (:func:`judgments.text.repair_text`); no row is dropped for it. Anonymisation tokens
+(``@CAPS1``, ``@NUM1``) stay as they are.
 
 ``text="as-released"`` keeps the essays exactly as released, mojibake included: that is the text the SMS paper's
 authors scored (its 1,088 essays average 7.5 sentences, as the unrepaired text does here; the repaired text has more
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from judgments.base import Judgment, JudgmentError, JudgmentSet, check_subset
 from judgments.files import DataFile, ensure_file
+from judgments.text import text_fixer
 
 # Not downloadable: no public file is pinned for this set (shared/judgments/SOURCES.md lists none). The essays are the
 # Kaggle ASAP-AES release (behind a Kaggle login and the competition's terms) or a copy in a student repository
@@ -42,23 +44,6 @@ REFERENCE = DataFile("asap-aes-3/reference_essay.txt", None,
 SUBSETS = ("sms", "all")
 DEFAULT_SUBSET = "sms"
 _COLUMNS = ("essay_id", "essay", "rater1_domain1", "rater2_domain1", "domain1_score")
-
-
-def repair_text(text: str) -> str:
-    """Undo mis-decoded UTF-8 (mojibake) with ftfy; text that is already fine is returned unchanged."""
-    import ftfy
-
-    return ftfy.fix_encoding(text)
-
-
-TEXT_MODES = ("repaired", "as-released")
-
-
-def text_fixer(text: str):
-    """The function applied to every text for ``text`` (one of :data:`TEXT_MODES`)."""
-    if text not in TEXT_MODES:
-        raise JudgmentError(f"text must be one of {', '.join(TEXT_MODES)}, not {text!r}")
-    return repair_text if text == "repaired" else (lambda value: value)
 
 
 def _float(value: str, where: str) -> float:
@@ -83,14 +68,15 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True,
         if missing:
             raise JudgmentError(f"{path}: missing columns {missing}; is this asap_aes_set3.tsv?")
         rows, raw_texts = [], {}
-        for lineno, rec in enumerate(reader, 2):
-            where = f"{path}:{lineno}"
+        start = reader.line_num + 1  # the physical line a record starts on (a quoted essay may span lines)
+        for rec in reader:
+            where, start = f"{path}:{start}", reader.line_num + 1
             raw_texts[rec["essay_id"]] = rec["essay"]
             judges = tuple(_float(rec[c], where) for c in ("rater1_domain1", "rater2_domain1") if rec[c] != "")
             rows.append(Judgment(id=rec["essay_id"], doc_id="asap-3", system=f"student-{rec['essay_id']}",
                                  candidate=fix(rec["essay"]), references=(reference,),
                                  scores={"domain1_score": _float(rec["domain1_score"], where)},
-                                 judges={"domain1_score": judges}))
+                                 judges={"domain1_score": judges}, where=where))
     if subset == "sms":
         from metrics.text import split_sentences
 
@@ -99,6 +85,7 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True,
     return JudgmentSet("essays", rows, ("domain1_score",), "domain1_score", subset=subset,
                        description="ASAP-AES prompt 3 student essays vs. a reference essay, graded 0..3",
                        notes=() if text == "repaired" else ("texts as released (mojibake not repaired)",),
+                       language="en",
                        task="essay scoring", licence="not stated (Hewlett Foundation ASAP-AES, Kaggle)",
                        data_source="Rokeer/aes@687873b data/fold_*/test.tsv (Kaggle ASAP-AES set 3) + the SMS "
                                    "paper's reference essay",

@@ -3,24 +3,35 @@
 One JSON object per line (blank lines are skipped)::
 
     {"id": "d1:sysA",                       # optional, unique; default: the line number
-     "doc_id": "d1",                        # optional; default: the id (the row is its own document)
+     "doc_id": "d1",                        # optional (absent or null): the row is its own document
      "system": "sysA",                      # optional; needed by the summary and system levels
      "candidate": "the text being judged",  # required, a string (may be empty: metrics give documented values)
      "references": ["a reference", "..."],  # or "reference": "one reference"; optional for reference-free metrics
      "source": "the source document",       # optional
      "scores": {"overall": 0.5, "fluency": null},   # required: human score per dimension (number or null)
-     "judges": {"overall": [0, 1]}}         # optional: per-judge values
+     "judges": {"overall": [0, 1]}}         # optional: per-judge values, a list per dimension
 
 Rules (each choice is printed by ``meta-eval run`` and ``meta-eval judgments PATH``):
 
-- ids must be unique; NaN/Infinity scores, invalid JSON and wrong types are errors naming the file and line.
+- Every error about the data names the file and the line (``f.jsonl:7: ...``), never a position in a batch:
+  invalid JSON, bytes that are not UTF-8 (``f.jsonl:7: not valid UTF-8 (byte 0xe9 at column 31)``; the file must be
+  UTF-8, a byte-order mark at its start is skipped), a text holding a lone surrogate escape (``"\\ud800"``),
+  NaN/Infinity scores, wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen metric cannot
+  score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval run`` names the
+  first such rows, :func:`meta_eval.runner.score_examples`).
+- ids must be unique: ``f.jsonl:7: id 'x' on line 7 was already used on line 3``. A row without ``id`` takes its
+  line number (as a string) as its id.
+- Texts may be empty or whitespace only (every metric gives them a documented value); they are not errors.
 - A score that is null or absent is *missing* for that dimension: the row is left out of that dimension's
   correlations (the count is reported), never imputed.
 - ``system`` absent or null: the row has *no* system (it is not put in a system named "unknown"). The global level
   works; the summary and system levels are an error naming the file and the first such row. ``system`` is one name:
   ``"a;b"`` is a system called ``a;b`` (only the built-in chaganty set splits on ``;``).
-- ``doc_id`` absent: the row is its own document (noted on the set); such rows cannot take part in the summary
-  level, whose documents need 3 or more systems.
+- ``doc_id`` absent or null: the row is its own document (its id stands for the document; noted on the set with
+  the first such line; an error naming both lines if another row gives that id as its ``doc_id``). Null is read as
+  absent, as for ``system`` and scores, so a writer that emits null for a missing value (pandas) gets the same
+  rows; it never becomes a document named "None". Such rows take no part in the summary level, whose documents
+  need 3 or more systems.
 - Repeated (document, system) pairs are an error naming the lines (``f.jsonl:3 and f.jsonl:7 both hold (document
   'd1', system 'A')``) unless a policy is chosen (``meta-eval run --duplicates mean|first``): ``mean`` averages the
   human *and* the metric scores of the repeated rows into one cell at the summary and system levels (the global
@@ -45,7 +56,7 @@ import zlib
 from pathlib import Path
 
 from judgments.base import Judgment, JudgmentError, JudgmentSet
-from judgments.essays import repair_text, text_fixer
+from judgments.text import check_encodable, decode_line, repair_text, text_fixer
 
 CONVENTIONAL_DEFAULT = "overall"
 
@@ -53,14 +64,33 @@ CONVENTIONAL_DEFAULT = "overall"
 def _text(value: object, where: str, name: str, fix=repair_text) -> str:
     if not isinstance(value, str):
         raise JudgmentError(f"{where}: {name} must be a string, got {type(value).__name__}")
-    return fix(value)
+    return fix(check_encodable(value, where, name, JudgmentError))
 
 
-def _number(value: object, where: str) -> float | None:
+def _judges(value: object, where: str) -> dict[str, tuple[float, ...]]:
+    """``judges``: an object of dimension -> list of numbers (null values, and a null list, are left out)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise JudgmentError(f"{where}: 'judges' must be an object of dimension -> list of numbers, got "
+                            f"{type(value).__name__}")
+    out = {}
+    for dim, values in value.items():
+        if values is None:
+            continue
+        if not isinstance(values, list):
+            raise JudgmentError(f"{where}: judges[{dim!r}] must be a list of numbers (one per judge), got "
+                                f"{type(values).__name__} {values!r}")
+        numbers = (_number(v, where, f"a judges[{dim!r}] value") for v in values)
+        out[str(dim)] = tuple(x for x in numbers if x is not None)
+    return out
+
+
+def _number(value: object, where: str, name: str = "human score") -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgmentError(f"{where}: human score {value!r} is not a finite number or null")
+        raise JudgmentError(f"{where}: {name} {value!r} is not a finite number or null")
     return float(value)
 
 
@@ -88,18 +118,13 @@ def _row(obj: object, where: str, lineno: int, fix=repair_text) -> Judgment:
         raise JudgmentError(f"{where}: 'references' must be a list of strings")
     source = obj.get("source")
     rid = _label(obj, "id", where) or str(lineno)
-    judges = obj.get("judges") or {}
-    if not isinstance(judges, dict):
-        raise JudgmentError(f"{where}: 'judges' must be an object of dimension -> list of numbers")
     return Judgment(
         id=rid, doc_id=_label(obj, "doc_id", where) or rid, system=_label(obj, "system", where),
         candidate=_text(obj["candidate"], where, "candidate", fix),
         references=tuple(_text(r, where, "a reference", fix) for r in refs),
         source=None if source is None else _text(source, where, "source", fix),
         scores={str(k): _number(v, where) for k, v in obj["scores"].items()},
-        judges={str(k): tuple(x for x in (_number(v, where) for v in vals) if x is not None)
-                for k, vals in judges.items()},
-        where=where)
+        judges=_judges(obj.get("judges"), where), where=where)
 
 
 def default_dimension(dims: tuple[str, ...], first: Judgment) -> tuple[str, str]:
@@ -116,26 +141,55 @@ def default_dimension(dims: tuple[str, ...], first: Judgment) -> tuple[str, str]
 def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
     """Yield ``(where, object)`` for every non-blank line of a JSON-lines file (read through gzip for ``.gz``).
 
-    ``where`` is ``"<path>:<line>"``; a missing, unreadable, corrupt or truncated file or an invalid line raises
-    ``error`` with a message naming the file and the line.
+    ``where`` is ``"<path>:<line>"`` (lines counted from 1 as an editor does: ``\\n``, ``\\r\\n`` and ``\\r`` end a
+    line). A missing, unreadable, corrupt or truncated file raises ``error`` naming the file; a line that is not
+    UTF-8 (:func:`judgments.text.decode_line`: the line and the column) or not JSON raises it naming the line. A
+    UTF-8 byte-order mark at the start of the file is skipped.
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
+    lineno = 0
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{lineno}"
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise error(f"{where}: invalid JSON ({exc.msg}); is the file truncated?") from None
-                yield where, obj
+        with opener(path, "rb") as fh:
+            for chunk in fh:
+                for raw in chunk.splitlines():
+                    lineno += 1
+                    where = f"{path}:{lineno}"
+                    line = decode_line(raw, where, error, first=lineno == 1)
+                    if not line.strip():
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise error(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); is the file "
+                                    "truncated?") from None
+                    yield where, obj
     except FileNotFoundError:
         raise error(f"{path} does not exist") from None
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-        raise error(f"{path} cannot be read ({type(exc).__name__}: {exc}); is it corrupt or truncated?") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        after = f" after line {lineno}" if lineno else ""
+        raise error(f"{path} cannot be read{after} ({type(exc).__name__}: {exc}); is it corrupt or "
+                    "truncated?") from None
+
+
+def check_ids(objects: list[tuple[str, dict]], rows: list[Judgment]) -> None:
+    """Raise :class:`JudgmentError` at the first id used twice, naming both lines.
+
+    A row without an ``id`` takes its line number as id, so it can collide with an explicit id such as ``"3"``;
+    the message then says so.
+    """
+    first: dict[str, tuple[int, bool]] = {}
+    for (where, obj), row in zip(objects, rows):
+        line, given = int(where.rsplit(":", 1)[1]), obj.get("id") is not None
+        if row.id not in first:
+            first[row.id] = (line, given)
+            continue
+        earlier, earlier_given = first[row.id]
+        defaulted = [str(n) for n, g in ((earlier, earlier_given), (line, given)) if not g]
+        why = (f" (a row without an 'id' takes its line number as its id: line {' and '.join(defaulted)})"
+               if defaulted else "")
+        raise JudgmentError(f"{where}: id {row.id!r} on line {line} was already used on line {earlier}{why}; "
+                            "each row needs its own id")
 
 
 def load(path: str | Path, text: str = "repaired") -> JudgmentSet:
@@ -150,11 +204,21 @@ def load(path: str | Path, text: str = "repaired") -> JudgmentSet:
     rows = [_row(obj, where, int(where.rsplit(":", 1)[1]), fix) for where, obj in objects]
     if not rows:
         raise JudgmentError(f"{path} holds no judgments")
+    check_ids(objects, rows)
     dims: dict[str, None] = {}
     for r in rows:
         dims.update(dict.fromkeys(r.scores))
     notes = []
     no_doc = [where for where, obj in objects if obj.get("doc_id") is None]
+    named: dict[str, str] = {}  # document -> the first line that names it
+    for (where, obj), row in zip(objects, rows):
+        if obj.get("doc_id") is not None:
+            named.setdefault(row.doc_id, where)
+    for (where, obj), row in zip(objects, rows):
+        if obj.get("doc_id") is None and row.doc_id in named:
+            raise JudgmentError(f"{where}: the row has no 'doc_id', so its id {row.id!r} stands for its own "
+                                f"document, but {named[row.doc_id]} names a document {row.doc_id!r} too; give "
+                                "this row a doc_id (or another id)")
     if no_doc:
         notes.append(f"{len(no_doc)} of {len(rows)} rows have no 'doc_id' (the first: {no_doc[0]}): each of them is "
                      "its own document, so they take no part in the summary level")

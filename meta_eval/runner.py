@@ -9,9 +9,24 @@ Before anything else the metric is fitted on the whole set (:meth:`metrics.base.
 examples, in input order, duplicates included; a no-op for most metrics), so a metric whose scores depend on the set
 (MoverScore's IDF) computes its statistics once, the same for every ``batch_size`` and whatever is cached, and names
 them in its signature: the same example never gets two different scores under one cache key.
+
+Before fitting, every example is checked against what the metric reads (:func:`check_examples`): an example without
+a reference (for a reference-based metric) or without a source (for a source-based one) is a
+:class:`~metrics.base.MetricError` naming the first such examples by their *label*, the location a user can open
+(``"mine.jsonl:4 (id 'x')"``, or ``"chaganty row 'x' (document 'd', system 's')"``), never by their position in a
+batch, so the message is the same for every ``batch_size`` and whatever is cached. Labels are passed as ``labels``
+or read from the examples' ``labels`` attribute (:class:`judgments.base.LabelledExamples`, which
+:meth:`judgments.base.JudgmentSet.examples` and the readers of ``meta-eval score`` return); without labels an example
+is named by its position in the input (from 0).
+
+Where the batches are scored is the ``engine``'s business (:mod:`meta_eval.engines`): by default in this process,
+batch after batch; with a :class:`~meta_eval.engines.LocalEngine` or :class:`~meta_eval.engines.RayEngine`, in worker
+processes, their scores coming back as batches finish. Either way only this function writes the cache, one commit
+per finished batch, and the scores are bit-identical (same batches, filed under their examples' keys).
 """
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -19,9 +34,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from meta_eval.cache import ScoreCache, example_key
-from metrics.base import Example, Metric
+from meta_eval.engines import Engine, InProcess
+from metrics.base import Example, Metric, MetricError
 
-__all__ = ["MetricScores", "score_examples"]
+__all__ = ["MetricScores", "check_examples", "score_examples"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -39,8 +55,53 @@ class MetricScores:
     seconds: float
 
 
+_SHOWN = 3  # examples named in a message
+
+
+def check_examples(metric: Metric, examples: Sequence[Example], labels: Sequence[str] | None = None) -> None:
+    """Raise :class:`MetricError` unless every example has what ``metric`` reads (references, source).
+
+    Parameters
+    ----------
+    metric : Metric
+        Its instance attributes ``needs_references`` and ``needs_source`` are read (an option such as
+        ``ref=source`` changes them on the instance).
+    examples : sequence of Example
+    labels : sequence of str, optional
+        One location per example, used to name the bad ones; default: ``"example <i> of the input (from 0)"``.
+
+    Raises
+    ------
+    MetricError
+        Naming the first three examples that lack a reference (checked first) or a source, and how many do.
+    """
+    for i, ex in enumerate(examples):
+        if not isinstance(ex, Example):
+            raise MetricError(f"{_name(i, labels)} is a {type(ex).__name__}, not a metrics.Example")
+    for needed, what, lacks in ((metric.needs_references, "a reference", lambda ex: not ex.references),
+                                (metric.needs_source, "a source", lambda ex: not ex.source)):
+        bad = [i for i, ex in enumerate(examples) if lacks(ex)] if needed else []
+        if not bad:
+            continue
+        names = [_name(i, labels) for i in bad[:_SHOWN]]
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        more = f" (and {len(bad) - _SHOWN} more)" if len(bad) > _SHOWN else ""
+        count = f"{len(bad)} of {len(examples)} rows have none" if len(bad) > 1 else "1 row has none"
+        empty = " (or an empty one)" if what == "a source" else ""
+        hint = (" (or pass --option ref=source to compare with the source)"
+                if what == "a reference" and "ref" in inspect.signature(type(metric).__init__).parameters else "")
+        raise MetricError(f"{metric.name} needs {what} for every row, but {count}{empty}: {listed}{more}. Add "
+                          f"{what} to {'these rows' if len(bad) > 1 else 'it'}, leave the rows out, or choose "
+                          f"metrics that do not need one{hint}")
+
+
+def _name(i: int, labels: Sequence[str] | None) -> str:
+    return labels[i] if labels is not None else f"example {i} of the input (from 0)"
+
+
 def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None = None,
-                   batch_size: int = 256, on_progress: ProgressCallback | None = None) -> MetricScores:
+                   batch_size: int = 256, on_progress: ProgressCallback | None = None,
+                   labels: Sequence[str] | None = None, engine: Engine | None = None) -> MetricScores:
     """Score ``examples`` with ``metric``, reusing and filling ``cache``.
 
     Parameters
@@ -54,11 +115,27 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
         Distinct examples per call to ``metric.score`` (and per cache commit).
     on_progress : callable(done, total), optional
         Called after the cache lookup and after every batch, counting distinct examples.
+    labels : sequence of str, optional
+        One location per example for messages (:func:`check_examples`); default: the ``labels`` attribute of
+        ``examples`` if it has one.
+    engine : meta_eval.engines.Engine, optional
+        Where the batches are scored; default: in this process, one batch after the other (each committed before
+        the next is scored). With another engine ``on_progress`` is called as batches finish, in any order.
+
+    Raises
+    ------
+    MetricError
+        From :func:`check_examples`, before anything is fitted, looked up or scored.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     start = time.perf_counter()
+    if labels is None:
+        labels = getattr(examples, "labels", None)
     examples = list(examples)
+    if labels is not None and len(labels) != len(examples):
+        raise ValueError(f"{len(labels)} labels for {len(examples)} examples")
+    check_examples(metric, examples, labels)
     metric.fit(examples)  # set-wide statistics (e.g. MoverScore's IDF) first: the signature names what was fitted
     signature = metric.signature()
     keys = [example_key(ex) for ex in examples]
@@ -69,15 +146,17 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     total = len(distinct)
     if on_progress:
         on_progress(total - len(todo), total)
-    for i in range(0, len(todo), batch_size):
-        batch = todo[i:i + batch_size]
-        out = metric.score([distinct[k] for k in batch])
+    batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+    done = total - len(todo)
+    for index, out in (engine or InProcess()).score_batches(metric, [[distinct[k] for k in b] for b in batches]):
+        batch = batches[index]
         fresh = {k: {v: float(out[v][j]) for v in metric.variants} for j, k in enumerate(batch)}
         if cache is not None:
             cache.put_many(signature, fresh)
         found.update(fresh)
+        done += len(batch)
         if on_progress:
-            on_progress(total - len(todo) + i + len(batch), total)
+            on_progress(done, total)
     scores = {v: np.array([found[k][v] for k in keys], dtype=np.float64) for v in metric.variants}
     return MetricScores(metric.name, signature, metric.higher_is_better, scores, computed=len(todo),
                         cached=total - len(todo), seconds=time.perf_counter() - start)

@@ -3,7 +3,11 @@
 Inputs are either parallel text files, one text per line (``--candidates``, any number of ``--references``,
 optional ``--sources``; the same number of lines in each, an empty line is an empty text), or one JSON-lines file
 (``--input``) with objects ``{"candidate": str, "references": [str, ...], "source": str}`` (``"reference": str`` is
-accepted too). Texts are repaired for mis-decoded UTF-8 with ftfy, as the judgment loaders do.
+accepted too). Texts are repaired for mis-decoded UTF-8 with ftfy (:func:`judgments.text.repair_text`), as the
+judgment loaders do. Files must be UTF-8 (a byte-order mark at the start is skipped); every error about the data
+names the file and the line, and the examples come back labelled with their line
+(:class:`judgments.base.LabelledExamples`), so that the runner names the line of an example a metric cannot score
+(e.g. one without a source).
 
 Outputs: ``.jsonl`` (one object per example: its index and every variant's score), ``.csv`` or ``.tsv``
 (a header row of variant names), chosen by the file extension.
@@ -17,7 +21,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from judgments.essays import repair_text
+from judgments.base import LabelledExamples
+from judgments.text import check_encodable, decode_lines, repair_text
 from metrics.base import Example
 
 __all__ = ["read_line_files", "read_jsonl", "write_scores"]
@@ -25,19 +30,23 @@ __all__ = ["read_line_files", "read_jsonl", "write_scores"]
 
 def _lines(path: Path) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ValueError(f"{path} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc})") from None
-    lines = text.split("\n")
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
+    lines = decode_lines(data, path, ValueError)
     if lines and lines[-1] == "":
         lines.pop()  # the final newline does not start another text
     return [repair_text(line.rstrip("\r")) for line in lines]
 
 
-def read_line_files(candidates: Path, references: Sequence[Path] = (), sources: Path | None = None) -> list[Example]:
-    """Examples from parallel one-text-per-line files (all must have the same number of lines)."""
+def read_line_files(candidates: Path, references: Sequence[Path] = (),
+                    sources: Path | None = None) -> LabelledExamples:
+    """Examples from parallel one-text-per-line files (all must have the same number of lines).
+
+    Each example is labelled ``"line <n> of <candidates>[, <reference files>][, <sources>]"``.
+    """
     cands = _lines(candidates)
     refs = [_lines(p) for p in references]
     srcs = _lines(sources) if sources is not None else None
@@ -47,29 +56,37 @@ def read_line_files(candidates: Path, references: Sequence[Path] = (), sources: 
                              "the files must be parallel, one text per line")
     if not cands:
         raise ValueError(f"{candidates} holds no text")
-    return [Example(c, tuple(r[i] for r in refs), srcs[i] if srcs is not None else None)
-            for i, c in enumerate(cands)]
+    files = ", ".join(str(p) for p in (candidates, *references, *([sources] if sources is not None else [])))
+    return LabelledExamples([Example(c, tuple(r[i] for r in refs), srcs[i] if srcs is not None else None)
+                             for i, c in enumerate(cands)], [f"line {i} of {files}" for i in range(1, len(cands) + 1)])
 
 
-def read_jsonl(path: Path) -> list[Example]:
-    """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects."""
+def _text(value: str, where: str, name: str) -> str:
+    return repair_text(check_encodable(value, where, name, ValueError))
+
+
+def read_jsonl(path: Path) -> LabelledExamples:
+    """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects, labelled
+    ``"<path>:<line>"``."""
     from judgments.jsonl import iter_jsonl
 
-    examples = []
+    examples, labels = [], []
     for where, obj in iter_jsonl(path, ValueError):
         if not isinstance(obj, dict) or not isinstance(obj.get("candidate"), str):
             raise ValueError(f"{where}: expected an object with a string 'candidate'")
         refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])
-        if isinstance(refs, str) or not all(isinstance(r, str) for r in refs):
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
             raise ValueError(f"{where}: 'references' must be a list of strings")
         source = obj.get("source")
         if source is not None and not isinstance(source, str):
             raise ValueError(f"{where}: 'source' must be a string")
-        examples.append(Example(repair_text(obj["candidate"]), tuple(repair_text(r) for r in refs),
-                                None if source is None else repair_text(source)))
+        examples.append(Example(_text(obj["candidate"], where, "candidate"),
+                                tuple(_text(r, where, "a reference") for r in refs),
+                                None if source is None else _text(source, where, "source")))
+        labels.append(where)
     if not examples:
         raise ValueError(f"{path} holds no example")
-    return examples
+    return LabelledExamples(examples, labels)
 
 
 def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Sequence[str]) -> None:
