@@ -49,22 +49,23 @@ What this module adds, and every choice it makes:
   depends on the data's sign; with positive scales it differs from the paper's raw geometric mean.
 
 A final model is fitted on all the data (:func:`fit_final`) and saved as a :class:`LearnedModel` (JSON), which the
-metric family ``learned:<name>`` (:mod:`metrics.learned`) applies to new texts.
+metric family ``learned:<name>`` (:mod:`metrics.learned`) applies to new texts. The file format (the model
+dataclasses, save, load and validation) lives in :mod:`metrics.learned_format`, which this module and
+:mod:`metrics.learned` both import (so nothing under ``metrics/`` imports ``meta_eval``); its names are re-exported
+here.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import json
 import math
-import os
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+# the model file's format has its own module, which metrics.learned reads too (re-exported here)
+from metrics.learned_format import MODEL_FORMAT, MODEL_SCHEMA, Component, LearnedModel, LearnedModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from judgments.base import JudgmentSet
@@ -80,8 +81,6 @@ SEARCH_STRATEGIES = ("auto", "exhaustive", "greedy", "none")
 SEARCH_SPLITS = 100  # splits that screen feature sets during a search (a prefix of the seeded splits)
 FINALISTS = 20  # best screened subsets of an exhaustive search evaluated on every split
 MIN_GAIN = 0.001  # greedy adds a feature only if the mean rises by more than this (the tables' last digit)
-MODEL_FORMAT = "meta-eval-learned-model"
-MODEL_SCHEMA = 1
 
 
 # -- target ---------------------------------------------------------------------------------------------------------
@@ -858,36 +857,6 @@ def _search(x, y, names, groups, how, reason, size, alpha, n_splits, train_fract
 
 
 # -- the final model ------------------------------------------------------------------------------------------------
-class LearnedModelError(ValueError):
-    """A learned-model file is missing, corrupt, or does not follow the schema."""
-
-
-@dataclass(frozen=True)
-class Component:
-    """A metric whose variants feed a learned model.
-
-    Attributes
-    ----------
-    name : str
-        Registry name (``metrics.create(name, **options)`` re-creates it).
-    options : mapping of str to str, int, float or bool
-        Constructor arguments it was created with.
-    signature : str
-        Its signature when the model was learned (a different one now means its scores may differ).
-    variants : tuple of str
-        Its variants that are features of the model.
-    """
-
-    name: str
-    options: Mapping[str, Any]
-    signature: str
-    variants: tuple[str, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "options": dict(self.options), "signature": self.signature,
-                "variants": list(self.variants)}
-
-
 def fit_final(features, target, alpha: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """Fit ``StandardScaler`` + ``Ridge(alpha)`` on all rows.
 
@@ -908,215 +877,3 @@ def fit_final(features, target, alpha: float = 1.0) -> tuple[np.ndarray, np.ndar
     ridge = Ridge(alpha=alpha).fit(scaler.transform(x), y)
     return scaler.mean_.copy(), scaler.scale_.copy(), np.asarray(ridge.coef_, dtype=np.float64).copy(), \
         float(ridge.intercept_)
-
-
-def _version() -> str:
-    from metrics.base import package_version
-
-    return package_version("meta-eval")
-
-
-@dataclass
-class LearnedModel:
-    """A ridge model from metric scores to a human target, fitted on all rows of a judgment set.
-
-    ``predict(x) = ((x - means) / stds) @ weights + intercept`` with x the feature columns in :attr:`features`
-    order. Saved as JSON (``format``: ``meta-eval-learned-model``, ``schema``: 1).
-
-    Attributes
-    ----------
-    features : list of str
-        Metric variant names, in column order.
-    components : list of Component
-        The metrics producing the features, with their options and signatures.
-    means, stds, weights : list of float
-        Scaler means and scales, standardised-scale ridge weights.
-    intercept, alpha : float
-    target : str
-        Target spec (see :func:`target_values`).
-    judgments, subset : str
-        The judgment set it was fitted on.
-    n, documents : int
-        Rows and documents it was fitted on.
-    heldout : dict
-        :meth:`RidgeResult.as_dict` of the same features (held-out correlations, grouped and ungrouped).
-    meta_eval_version, created : str
-    sha256 : str
-        SHA-256 of the file it was loaded from or saved to ("" before); not part of the file.
-    """
-
-    features: list[str]
-    components: list[Component]
-    means: list[float]
-    stds: list[float]
-    weights: list[float]
-    intercept: float
-    alpha: float
-    target: str
-    judgments: str
-    subset: str
-    n: int
-    documents: int
-    heldout: dict[str, Any]
-    meta_eval_version: str = field(default_factory=_version)
-    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
-    sha256: str = field(default="", compare=False)
-
-    @property
-    def raw_weights(self) -> list[float]:
-        """Weights on the raw score scale: ``weights / stds``."""
-        return [w / s for w, s in zip(self.weights, self.stds)]
-
-    @property
-    def raw_intercept(self) -> float:
-        return self.intercept - sum(w / s * m for w, s, m in zip(self.weights, self.stds, self.means))
-
-    def predict(self, x) -> np.ndarray:
-        """Predictions for a feature matrix (n, k) or a mapping of feature name -> scores."""
-        if isinstance(x, Mapping):
-            missing = [f for f in self.features if f not in x]
-            if missing:
-                raise ValueError(f"missing feature(s) {', '.join(missing)}")
-            x = np.column_stack([np.asarray(x[f], dtype=np.float64) for f in self.features])
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != len(self.features):
-            raise ValueError(f"need an (n, {len(self.features)}) feature matrix, got shape {x.shape}")
-        return (x - np.asarray(self.means)) / np.asarray(self.stds) @ np.asarray(self.weights) + self.intercept
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"format": MODEL_FORMAT, "schema": MODEL_SCHEMA, "meta_eval_version": self.meta_eval_version,
-                "created": self.created, "judgments": self.judgments, "subset": self.subset, "target": self.target,
-                "n": self.n, "documents": self.documents, "alpha": self.alpha, "features": list(self.features),
-                "components": [c.as_dict() for c in self.components], "scaler": {"means": list(self.means),
-                                                                                 "stds": list(self.stds)},
-                "weights": list(self.weights), "intercept": self.intercept,
-                "raw": {"weights": self.raw_weights, "intercept": self.raw_intercept}, "heldout": self.heldout}
-
-    def save(self, path: str | Path) -> Path:
-        """Write the model as JSON, atomically (a temporary file in the same folder, then renamed)."""
-        path = Path(path).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(self.as_dict(), indent=2) + "\n").encode("utf-8")
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-        self.sha256 = hashlib.sha256(data).hexdigest()
-        return path
-
-    @classmethod
-    def load(cls, path: str | Path) -> LearnedModel:
-        """Read and validate a saved model.
-
-        Raises
-        ------
-        LearnedModelError
-            If the file is missing, not JSON, or does not follow the schema (the message says what is wrong).
-        """
-        path = Path(path).expanduser()
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise LearnedModelError(f"learned model file {path} does not exist") from None
-        except OSError as exc:
-            raise LearnedModelError(f"cannot read learned model {path}: {exc}") from None
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LearnedModelError(f"learned model {path} is not valid JSON ({exc}); it is corrupt or truncated: "
-                                    "re-create it with `meta-eval learn ... --save`") from None
-        try:
-            model = cls.from_dict(doc)
-        except LearnedModelError as exc:
-            raise LearnedModelError(f"learned model {path}: {exc}") from None
-        model.sha256 = hashlib.sha256(data).hexdigest()
-        return model
-
-    @classmethod
-    def from_dict(cls, doc: Any) -> LearnedModel:
-        """Validate a parsed model document (see :meth:`load`)."""
-        def need(obj, key, types, where="model"):
-            if not isinstance(obj, dict) or key not in obj:
-                raise LearnedModelError(f"{where} has no {key!r} field")
-            val = obj[key]
-            if not isinstance(val, types) or (isinstance(val, bool) and bool not in _astuple(types)):
-                raise LearnedModelError(f"{where} field {key!r} should be {_typename(types)}, got "
-                                        f"{type(val).__name__}")
-            return val
-
-        def numbers(obj, key, where="model"):
-            vals = need(obj, key, list, where)
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
-                raise LearnedModelError(f"{where} field {key!r} should be a list of finite numbers")
-            return [float(v) for v in vals]
-
-        if not isinstance(doc, dict):
-            raise LearnedModelError(f"expected a JSON object, got {type(doc).__name__}")
-        if doc.get("format") != MODEL_FORMAT:
-            raise LearnedModelError(f"not a meta-eval learned model (format is {doc.get('format')!r}, expected "
-                                    f"{MODEL_FORMAT!r})")
-        schema = need(doc, "schema", int)
-        if schema != MODEL_SCHEMA:
-            raise LearnedModelError(f"schema {schema} is not supported (this meta-eval reads schema {MODEL_SCHEMA}); "
-                                    "re-create the model with this version's `meta-eval learn`")
-        features = need(doc, "features", list)
-        if not features or not all(isinstance(f, str) and f for f in features) or len(set(features)) != len(features):
-            raise LearnedModelError("'features' should be a non-empty list of distinct variant names")
-        scaler = need(doc, "scaler", dict)
-        means, stds = numbers(scaler, "means", "scaler"), numbers(scaler, "stds", "scaler")
-        weights = numbers(doc, "weights")
-        for key, vals in (("scaler.means", means), ("scaler.stds", stds), ("weights", weights)):
-            if len(vals) != len(features):
-                raise LearnedModelError(f"{key} has {len(vals)} values for {len(features)} features")
-        if not all(s > 0 for s in stds):
-            raise LearnedModelError("scaler.stds must all be > 0")
-        intercept = need(doc, "intercept", (int, float))
-        alpha = need(doc, "alpha", (int, float))
-        if not (math.isfinite(intercept) and math.isfinite(alpha) and alpha >= 0):
-            raise LearnedModelError("'intercept' must be finite and 'alpha' finite and >= 0")
-        components = []
-        raw_components = need(doc, "components", list)
-        for i, c in enumerate(raw_components):
-            where = f"components[{i}]"
-            name = need(c, "name", str, where)
-            options = need(c, "options", dict, where)
-            if not all(isinstance(v, (str, int, float, bool)) for v in options.values()):
-                raise LearnedModelError(f"{where}.options values must be strings, numbers or booleans")
-            signature = need(c, "signature", str, where)
-            variants = need(c, "variants", list, where)
-            if not variants or not all(isinstance(v, str) for v in variants):
-                raise LearnedModelError(f"{where}.variants should be a non-empty list of variant names")
-            components.append(Component(name, dict(options), signature, tuple(variants)))
-        owners: dict[str, str] = {}
-        for c in components:
-            for v in c.variants:
-                if v in owners:
-                    raise LearnedModelError(f"variant {v!r} is claimed by both {owners[v]} and {c.name}")
-                owners[v] = c.name
-        orphans = [f for f in features if f not in owners]
-        if orphans:
-            raise LearnedModelError(f"feature(s) {', '.join(orphans)} come from no listed component")
-        unused = [v for v in owners if v not in features]
-        if unused:
-            raise LearnedModelError(f"component variant(s) {', '.join(unused)} are not features of the model")
-        heldout = doc.get("heldout", {})
-        if not isinstance(heldout, dict):
-            raise LearnedModelError("'heldout' should be an object")
-        n = need(doc, "n", int)
-        documents = doc.get("documents", 0)
-        return cls(features=list(features), components=components, means=means, stds=stds, weights=weights,
-                   intercept=float(intercept), alpha=float(alpha), target=need(doc, "target", str),
-                   judgments=need(doc, "judgments", str), subset=str(doc.get("subset", "")), n=n,
-                   documents=int(documents) if isinstance(documents, int) else 0, heldout=heldout,
-                   meta_eval_version=str(doc.get("meta_eval_version", "")), created=str(doc.get("created", "")))
-
-
-def _astuple(types) -> tuple:
-    return types if isinstance(types, tuple) else (types,)
-
-
-def _typename(types) -> str:
-    names = {list: "a list", dict: "an object", str: "a string", int: "an integer", float: "a number"}
-    return " or ".join(dict.fromkeys(names.get(t, t.__name__) for t in _astuple(types)))

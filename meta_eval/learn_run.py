@@ -1,8 +1,10 @@
 """The steps of ``meta-eval learn`` between parsing its arguments and printing its tables.
 
-:mod:`cli` parses the options, scores the metrics (with progress bars) and prints and saves; everything else is
-here, so it can be used and tested without the command line:
+:mod:`cli` parses the options, chooses and scores the metrics (with progress bars) and prints; everything else is
+here, so it can be used and tested without the command line (each step raises ``ValueError`` with the message the
+command prints):
 
+- :func:`check_settings`: the option values that typer cannot check (correlation, train fraction, search).
 - :func:`load_target`: the judgment set, its rows with a target value, and that target.
 - :func:`split_skipped`: which metrics of ``--metrics`` are skipped and which stop the run. A metric that needs
   inputs the set does not have (source documents, references) is *skipped* with its reason, because one
@@ -10,15 +12,20 @@ here, so it can be used and tested without the command line:
   novelty need sources, which chaganty and essays lack). A metric that cannot run *here* (a model that is not
   installed, a bad option) or that fails while scoring stops the run: it was named as a feature source, and
   learning without it silently would answer a different question.
+- :func:`check_metrics`: :func:`split_skipped`, then stop unless at least one metric can run and none blocks.
 - :func:`feature_columns`: the feature columns (every variant of the chosen metrics, or ``--features``).
 - :func:`document_groups`: the document of every row for grouped splits, or None when the set has a single
   document (essays: one prompt), where only the ungrouped protocol (the paper's) is possible.
-- :func:`final_model` and :func:`output_document`: the model fitted on all rows and the ``--output`` JSON.
+- :func:`search`: the feature-set search (:func:`meta_eval.learn.select_features`) with the command's settings.
+- :func:`final_model`, :func:`save_model` and :func:`output_document`: the model fitted on all rows (recording the
+  set, subset, target and row fingerprints it was fitted on, so ``run`` can flag an in-sample use; see
+  :mod:`metrics.learned_format`), saving it, and the ``--output`` JSON.
 
 The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learn`.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -26,14 +33,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from meta_eval import learn as learning
+from metrics.learned_format import row_fingerprints
 
 if TYPE_CHECKING:  # pragma: no cover
     from judgments.base import JudgmentSet
     from meta_eval.runner import MetricScores
     from metrics.base import Metric
 
-__all__ = ["MIN_ROWS", "LearnData", "document_groups", "feature_columns", "final_model", "load_target",
-           "output_document", "split_skipped"]
+__all__ = ["MIN_ROWS", "LearnData", "check_metrics", "check_settings", "document_groups", "feature_columns",
+           "final_model", "load_target", "output_document", "save_model", "search", "split_skipped"]
 
 MIN_ROWS = 10  # rows with a target value needed to learn
 
@@ -58,6 +66,28 @@ class LearnData:
     spec: str
     y: np.ndarray
     dropped: int
+
+
+def check_settings(correlation: str, train_fraction: float, search: str, no_search: bool = False) -> str:
+    """Check the settings typer cannot check; return the search strategy (``--no-search`` is ``none``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown correlation or search strategy, a train fraction outside (0, 1), or ``--no-search`` with
+        another ``--search`` than auto or none.
+    """
+    if correlation not in learning.CORRELATION_KINDS:
+        raise ValueError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"--train-fraction must be between 0 and 1, got {train_fraction}")
+    if search not in learning.SEARCH_STRATEGIES:
+        raise ValueError(f"--search must be {', '.join(learning.SEARCH_STRATEGIES)}, not {search!r}")
+    if no_search:
+        if search not in ("auto", "none"):
+            raise ValueError(f"--no-search contradicts --search {search}")
+        search = "none"
+    return search
 
 
 def load_target(judgments: str, data_dir: str | Path | None = None, subset: str | None = None,
@@ -119,6 +149,25 @@ def split_skipped(skipped: Sequence[tuple[str, str]], has_sources: bool,
     return inapplicable, blocking
 
 
+def check_metrics(chosen: Sequence[Metric], skipped: Sequence[tuple[str, str]], jset: JudgmentSet) \
+        -> list[tuple[str, str]]:
+    """The metrics skipped because ``jset`` lacks their inputs (see :func:`split_skipped`).
+
+    Raises
+    ------
+    ValueError
+        If a skipped metric cannot run for another reason (it was named as a feature source), or no metric can run.
+    """
+    inapplicable, blocking = split_skipped(skipped, jset.has_sources, jset.max_references > 0)
+    if blocking:
+        raise ValueError("every metric of --metrics is a feature source, but these cannot run: "
+                         + "; ".join(f"{n}: {r}" for n, r in blocking))
+    if not chosen:
+        raise ValueError(f"no metric of --metrics can run on {jset.name}: "
+                         + "; ".join(f"{n}: {r}" for n, r in inapplicable))
+    return inapplicable
+
+
 def feature_columns(chosen: Sequence[Metric], scored: Sequence[MetricScores],
                     features: str | None = None) -> tuple[list[str], dict[str, np.ndarray]]:
     """The feature names and columns: every variant of the scored metrics, or the comma-separated ``features``.
@@ -152,10 +201,38 @@ def document_groups(jset: JudgmentSet) -> tuple[list[str] | None, str | None]:
     return [r.doc_id for r in jset.rows], None
 
 
+def search(columns: Mapping[str, np.ndarray], y: np.ndarray, groups: Sequence[str] | None, *, strategy: str,
+           max_size: int | None, alpha: float, splits: int, train_fraction: float, seed: int, correlation: str,
+           search_splits: int, top: int, min_gain: float) -> tuple[learning.SearchOutcome, float]:
+    """Run :func:`meta_eval.learn.select_features`; return the outcome and the seconds it took.
+
+    At least :data:`meta_eval.learn.FINALISTS` (or ``top``, if more) screened sets are evaluated on every split.
+
+    Raises
+    ------
+    ValueError
+        As ``select_features``; past the exhaustive cap the message says how to get under it.
+    """
+    started = time.perf_counter()
+    try:
+        outcome = learning.select_features(columns, y, groups, strategy=strategy, max_size=max_size, alpha=alpha,
+                                           n_splits=splits, train_fraction=train_fraction, seed=seed,
+                                           kind=correlation, search_splits=search_splits,
+                                           finalists=max(top, learning.FINALISTS), min_gain=min_gain)
+    except ValueError as exc:
+        if "cap" in str(exc):
+            raise ValueError(f"{exc} (use --features, --max-size or --search greedy)") from None
+        raise
+    return outcome, time.perf_counter() - started
+
+
 def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y: np.ndarray,
                 chosen: Sequence[Metric], scored: Sequence[MetricScores], configs: Sequence[Mapping[str, Any]],
                 data: LearnData, alpha: float) -> learning.LearnedModel:
     """Fit the best feature set on all rows (:func:`meta_eval.learn.fit_final`) as a :class:`LearnedModel`.
+
+    The model records the set, subset and target of ``data`` and the fingerprints of its rows (what it was
+    fitted on, so that ``run`` can tell an in-sample use).
 
     ``configs`` holds, per chosen metric, the options it was created with (saved so ``learned:NAME`` re-creates
     it); only the metrics that feed the model become components.
@@ -171,7 +248,22 @@ def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y
     return learning.LearnedModel(features=list(best.features), components=components, means=means.tolist(),
                                  stds=stds.tolist(), weights=weights.tolist(), intercept=intercept, alpha=alpha,
                                  target=data.spec, judgments=jset.name, subset=jset.subset, n=len(jset),
-                                 documents=jset.documents(), heldout=best.as_dict())
+                                 documents=jset.documents(), heldout=best.as_dict(),
+                                 rows=row_fingerprints(jset.examples()))
+
+
+def save_model(model: learning.LearnedModel, path: Path) -> None:
+    """Save ``model`` to ``path`` (atomically).
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be written (the message names it).
+    """
+    try:
+        model.save(path)
+    except OSError as exc:
+        raise ValueError(f"cannot save the model to {path}: {exc}") from None
 
 
 def output_document(data: LearnData, outcome: learning.SearchOutcome, model: learning.LearnedModel,
@@ -179,14 +271,17 @@ def output_document(data: LearnData, outcome: learning.SearchOutcome, model: lea
                     grouping_note: str | None, settings: Mapping[str, Any], saved: str | Path | None,
                     learn_seconds: float, wall_seconds: float) -> dict[str, Any]:
     """The ``--output`` JSON: the data, the settings, the search (strategy, reason, parameters), every
-    finalist's full-protocol results, the model, and the metrics' signatures and timing."""
+    finalist's full-protocol results, the model (as saved, without its row fingerprints, which only the saved file
+    needs), and the metrics' signatures and timing."""
     jset = data.jset
+    model_doc = model.as_dict()
+    model_doc.pop("rows", None)
     return {"judgments": jset.name, "subset": jset.subset, "target": data.spec, "n": len(jset),
             "rows_without_target": data.dropped, "documents": jset.documents(), **dict(settings),
             "protocols": ["grouped", "ungrouped"] if grouping_note is None else ["ungrouped"],
             "grouping_note": grouping_note, "search": outcome.as_dict(), "features": list(names),
             "skipped": [{"metric": n, "reason": r} for n, r in skipped], "best": list(outcome.best.features),
-            "results": [r.as_dict() for r in outcome.results], "model": model.as_dict(),
+            "results": [r.as_dict() for r in outcome.results], "model": model_doc,
             "saved": None if saved is None else str(saved),
             "signatures": {ms.metric: ms.signature for ms in scored},
             "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}

@@ -10,8 +10,19 @@ Where models live (``<model>`` in ``learned:<model>``):
   sandboxes use it), else ``platformdirs.user_data_path("meta-eval") / "learned"``;
 - anything with a path separator or ending in ``.json`` is a path to a model file (``learned:./mine.json``).
 
-``metrics.names()`` lists the saved models of the models dir as ``learned:<name>``; ``metrics.create("learned:x")``
-and ``meta-eval run --metrics learned:x`` work like any metric. ``LearnedMetric(model="x")`` is the same metric.
+Only when named: a saved model runs only when it is asked for by name (``metrics.create("learned:x")``,
+``meta-eval run --metrics learned:x``); it is never part of the default metric choice (``metrics.names()``, what
+``run`` and ``leaderboard publish`` use without ``--metrics``), because a model fitted on one judgment set would
+otherwise join every later run, including runs on the very set it was fitted on. ``metrics.names(
+include_named_only=True)`` (``meta-eval metrics``) lists the saved models of the models dir as ``learned:<name>``,
+marked "only when named". ``LearnedMetric(model="x")`` is the same metric.
+
+In-sample runs: a model file records what it was fitted on (set, subset, target and a fingerprint of every row;
+see :mod:`metrics.learned_format`). :func:`fit_checks` (called by ``meta-eval run``) compares that with the set
+being scored: when any scored row was a training row (fingerprints; or, for an older file without them, when the
+set and subset names are those it was fitted on) the run is *in-sample*, the correlations are not held-out, and
+``run`` prints a warning and records it on the metric's result (``in_sample`` and ``fitted_on``). An older file that
+records neither gives "unknown" (``in_sample: null``), with a note.
 
 Scoring: the component metrics are re-created through the registry with the options saved in the model (the
 multi-reference option ``refs``, which most constructors do not take, through :meth:`~metrics.base.Metric.with_refs`;
@@ -22,11 +33,11 @@ score).
 
 Signature: ``learned:<model>|model:sha256:<first 12 hex of the model file>|fit:<set>/<subset>|target:<spec>|
 features:<f1+f2...>|components:{<signature of each component>}+...|meta-eval==<version>`` (braces, not brackets,
-which rich would take for markup).
+which rich would take for markup; ``unknown`` for a set, subset or target an older model file does not record).
 
 Upgrades: when a component's signature today differs from the one saved with the model (a library, resource or
 meta-eval version changed, so its scores may differ from the ones the weights were fitted on), creating the metric
-raises :class:`~meta_eval.learn.LearnedModelError` naming the component and both signatures; re-run ``meta-eval
+raises :class:`~metrics.learned_format.LearnedModelError` naming the component and both signatures; re-run ``meta-eval
 learn ... --save <name>`` to refit. A missing or corrupt model file is also a ``LearnedModelError`` when the metric
 is created, and the metric's :meth:`~metrics.base.Metric.unavailable_reason` (what ``meta-eval metrics`` and
 ``run`` report) says what is wrong.
@@ -35,16 +46,17 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Sequence
 
 import numpy as np
 
-from meta_eval.learn import LearnedModel, LearnedModelError
 from metrics import registry
 from metrics.base import Example, Metric
+from metrics.learned_format import LearnedModel, LearnedModelError, row_fingerprint
 
-__all__ = ["ENV_HOME", "PREFIX", "LearnedMetric", "models_dir", "model_path", "saved_models"]
+__all__ = ["ENV_HOME", "PREFIX", "FitCheck", "LearnedMetric", "fit_checks", "models_dir", "model_path", "saved_models"]
 
 ENV_HOME = "META_EVAL_HOME"
 PREFIX = "learned"
@@ -102,7 +114,7 @@ class LearnedMetric(Metric):
 
     Raises
     ------
-    meta_eval.learn.LearnedModelError
+    metrics.learned_format.LearnedModelError
         If the file is missing, corrupt or malformed, a component metric is unknown or cannot be configured, or a
         component's signature differs from the saved one.
     """
@@ -110,6 +122,7 @@ class LearnedMetric(Metric):
     needs_references = False
     higher_is_better = True
     refs_fixed = True  # each component keeps the multi-reference policy saved with the model (option "refs")
+    parallel = "single"  # its class is built at run time (not picklable) and components may hold models
     _model_spec: ClassVar[str | None] = None
     _load_error: ClassVar[str | None] = None
     _component_names: ClassVar[tuple[str, ...]] = ()
@@ -169,7 +182,7 @@ class LearnedMetric(Metric):
 
     def config(self) -> dict[str, object]:
         m = self.model
-        return {"model": f"sha256:{m.sha256[:12]}", "fit": f"{m.judgments}/{m.subset}", "target": m.target,
+        return {"model": f"sha256:{m.sha256[:12]}", "fit": m.fitted_on, "target": m.target or "unknown",
                 "features": "+".join(m.features),
                 "components": "+".join(f"{{{c.signature()}}}" for c in self.components)}
 
@@ -185,6 +198,84 @@ class LearnedMetric(Metric):
             for variant in comp.variants:
                 columns[variant] = out[variant]
         return {self.name: self.model.predict(columns)}
+
+
+@dataclass(frozen=True)
+class FitCheck:
+    """Whether scoring a set with a learned model is in-sample (see the module notes).
+
+    Attributes
+    ----------
+    metric : str
+        The learned metric (``learned:<model>``).
+    in_sample : bool or None
+        True if the scored rows include training rows (or, without fingerprints, the set and subset are the ones
+        it was fitted on); None when the model file records neither (an older file).
+    fitted_on, target : str
+        ``<set>/<subset>`` and the target it was fitted on (``unknown`` for what an older file lacks).
+    overlap : int or None
+        Scored rows that were training rows (None: the file has no row fingerprints).
+    rows, training_rows : int
+        Rows scored here; rows the model was fitted on.
+    """
+
+    metric: str
+    in_sample: bool | None
+    fitted_on: str
+    target: str
+    overlap: int | None
+    rows: int
+    training_rows: int
+
+    def message(self) -> str | None:
+        """The warning (in-sample) or note (unknown) to print; None for a held-out run."""
+        if self.in_sample is None:
+            return (f"{self.metric}: its model file does not record what it was fitted on (an older file), so "
+                    "whether these correlations are held-out is unknown; refit with `meta-eval learn ... --save` "
+                    "to record it")
+        if not self.in_sample:
+            return None
+        how = (f"{self.overlap} of the {self.rows} rows scored here were among its {self.training_rows} training "
+               f"rows" if self.overlap is not None else "this is that set and subset")
+        return (f"{self.metric}: in-sample: fitted on {self.fitted_on} (target {self.target}); {how}; these "
+                "correlations are not held-out")
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields added to the metric's result entries in ``run --output`` JSON."""
+        return {"in_sample": self.in_sample,
+                "fitted_on": {"set": self.fitted_on, "target": self.target, "training_rows": self.training_rows,
+                              "rows_scored": self.rows, "training_rows_scored": self.overlap}}
+
+
+def fit_checks(chosen: Sequence[Metric], examples: Sequence[Example], judgments: str,
+               subset: str | None) -> dict[str, FitCheck]:
+    """A :class:`FitCheck` for every learned metric of ``chosen`` on the set ``judgments``/``subset``.
+
+    ``examples`` are the rows scored (after rows without the human score are left out). Row fingerprints decide
+    when the model file has them: a set under another name (a JSONL copy of some rows, subset ``all`` of a model
+    fitted on ``sms``) is caught, and an unrelated file that shares a name is not. Without fingerprints the set and
+    subset names decide (a missing subset matches any).
+    """
+    checks = {}
+    prints: list[str] | None = None
+    for metric in chosen:
+        if not isinstance(metric, LearnedMetric):
+            continue
+        model = metric.model
+        overlap = None
+        if model.rows is not None:
+            if prints is None:
+                prints = [row_fingerprint(e) for e in examples]
+            training = set(model.rows)
+            overlap = sum(p in training for p in prints)
+            in_sample: bool | None = overlap > 0
+        elif model.judgments is None:
+            in_sample = None
+        else:
+            in_sample = model.judgments == judgments and model.subset in (None, subset)
+        checks[metric.name] = FitCheck(metric.name, in_sample, model.fitted_on, model.target or "unknown", overlap,
+                                       len(examples), model.n)
+    return checks
 
 
 def _unfitted(signature: str) -> str:

@@ -1,13 +1,32 @@
 """The metric registry: names to metric classes.
 
-Built-in metrics register themselves with :func:`register` when their module is imported; third-party packages add
-metrics through the entry-point group ``meta_eval.metrics`` (each entry point names a module or a Metric subclass;
-loading it registers the metric). A name can be registered once: a clash is an error, never a silent overwrite.
+Built-in metrics register themselves with :func:`register` when their module is imported (all built-in modules are
+imported on the first registry access; they keep heavy libraries out of import time). Third-party packages add
+metrics through the entry-point group ``meta_eval.metrics``: each entry point names a module (whose import
+registers the metric) or a Metric subclass (registered under the entry point's name). A name can be registered
+once: a clash is an error (:class:`RegistryError`), never a silent overwrite.
+
+Plugins are loaded lazily, one at a time. The entry point's *name* is the metric's name, so
+``get_class("x")``/``create("x")`` imports only the entry point ``x`` (and none when ``x`` is a built-in);
+:func:`names` (every metric: ``meta-eval metrics``, the default metric choice) and :func:`plugin_errors` import
+them all. Only a name that is neither registered, nor an entry point, nor a family member makes every plugin load
+before :class:`UnknownMetricError` is raised (a plugin module may register a metric under another name than its
+entry point's; the error then lists every known name).
+
+A plugin that fails while loading is *broken*, and never stops the other metrics: whatever it raised, including
+``SystemExit`` (a ``sys.exit()`` at import) and any other ``BaseException`` except ``KeyboardInterrupt`` (which
+still interrupts), is caught, the metrics it registered before failing are removed, and the reason (entry point,
+distribution, error) is kept: :func:`plugin_errors` reports it (``meta-eval metrics``), the default metric choice
+skips it with the reason, and asking for it by name raises :class:`BrokenPluginError` (an
+:class:`UnknownMetricError`) with the reason. A plugin whose entry point clashes with a registered name is broken
+in the same way (the clash rule).
 
 A *metric family* registers a prefix with :func:`register_prefix`: a name ``<prefix>:<rest>`` that is not registered
 itself is resolved by the family's resolver, which returns a class for ``rest`` (memoised by the family); the family's
-lister adds the names that exist to :func:`names`. The learned metrics ``learned:<model>`` (:mod:`metrics.learned`)
-are such a family.
+lister says which members exist. Family members run **only when named**: :func:`names` leaves them out (so they
+never join a default run), ``names(include_named_only=True)`` lists them, and :func:`is_named_only` tells them
+apart. The learned metrics ``learned:<model>`` (:mod:`metrics.learned`) are such a family: a model fitted on one
+judgment set must not silently join every later run.
 
 Example
 -------
@@ -26,18 +45,20 @@ from typing import Callable, TypeVar
 
 from metrics.base import Metric
 
-__all__ = ["RegistryError", "UnknownMetricError", "register", "unregister", "get_class", "create", "names",
-           "plugin_errors", "register_prefix", "ENTRY_POINT_GROUP"]
+__all__ = ["ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create", "get_class",
+           "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
-_BUILTIN_MODULES = ("metrics.rouge", "metrics.rouge_coco", "metrics.mover", "metrics.contextual_mover", "metrics.moverscore",
-                    "metrics.bertlm", "metrics.qa", "metrics.textrank", "metrics.novelty", "metrics.sacrebleu_metrics",
-                    "metrics.bertscore", "metrics.learned")
+_BUILTIN_MODULES = ("metrics.rouge", "metrics.rouge_coco", "metrics.mover", "metrics.contextual_mover",
+                    "metrics.moverscore", "metrics.bertlm", "metrics.qa", "metrics.textrank", "metrics.novelty",
+                    "metrics.sacrebleu_metrics", "metrics.bertscore", "metrics.learned")
 
 _registry: dict[str, type[Metric]] = {}
 _plugin_errors: dict[str, str] = {}
 _prefixes: dict[str, tuple[Callable[[str], type[Metric]], Callable[[], list[str]] | None]] = {}
-_loaded = False
+_builtins_loaded = False
+_entry_points: dict[str, list[metadata.EntryPoint]] | None = None  # name -> entry points (found, not imported)
+_tried: set[str] = set()  # entry-point names whose loading was attempted
 
 M = TypeVar("M", bound=type[Metric])
 
@@ -51,6 +72,10 @@ class UnknownMetricError(KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; show the message as written
         return str(self.args[0])
+
+
+class BrokenPluginError(UnknownMetricError):
+    """The metric comes from a plugin that failed to load (the message gives the plugin's error)."""
 
 
 def register(name: str) -> Callable[[M], M]:
@@ -98,61 +123,130 @@ def unregister(name: str) -> None:
     _registry.pop(name, None)
 
 
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def _plugins() -> dict[str, list[metadata.EntryPoint]]:
+    """The entry points of :data:`ENTRY_POINT_GROUP` by name, read from the installed metadata (nothing imported)."""
+    global _entry_points
+    if _entry_points is None:
+        found: dict[str, list[metadata.EntryPoint]] = {}
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(ep.name, []).append(ep)
+        _entry_points = found
+    return _entry_points
+
+
+def _describe(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    where = f" (distribution {dist.name} {dist.version})" if dist is not None and getattr(dist, "name", None) else ""
+    return f"plugin {ep.name} = {ep.value!r}{where}"
+
+
+def _load_plugin(name: str) -> None:
+    """Import the entry point(s) called ``name`` once; a failure is recorded in :data:`_plugin_errors`."""
+    if name in _tried:
         return
-    _loaded = True
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    _tried.add(name)
+    for ep in _plugins().get(name, ()):
         before = set(_registry)
         try:
             obj = ep.load()
             if isinstance(obj, type) and issubclass(obj, Metric) and obj not in _registry.values():
                 register(ep.name)(obj)
-        except Exception as exc:  # a broken plugin must not break the tool; it is reported by `meta-eval metrics`
-            _plugin_errors[ep.name] = f"plugin {ep.value!r} failed to load: {type(exc).__name__}: {exc}"
-            for added in set(_registry) - before:
-                _registry.pop(added)
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as exc:  # sys.exit() at import must not end the command (exit 0 with nothing written)
+            _broken(ep, before, f"called sys.exit({exc.code!r}) while being imported")
+        except BaseException as exc:  # a broken plugin must not break the tool; reported by `meta-eval metrics`
+            _broken(ep, before, f"{type(exc).__name__}: {exc}")
 
 
-def names() -> list[str]:
-    """Registered metric names, built-ins, plugins and the members of metric families that exist, sorted."""
-    _load_all()
+def _broken(ep: metadata.EntryPoint, before: set[str], why: str) -> None:
+    for added in set(_registry) - before:  # what it registered before failing is not trusted
+        _registry.pop(added)
+    message = f"{_describe(ep)} failed to load: {why}"
+    _plugin_errors[ep.name] = f"{_plugin_errors[ep.name]}; {message}" if ep.name in _plugin_errors else message
+
+
+def _load_all() -> None:
+    _load_builtins()
+    for name in list(_plugins()):
+        _load_plugin(name)
+
+
+def _family_members() -> set[str]:
     members = set()
     for prefix, (_, list_names) in _prefixes.items():
         try:
             members.update(f"{prefix}:{rest}" for rest in (list_names() if list_names else ()))
         except Exception:  # an unreadable family folder must not break listing the other metrics
             pass
-    return sorted(set(_registry) | members)
+    return members
+
+
+def names(include_named_only: bool = False) -> list[str]:
+    """Registered metric names (built-ins and plugins that loaded), sorted: the default metric choice.
+
+    Loads every plugin. Broken plugins are left out (see :func:`plugin_errors`).
+
+    Parameters
+    ----------
+    include_named_only : bool
+        Also list the members of metric families that exist now (``learned:<model>``), which run only when named
+        (see the module notes). ``meta-eval metrics`` lists them; a default run does not.
+    """
+    _load_all()
+    listed = set(_registry)
+    if include_named_only:
+        listed |= _family_members() - set(_registry)
+    return sorted(listed)
+
+
+def is_named_only(name: str) -> bool:
+    """Whether ``name`` is a family member (``<prefix>:<rest>`` resolved by a family), which runs only when named."""
+    _load_builtins()  # the families (metrics.learned) register their prefix when imported
+    prefix, sep, rest = name.partition(":")
+    return bool(sep and rest) and prefix in _prefixes and name not in _registry
 
 
 def plugin_errors() -> dict[str, str]:
-    """Entry points that failed to load, with the reason."""
+    """Entry points that failed to load (every plugin is loaded first), with the reason."""
     _load_all()
     return dict(_plugin_errors)
 
 
 def get_class(name: str) -> type[Metric]:
-    """The class registered under ``name``.
+    """The class registered under ``name``, importing the plugin of that name if there is one (and no other).
 
     Raises
     ------
+    BrokenPluginError
+        If ``name`` is a plugin that failed to load (the message gives the plugin's error).
     UnknownMetricError
-        Listing the known names.
+        Listing the known names (every plugin is loaded before this is raised).
     """
-    _load_all()
-    prefix, sep, rest = name.partition(":")
-    if name not in _registry and sep and rest and prefix in _prefixes:
-        return _prefixes[prefix][0](rest)
-    try:
+    _load_builtins()
+    if name not in _registry and name in _plugins():
+        _load_plugin(name)
+    if name in _registry:
         return _registry[name]
-    except KeyError:
-        hint = f" ({_plugin_errors[name]})" if name in _plugin_errors else ""
-        raise UnknownMetricError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(_registry))}") \
-            from None
+    if name in _plugin_errors:
+        raise BrokenPluginError(f"metric {name!r} comes from a plugin that is broken: {_plugin_errors[name]}")
+    prefix, sep, rest = name.partition(":")
+    if sep and rest and prefix in _prefixes:
+        return _prefixes[prefix][0](rest)
+    _load_all()  # a plugin module may register a metric under another name than its entry point's
+    if name in _registry:
+        return _registry[name]
+    broken = f"; broken plugins: {', '.join(sorted(_plugin_errors))} (see `meta-eval metrics`)" if _plugin_errors \
+        else ""
+    raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(_registry))}{broken}")
 
 
 def create(name: str, **config: object) -> Metric:

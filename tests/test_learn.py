@@ -339,7 +339,10 @@ def test_learned_metric_equals_the_hand_applied_model(tmp_path):
 def test_learned_name_in_the_models_dir(home):
     assert models_dir() == home / "learned"
     hand_model(models_dir() / "mine.json")
-    assert "learned:mine" in metrics.names()
+    # listed, but only when named: a saved model never joins the default metric choice
+    assert "learned:mine" in metrics.names(include_named_only=True)
+    assert "learned:mine" not in metrics.names() and "rouge" in metrics.names()
+    assert metrics.registry.is_named_only("learned:mine") and not metrics.registry.is_named_only("rouge")
     cls = metrics.get_class("learned:mine")
     assert cls is metrics.get_class("learned:mine")  # memoised
     assert cls.name == "learned:mine" and cls.variants == ("learned:mine",) and cls.needs_references
@@ -368,7 +371,7 @@ def test_a_corrupt_model_gives_a_clear_error(tmp_path, home):
     # a corrupt model in the models dir is listed as unavailable, and does not break listing the others
     (models_dir()).mkdir(parents=True, exist_ok=True)
     (models_dir() / "broken.json").write_text("{")
-    assert "learned:broken" in metrics.names()
+    assert "learned:broken" in metrics.names(include_named_only=True)
     assert "not valid JSON" in metrics.get_class("learned:broken").unavailable_reason()
     res = runner.invoke(app, ["metrics"])
     assert res.exit_code == 0, res.output  # the table may wrap the name, so only check that listing still works
@@ -381,6 +384,74 @@ def test_a_changed_component_signature_is_an_error(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(L.LearnedModelError, match="component 'wms' has changed"):
         LearnedMetric(model=str(path))
+
+
+def test_in_sample_by_rows_by_name_or_unknown(tmp_path):
+    """metrics.learned.fit_checks: row fingerprints decide; an older file without them falls back to the names."""
+    from metrics.learned import fit_checks
+    from metrics.learned_format import row_fingerprints
+
+    exs = examples()
+    model = hand_model()
+    model.rows = row_fingerprints(exs[:3])  # fitted on the first three rows
+    model.save(tmp_path / "m.json")
+    metric = LearnedMetric(model=str(tmp_path / "m.json"))
+    rouge = metrics.create("rouge")
+    checks = fit_checks([rouge, metric], exs[1:], "other-name", "all")
+    assert list(checks) == [metric.name]  # only learned metrics are checked
+    check = checks[metric.name]
+    assert (check.in_sample, check.overlap, check.rows, check.training_rows) == (True, 2, 4, 5)
+    assert check.message() == (f"{metric.name}: in-sample: fitted on toy/all (target overall); 2 of the 4 rows "
+                               "scored here were among its 5 training rows; these correlations are not held-out")
+    held_out = fit_checks([metric], exs[3:], "toy", "all")[metric.name]  # same name, other rows: rows decide
+    assert held_out.in_sample is False and held_out.overlap == 0 and held_out.message() is None
+
+    doc = model.as_dict()  # an older file: no row fingerprints
+    del doc["rows"]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    old = LearnedMetric(model=str(tmp_path / "old.json"))
+    assert fit_checks([old], exs, "toy", "all")[old.name].in_sample is True
+    assert "this is that set and subset" in fit_checks([old], exs, "toy", "all")[old.name].message()
+    assert fit_checks([old], exs, "toy", "sms")[old.name].in_sample is False
+    for key in ("judgments", "subset", "target"):  # older still: nothing recorded, so unknown
+        del doc[key]
+    (tmp_path / "older.json").write_text(json.dumps(doc))
+    loaded = L.LearnedModel.load(tmp_path / "older.json")
+    assert (loaded.judgments, loaded.subset, loaded.target, loaded.rows) == (None, None, None, None)
+    older = LearnedMetric(model=str(tmp_path / "older.json"))
+    check = fit_checks([older], exs, "toy", "all")[older.name]
+    assert check.in_sample is None and "unknown" in check.message()
+    assert check.as_dict()["fitted_on"]["set"] == "unknown/unknown"
+    assert "|fit:unknown/unknown|target:unknown|" in older.signature()
+
+
+def test_saved_models_never_join_the_default_choice(home):
+    from cli import _choose_metrics
+
+    hand_model(models_dir() / "mine.json")
+    chosen, skipped = _choose_metrics(None, {}, what="x", has_sources=True, has_references=True)
+    picked = [m.name for m in chosen] + [n for n, _ in skipped]
+    assert "rouge" in picked and not any(n.startswith("learned:") for n in picked)
+    chosen, _ = _choose_metrics("learned:mine", {}, what="x", has_sources=True, has_references=True)
+    assert [m.name for m in chosen] == ["learned:mine"]  # named, it runs
+    res = runner.invoke(app, ["metrics"])
+    row = next(line for line in res.output.splitlines() if "learned:mine" in line)
+    assert res.exit_code == 0 and "ready (only" in row  # rich wraps the status cell: "(only when named)"
+
+
+def test_no_module_under_metrics_imports_meta_eval():
+    """Layering: the model format lives in metrics.learned_format; meta_eval imports metrics, never the reverse."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(metrics.__file__).parent
+    offenders = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {m}" for m in mods if m == "meta_eval" or m.startswith("meta_eval.")]
+    assert offenders == []
 
 
 # -- the command ----------------------------------------------------------------------------------------------------
@@ -413,6 +484,18 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
                               "--cache", cache, "--output", str(tmp_path / "run.json")])
     assert res.exit_code == 0, res.output
     assert "learned:mine|model:sha256:" in res.output
+    # these rows are training rows of the model (under another set name): the run says so and records it
+    saved = json.loads((home / "learned" / "mine.json").read_text())
+    assert (saved["judgments"], saved["subset"], saved["target"]) == ("chaganty", "sms", "overall")
+    assert 0 < len(saved["rows"]) <= 2085
+    ran = json.loads((tmp_path / "run.json").read_text())
+    entry = next(r for r in ran["results"] if r["metric"] == "learned:mine")
+    assert entry["in_sample"] is True and entry["fitted_on"]["set"] == "chaganty/sms"
+    assert entry["fitted_on"]["training_rows_scored"] == entry["fitted_on"]["rows_scored"] == ran["n"] == 12
+    assert "in_sample" not in next(r for r in ran["results"] if r["metric"] == "rougeL-f")
+    said = " ".join(res.output.split())
+    assert ("warning: learned:mine: in-sample: fitted on chaganty/sms (target overall); 12 of the 12 rows scored "
+            "here were among its 2085 training rows; these correlations are not held-out") in said
     model = L.LearnedModel.load(home / "learned" / "mine.json")
     scores = metrics.create("learned:mine").score([r.example() for r in rows])["learned:mine"]
     columns = {}

@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("setuptools") is None,
-                                reason="building the plugin without network needs setuptools in this environment")
+pytestmark = pytest.mark.require(importlib.util.find_spec("setuptools") is not None, "setuptools (building the plugin "
+                                 "without network needs it here)", "pip install setuptools")
 
 
 def test_pip_installed_plugin_is_listed_and_runs(tmp_path):
