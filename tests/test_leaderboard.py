@@ -114,11 +114,11 @@ def test_written_files_are_self_contained(tmp_path):
 
 
 def _browser():
-    pytest.importorskip("selenium", reason="pip install selenium for the browser test")
+    __import__("conftest").require_module("selenium", "pip install 'meta-eval[test]' (selenium drives the browser)")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
-        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)")
+        __import__("conftest").require(False, "Debian's chromium and chromium-driver", "apt-get install chromium chromium-driver")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -125,9 +125,13 @@ def test_no_kept_word_scores_zero(name, empty):
 
 def test_unknown_words_get_a_zero_vector_or_are_dropped():
     assert "zzqxvw" not in GLOVE
-    zero = score("wms", "zzqxvw", "cat")
-    assert zero == pytest.approx(math.exp(-np.linalg.norm(vec("cat"))), rel=1e-9)
-    assert score("wms", "zzqxvw", "cat", oov="drop") == 0.0
+    # {cat: 1/2, zzqxvw: 1/2 at the origin} -> {cat: 1}: half the mass travels |cat|
+    zero = score("wms", "cat zzqxvw", "cat")
+    assert zero == pytest.approx(math.exp(-0.5 * np.linalg.norm(vec("cat"))), rel=1e-9)
+    # a text with no known word has nothing to transport: the documented 0.0 under both policies, never a match
+    for oov in ("zero", "drop"):
+        assert score("wms", "zzqxvw", "cat", oov=oov) == 0.0
+        assert score("wms", "zzqxvw", "zzqxvw", oov=oov) == 0.0
     # dropping an unknown word leaves the known ones: {cat} vs {cat}
     assert score("wms", "cat zzqxvw", "cat", oov="drop") == pytest.approx(1.0)
 

@@ -13,8 +13,9 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="the neural extra is not installed")
-pytest.importorskip("transformers", reason="the neural extra is not installed")
+from conftest import NEURAL_FIX, require_module  # noqa: E402
+require_module("torch", NEURAL_FIX)
+require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
 from metrics import Example  # noqa: E402
@@ -248,8 +249,7 @@ def test_minilm_on_chaganty_correlates_positively(shared_data):
 
     import judgments
 
-    if model_unavailable_reason("minilm"):
-        pytest.skip(model_unavailable_reason("minilm"))
+    __import__("conftest").require_minilm()
     jset = judgments.load("chaganty", shared_data)
     examples = jset.examples()[:CHAGANTY_ROWS]
     human = jset.human("overall")[:CHAGANTY_ROWS]

@@ -17,8 +17,9 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="the neural extra is not installed")
-pytest.importorskip("transformers", reason="the neural extra is not installed")
+from conftest import NEURAL_FIX, require_module  # noqa: E402
+require_module("torch", NEURAL_FIX)
+require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
 from meta_eval.cache import ScoreCache, example_key  # noqa: E402

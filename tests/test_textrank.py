@@ -63,7 +63,7 @@ def test_isolated_summary_sentence_counts_with_zero():
 
 
 def test_pagerank_agrees_with_networkx_on_a_real_graph(shared_data):
-    nx = pytest.importorskip("networkx")
+    nx = __import__("conftest").require_module("networkx", "pip install 'meta-eval[test]'")
     row = judgments.load("summeval", shared_data, download=False).rows[0]
     src_rank, summ_rank = textrank_scores(row.source, row.candidate)
     ours = np.concatenate([src_rank, summ_rank])
