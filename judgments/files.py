@@ -19,13 +19,29 @@ must be obtained by hand (``how_to_get``: essays).
 
 Download and conversion
 -----------------------
-Each source is streamed into a ``.part`` file (a ``.part`` folder for a converted file) beside the target, with a
+Each source is streamed into a partial file (a partial folder for a converted file) beside the target, with a
 rich progress bar on stderr when it is a terminal; its SHA-256 is computed while it streams and checked before any
-byte is used (a converter never sees an unchecked file). The converter writes its output inside that ``.part``
+byte is used (a converter never sees an unchecked file). The converter writes its output inside that partial
 folder; the output's SHA-256 is checked, then the file is renamed into place atomically (``os.replace``). On any
-error, Ctrl-C included, the ``.part`` file or folder is removed, so nothing half-written stays behind (an empty set
+error, Ctrl-C included, the partial file or folder is removed, so nothing half-written stays behind (an empty set
 folder created for the download is removed too). A changed or truncated download is a :class:`DataError` naming the
-target file, the URL, the expected and actual SHA-256 and the fix.
+target file, the URL, the expected and actual SHA-256 and the fix (a checksum mismatch is not a network problem:
+the mirror or the upstream file serves other bytes).
+
+The final file gets the permissions of any file created with ``open()`` in its folder (0o666 minus the umask, or
+the folder's default ACL), whatever the converter did, so a shared data directory stays readable by its group.
+
+Partial files after a crash
+---------------------------
+A process killed with SIGKILL (or a power cut) cannot remove its partial file. So partial files are named
+``<file>.part-<host>-<pid>-<random>`` (a file, or a folder for a converted file): they say which process on which
+machine wrote them. Whenever a data file is looked up (:func:`ensure_file`), the partial files of that data file
+whose process is no longer running on this host are removed (:func:`remove_stale_parts`). A partial file of a
+running process (another download of the same file, in this process or another) is never touched, nor one written
+on another host (its process cannot be checked from here), nor anything on Windows (there ``os.kill(pid, 0)`` is not
+a harmless probe). We chose this over a lock file because a lock left by a killed process is itself stale and needs
+the same check, and two concurrent downloads of one file are harmless (each verifies its own bytes and the renames
+are atomic). A recycled pid only delays the cleanup until that unrelated process ends.
 
 Equivalence of gzip files
 -------------------------
@@ -41,10 +57,11 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import secrets
 import shutil
+import socket
 import sys
-import tempfile
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -248,9 +265,33 @@ def _progress(show: bool) -> Progress:
                     disable=not show or not sys.stderr.isatty())
 
 
+def _mismatch_fix(url: str, github_url: str | None, expected: str, actual: str) -> str:
+    """Why a complete download can have another SHA-256, and what to do, for where it came from."""
+    if github_url is None:  # a plain URL: no mirror applies
+        return (f"the file at {url} is not the one meta-eval expects: it changed there, or a proxy altered it. Fix: "
+                f"check what {url} serves; if it is the real file and its SHA-256 is {actual}, it changed upstream: "
+                "please report it to meta-eval's maintainers.")
+    base = mirror_base()
+    if base != GITHUB:
+        return (f"the mirror {MIRROR_ENV_VAR}={base} serves a different file at that path (an outdated, altered or "
+                f"wrong copy). Fix: check the mirror: its file must be an exact copy of {github_url} (SHA-256 "
+                f"{expected}); delete its copy there and fetch it again, or unset {MIRROR_ENV_VAR} to download from "
+                "GitHub.")
+    return ("the bytes served are not the file of the pinned commit, which GitHub does not change: a proxy, captive "
+            f"portal or antivirus between you and GitHub rewrote them, or the repository's history was rewritten. "
+            f"Fix: open {url} in a browser to see what is served; if it really has SHA-256 {actual}, the upstream "
+            f"file changed: please report it to meta-eval's maintainers (or set {MIRROR_ENV_VAR} to a mirror that "
+            "has the pinned file).")
+
+
 def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, label: str, f: DataFile, dest: Path,
-           timeout: float, bar: Progress, task, set_total: bool = False) -> None:
-    """Stream `url` into `out`; raise DataError unless it is complete and has SHA-256 `sha256`."""
+           timeout: float, bar: Progress, task, set_total: bool = False, github_url: str | None = None) -> None:
+    """Stream `url` into `out`; raise DataError unless it is complete and has SHA-256 `sha256`.
+
+    A connection closed before the announced length is a network problem (retry). A complete response with another
+    SHA-256 is not: the message names the file, both SHA-256 and the cause for where it came from (the mirror of
+    ``META_EVAL_MIRROR``, GitHub at `github_url`, or a plain URL) and the fix (:func:`_mismatch_fix`).
+    """
     req = urllib.request.Request(url, headers={"User-Agent": "meta-eval"})
     h, got, total = hashlib.sha256(), 0, None
     try:
@@ -270,19 +311,20 @@ def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, lab
             f"Could not download {label} from {url}: {type(exc).__name__}: {exc}. "
             "Check your network connection and retry, or " + _manual_fix(f, dest)) from exc
     actual = h.hexdigest()
-    short = total is not None and got != total
-    if short or (sha256 and actual != sha256.lower()):
-        if short:
-            what = f"connection closed after {got:,} of {total:,} bytes"
-        elif size is not None and got != size:
-            what = f"got {got:,} bytes where the pinned file has {size:,}: truncated or changed"
-        else:
-            what = "the file at that URL is not the pinned one (changed, or a wrong mirror)"
-        check = (f"SHA-256 checksum mismatch: expected {sha256}, got {actual}" if sha256
-                 else f"SHA-256 of what arrived: {actual}")
+    if total is not None and got != total:
+        expected = f"expected SHA-256 {sha256}, " if sha256 else ""
         raise DataError(
-            f"Could not download {label} from {url}: {what}; {check}. Nothing was "
-            f"written to {dest}. Fix: retry; if it fails again, " + _manual_fix(f, dest))
+            f"Could not download {label} from {url}: the connection closed after {got:,} of {total:,} bytes (a "
+            f"network problem; {expected}SHA-256 of the part that arrived: {actual}). Nothing was written to {dest}. "
+            "Fix: retry; if it fails again, check your network or proxy, or " + _manual_fix(f, dest))
+    if sha256 and actual != sha256.lower():
+        sizes = (f"got {got:,} bytes where the pinned file has {size:,}" if size is not None and got != size
+                 else f"{got:,} bytes")
+        raise DataError(
+            f"Could not download {label}: SHA-256 checksum mismatch for {url}: expected {sha256}, got {actual} "
+            f"({sizes}). The whole response arrived, so this is not a network error and retrying will not help: "
+            f"{_mismatch_fix(url, github_url, sha256, actual)} Nothing was written to {dest}. To get the file "
+            "another way: " + _manual_fix(f, dest))
 
 
 def _run_converter(f: DataFile, fetched: list[Fetched], out: Path, dest: Path) -> None:
@@ -325,16 +367,96 @@ def _missing_ancestors(folder: Path) -> list[Path]:
     return missing
 
 
+def _host() -> str:
+    """This machine's name as written in partial file names (characters other than ``[A-Za-z0-9_.]`` become _)."""
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname() or "localhost")[:64]
+
+
+def _part_pattern(dest: Path) -> re.Pattern:
+    """``<dest name>.part-<host>-<pid>-<8 hex digits>`` (:func:`_host` has no ``-``, so the fields split)."""
+    return re.compile(rf"{re.escape(dest.name)}\.part-(?P<host>[A-Za-z0-9_.]+)-(?P<pid>\d+)-(?P<token>[0-9a-f]{{8}})")
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists on this host (signal 0 checks without sending anything). In doubt: True."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, as another user's process
+        return True
+    return True
+
+
+def remove_stale_parts(dest: Path) -> list[Path]:
+    """Remove the partial downloads of `dest` whose process is no longer running on this host; return them.
+
+    A partial file or folder is named ``<dest name>.part-<host>-<pid>-<random>`` (see the module docstring). One of
+    another host, of a running process (this one included) or any other name is left alone; so is everything on
+    Windows. Errors (a read-only data folder, a race with another cleaner) are ignored: this is housekeeping.
+    """
+    folder = Path(dest).parent
+    if os.name == "nt" or not folder.is_dir():
+        return []
+    pattern, host, removed = _part_pattern(Path(dest)), _host(), []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        m = pattern.fullmatch(entry.name)
+        if m is None or m["host"] != host or _running(int(m["pid"])):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        except OSError:
+            continue
+        removed.append(entry)
+    return removed
+
+
+def _part_name(dest: Path) -> Path:
+    return dest.with_name(f"{dest.name}.part-{_host()}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
 def _new_part_file(dest: Path) -> Path:
-    """Create an empty, uniquely named ``.<name>.<random>.part`` file beside `dest` (mode 0666 minus the umask,
-    like the final file; :func:`tempfile.NamedTemporaryFile` would make it 0600)."""
+    """Create an empty partial file beside `dest` (:func:`_part_name`), with the mode ``open()`` gives a new file
+    (0o666 minus the umask; :func:`tempfile.mkstemp` would make it 0600), which the final file keeps."""
     while True:
-        part = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.part")
+        part = _part_name(dest)
         try:
             os.close(os.open(part, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
             return part
         except FileExistsError:
             continue
+
+
+def _new_part_folder(dest: Path) -> Path:
+    """Create an empty partial folder beside `dest` (:func:`_part_name`; mode 0o777 minus the umask)."""
+    while True:
+        part = _part_name(dest)
+        try:
+            part.mkdir()
+            return part
+        except FileExistsError:
+            continue
+
+
+def _give_usual_mode(path: Path, folder: Path) -> None:
+    """Set `path`'s permission bits to those of a file newly created by ``open()`` in `folder` (umask and default
+    ACL applied), whatever the converter that wrote `path` used (a temporary file would be 0600)."""
+    probe = folder / f".mode-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        mode = probe.stat().st_mode & 0o777
+    finally:
+        probe.unlink(missing_ok=True)
+    os.chmod(path, mode)
 
 
 def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
@@ -352,13 +474,13 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
                 part = _new_part_file(dest)
                 with open(part, "wb") as fh:
                     _fetch(url, sha, size, fh, label=f.relpath, f=f, dest=dest, timeout=timeout, bar=bar, task=task,
-                           set_total=size is None)
+                           set_total=size is None, github_url=None if f.url else f.sources[0].github_url)
                 if sha != f.sha256:
                     _verify_output(f, part, dest)
                 os.replace(part, dest)
                 part = None
                 return
-            work = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part"))
+            work = _new_part_folder(dest)
             sizes = [s.size for s in f.sources]
             total = sum(sizes) if all(n is not None for n in sizes) else None
             n = len(f.sources)
@@ -368,12 +490,13 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
                 local = work / f"{i:04d}-{PurePosixPath(source.path).name}"
                 with open(local, "wb") as fh:
                     _fetch(source.url, source.sha256, source.size, fh, label=f"{source.path} (for {f.relpath})",
-                           f=f, dest=dest, timeout=timeout, bar=bar, task=task)
+                           f=f, dest=dest, timeout=timeout, bar=bar, task=task, github_url=source.github_url)
                 fetched.append(Fetched(source, local))
             out = work / dest.name
             bar.update(task, description=f"converting into {f.relpath}")
             _run_converter(f, fetched, out, dest)
             _verify_output(f, out, dest)
+            _give_usual_mode(out, work)
             os.replace(out, dest)
     except BaseException as exc:
         if part is not None:
@@ -424,6 +547,7 @@ def ensure_file(f: DataFile, root: Path | None = None, *, download: bool = True,
         download or conversion fails. Nothing half-written is left behind.
     """
     path = Path(data_dir(root)) / f.relpath
+    remove_stale_parts(path)  # left by a download that was killed (SIGKILL, power cut): see the module docstring
     if path.exists():
         problem = _check_existing(f, path)
         if problem:

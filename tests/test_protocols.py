@@ -142,7 +142,8 @@ def test_errors_keep_bracketed_text(monkeypatch):
     import cli
 
     printed = []
-    monkeypatch.setattr(cli.err, "print", lambda text, **kw: printed.append(cli.err.render_str(text, **kw).plain))
+    monkeypatch.setattr(cli.err, "print", lambda text, **kw: printed.append(  # soft_wrap etc.: print-only options
+        cli.err.render_str(text, highlight=kw.get("highlight")).plain))
     with pytest.raises(cli.typer.Exit):
         cli._fail("missing pycocoevalcap: pip install 'meta-eval[coco]'")
     assert printed == ["error: missing pycocoevalcap: pip install 'meta-eval[coco]'"]
