@@ -16,16 +16,49 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
-out = Console()
-err = Console(stderr=True)
+# emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed)
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # text, not markup: [coco] stays
+    # text, not markup ([coco] stays); one line however long (soft_wrap: a path in it can be copied)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _open_store(cache: Optional[Path], no_cache: bool):
+    """The score cache of a command (None with --no-cache); a path that cannot be a cache is an error, not a trace."""
+    from meta_eval.cache import CacheError, ScoreCache, default_cache_path
+
+    if no_cache:
+        return None
+    try:
+        return ScoreCache(cache or default_cache_path())
+    except CacheError as exc:
+        _fail(str(exc))
+
+
+# "\\[" keeps rich (typer's help markup) from reading [ray] and [default: ...] as style tags
+_ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
+                "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
+_WORKERS_HELP = ("Worker processes for the CPU metrics (neural metrics use one process per model) \\[default: every "
+                 "core; 1 scores in this process]")
+_ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
+
+
+def _make_engine(engine: str, workers: Optional[int], address: Optional[str]):
+    """The scoring engine of ``--engine/--workers/--address`` (:mod:`meta_eval.engines`); a bad choice is an error."""
+    from meta_eval.engines import EngineError, make_engine
+
+    try:
+        return make_engine(engine, workers, address)
+    except EngineError as exc:
+        _fail(str(exc))
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -76,17 +109,23 @@ def _build(cls, config: dict[str, str]):
 
 
 def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
-                    has_references: bool):
-    """(metric objects to run, [(name, reason)] skipped) for data described by ``what``."""
+                    has_references: bool, language: str | None = None):
+    """(metric objects to run, [(name, reason)] skipped) for data described by ``what``.
+
+    A metric built for other languages than the data's ``language`` (when the set declares one) is skipped, with
+    the reason (e.g. GloVe WMS on German candidates)."""
     import metrics.registry as registry
 
     names = [m.strip() for m in requested.split(",") if m.strip()] if requested else registry.names()
-    chosen, skipped = [], []
+    chosen, skipped, considered = [], [], []
+    if not requested:  # the default choice skips broken plugins with their error (named, they stop the run)
+        skipped += sorted(registry.plugin_errors().items())
     for name in names:
         try:
             cls = registry.get_class(name)
         except registry.UnknownMetricError as exc:
             _fail(str(exc))
+        considered.append(cls)
         reason = cls.unavailable_reason(**_metric_config(cls, options, cls.unavailable_reason))
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
             try:
@@ -100,18 +139,31 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
                     reason = f"needs references, which {what} does not have"
                     if "ref" in _metric_config(cls, {"ref": "source"}):
                         reason += " (pass --option ref=source to compare with the source instead)"
+                elif language and metric.supported_languages() and language not in metric.supported_languages():
+                    reason = (f"{what}'s candidates are {language}, and it is built for "
+                              f"{'/'.join(metric.supported_languages())} text: "
+                              f"{metric.language_reason or 'its resources are for that language'}")
                 else:
                     chosen.append(metric)
         if reason is not None:
             skipped.append((name, reason))
-    unused = set(options) - {k for m in chosen for k in _metric_config(type(m), options)}
+    # an option is used if a metric that was asked about takes it (even one skipped for this set's data)
+    unused = set(options) - {k for cls in considered for k in _metric_config(cls, options)}
     if unused and chosen:
         _fail(f"no chosen metric takes the option(s) {', '.join(sorted(unused))}")
     return chosen, skipped
 
 
-def _score_all(chosen, examples, store, batch_size, skipped):
-    """Score with every chosen metric (progress bars); a metric that fails is added to ``skipped``."""
+def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine=None):
+    """Score with every chosen metric (progress bars); a metric whose scoring raises does not stop the others.
+
+    It is recorded as ``(name, "ExcType: message")`` in ``failed`` when that list is given (``run`` and ``score``
+    then exit non-zero after writing the other metrics' results), else as ``(name, "failed: ExcType: message")`` in
+    ``skipped`` (the convention of ``learn``, ``leaderboard publish`` and ``run --protocol``). ``engine`` (default:
+    this process) scores the batches; an engine that cannot start (Ray unreachable) stops the command. The caller
+    closes it.
+    """
+    from meta_eval.engines import EngineError
     from meta_eval.progress import progress_bar
     from meta_eval.runner import score_examples
 
@@ -119,12 +171,17 @@ def _score_all(chosen, examples, store, batch_size, skipped):
     try:
         for metric in chosen:
             try:
-                with progress_bar(metric.name) as advance:
-                    scored.append(score_examples(metric, examples, store, batch_size, advance))
+                with progress_bar(escape(metric.name)) as advance:
+                    scored.append(score_examples(metric, examples, store, batch_size, advance, engine=engine))
             except KeyboardInterrupt:
                 raise
+            except EngineError as exc:
+                _fail(str(exc))
             except Exception as exc:  # a metric that fails is reported, the others still run
-                skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
+                if failed is not None:
+                    failed.append((metric.name, f"{type(exc).__name__}: {exc}"))
+                else:
+                    skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
         raise typer.Exit(130)
@@ -132,6 +189,23 @@ def _score_all(chosen, examples, store, batch_size, skipped):
         if store is not None:
             store.close()
     return scored
+
+
+def _degenerate_rows(chosen, scored, examples) -> dict[str, dict]:
+    """Per scored metric, the rows it gave a documented value instead of a measurement (``Metric.degenerate``): their
+    count and reasons; prints one line per metric that has any."""
+    from collections import Counter
+
+    by_name = {m.name: m for m in chosen}
+    report = {}
+    for ms in scored:
+        reasons = Counter(r for r in by_name[ms.metric].degenerate(examples, ms.scores) if r is not None)
+        report[ms.metric] = {"rows": sum(reasons.values()), "reasons": dict(reasons)}
+        if reasons:
+            err.print(f"{ms.metric}: {sum(reasons.values())} of {len(examples)} rows not measured, given the "
+                      f"metric's documented value: " + "; ".join(f"{n} with {r}" for r, n in reasons.items())
+                      + " (see the metric's documentation)", highlight=False, markup=False, soft_wrap=True)
+    return report
 
 
 @app.command()
@@ -173,6 +247,9 @@ def run(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
     level: Optional[str] = typer.Option(None, "--level", help="global (WMT23's 'no grouping': all rows; Williams "
                                         "tests for the correlations, as the SMS paper), summary ('group by item': "
                                         "per document, averaged) or system (per-system means); bootstrap intervals "
@@ -190,9 +267,10 @@ def run(
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     import judgments as judgment_sets
-    from meta_eval.cache import ScoreCache, default_cache_path
     from meta_eval.evaluate import evaluate
 
+    _check_output(output)  # before any loading or scoring: a bad --output is found in a second, not after hours
+    scoring = _make_engine(engine, workers, address)  # a bad --engine/--workers/--address, or Ray missing: now
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
                  "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
@@ -203,7 +281,8 @@ def run(
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
                   f"{', '.join(given)} (or run without --protocol)")
         _run_protocol(protocol, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
-                      resamples=resamples, seed=seed, output=output)
+                      resamples=resamples, seed=seed, output=output, engine=scoring)
+        scoring.close()
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
@@ -267,13 +346,19 @@ def run(
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=jset.name,
-                                      has_sources=jset.has_sources, has_references=jset.max_references > 0)
+                                      has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                      language=jset.language)
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
-              + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False)
-    store = None if no_cache else ScoreCache(cache or default_cache_path())
-    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+              + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False,
+              markup=False)
+    store = _open_store(cache, no_cache)
+    failed: list[tuple[str, str]] = []
+    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, failed, engine=scoring)
+    scoring.close()
     if not scored:
-        _fail("no metric could run: " + "; ".join(f"{n}: {r}" for n, r in skipped))
+        _fail("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
+                                                   + [f"{n}: failed: {r}" for n, r in failed]), code=1 if failed else 2)
+    degenerate = _degenerate_rows(chosen, scored, jset.examples())
     variants = [v for ms in scored for v in ms.scores]
     if baseline is None and "rougeL-f" in variants:
         baseline = "rougeL-f"
@@ -299,6 +384,11 @@ def run(
                               n_permutations=permutations)
     ceiling = _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
     _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling)
+    for name, reason in failed:
+        out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
+    fit_checks = _learned_fit_checks(chosen, scored, jset)  # a learned model scored on rows it was fitted on
+    # named with --metrics: every skip is a missing result (exit 1); chosen by default: documented skips are fine
+    not_run = skipped if metrics is not None else []
     if output is not None:
         doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "human_chosen_because": why,
                "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
@@ -306,21 +396,129 @@ def run(
                "correlation": statistic if statistic in stats_.CORRELATIONS else None, "baseline": baseline,
                "resamples": resamples, "ceiling": ceiling.as_dict(), "control": control,
                "delta_band": list(band) if band else None,
-               "results": [r.as_dict() for r in results],
+               "results": [{**r.as_dict(), **fit_checks.get(r.metric, {})} for r in results],
                "skipped": [{"metric": n, "reason": r} for n, r in skipped],
+               "failed": [{"metric": n, "reason": r} for n, r in failed],
+               "metrics_requested": [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None,
+               "complete": not failed and not not_run,
                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                       "cached": ms.cached} for ms in scored},
+               "degenerate": degenerate,
                "wall_seconds": round(time.perf_counter() - started, 3)}
         _write_json(output, doc)
-        err.print(f"wrote {output}")
+        err.print(f"wrote {output}", highlight=False, markup=False)
+    _exit_if_incomplete(failed, not_run, output)
+
+
+def _check_output(path: Optional[Path], option: str = "--output") -> None:
+    """Exit with code 2, before any loading or scoring, unless a file can be written at ``path`` (None: no output).
+
+    Refused, with one line naming the path: a folder, or any other existing non-regular file (a device or FIFO would
+    be replaced by the atomic rename of :func:`_atomic_write`); a parent that cannot be created because a regular
+    file is in the way (this fails even for root); a folder where no file can be created. The last is tried, not
+    guessed from permission bits (``os.access`` says yes to root on a 0555 folder and on file systems that refuse
+    anyway): the missing parent folders are made, an empty probe file is created in the folder, and all of it is
+    removed again at once, so nothing is left. ``option`` names the flag in the message (``--save`` for ``learn``).
+    """
+    import os
+    import secrets
+
+    if path is None:
+        return
+    path = Path(path).expanduser().absolute()
+    if path.is_dir():
+        _fail(f"{option} {path} is a folder; give the path of a file (in that folder, for example)")
+    if path.exists() and not path.is_file():
+        _fail(f"{option} {path} exists and is not a regular file; give the path of a file to write")
+    folder, missing = path.parent, []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    if not folder.is_dir():
+        _fail(f"{option} {path}: cannot create the folder {path.parent}, {folder} is a file, not a folder")
+    made = []
+    try:
+        for new in reversed(missing):
+            new.mkdir()
+            made.append(new)
+        probe = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.probe"
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        probe.unlink()
+    except OSError as exc:
+        _fail(f"{option} {path}: cannot write there: {exc.strerror or exc}"
+              + (f" ({exc.filename})" if exc.filename else ""))
+    finally:
+        for new in reversed(made):
+            try:
+                new.rmdir()
+            except OSError:
+                break
+
+
+def _atomic_write(path: Path, write) -> None:
+    """``write(tmp)`` into a new file beside ``path``, then rename it into place (``os.replace``).
+
+    Readers see the old file or the whole new one, never a part. The temporary file is
+    ``.<name>.<pid>-<random>.tmp<suffix>`` in the same folder (same file system, so the rename is atomic; the suffix
+    kept for writers that choose the format by it), created like ``open()`` creates a file (mode 0o666 minus the
+    umask), synced to disk before the rename. On any error, Ctrl-C included, it is removed (and ``<tmp>.tmp``, the
+    temporary file of :func:`meta_eval.score_files.write_scores`), as are the parent folders made for it; an
+    OSError exits with code 2 naming ``path``.
+    """
+    import os
+    import secrets
+
+    path = Path(path).expanduser()
+    made = []
+    folder = path.parent.absolute()
+    while not folder.exists() and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        while tmp is None:
+            candidate = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix}")
+            try:
+                os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                tmp = candidate
+            except FileExistsError:
+                continue
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        tmp = None
+        made = []
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+            tmp.with_name(tmp.name + ".tmp").unlink(missing_ok=True)
+        for created in made:
+            try:
+                created.rmdir()
+            except OSError:
+                break
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` atomically (a temporary file beside it, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write ``doc`` to ``path`` as indented JSON, atomically (:func:`_atomic_write`)."""
+    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8"))
+
+
+def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
+    """After the results were printed (and written): exit with code 1 if a metric failed while scoring or a metric
+    named with --metrics could not run, in one line naming each and where the other metrics' results are."""
+    if not failed and not not_run:
+        return
+    problems = [f"{n} failed: {r}" for n, r in failed] + [f"{n} not run: {r}" for n, r in not_run]
+    where = f"written to {output}" if output is not None else "printed above"
+    _fail("; ".join(problems) + f"; results for the other metrics were {where}", code=1)
 
 
 def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
@@ -338,14 +536,14 @@ def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
             res = summary_level(oriented, human, docs, part.correlation, max_p=part.max_p)
             values[variant] = res.r
             err.print(f"  {variant}: {res.n} documents with p <= {part.max_p:g} kept, {res.skipped} left out",
-                      highlight=False)
+                      highlight=False, markup=False)
     return values
 
 
-def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples, seed, output) -> None:
+def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples, seed, output,
+                  engine=None) -> None:
     """``meta-eval run --protocol NAME``: every part of the protocol, meta-eval's number beside the printed one."""
     import judgments as judgment_sets
-    from meta_eval.cache import ScoreCache, default_cache_path
     from meta_eval.evaluate import evaluate, evaluate_level
     from meta_eval.protocol import ProtocolError, compare, load_protocol
 
@@ -354,7 +552,7 @@ def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples
         proto = load_protocol(name)
     except ProtocolError as exc:
         _fail(str(exc))
-    out.print(f"[bold]{proto.name}[/]: {proto.title}", highlight=False)
+    out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)}", highlight=False)
     out.print(f"  {proto.citation}", highlight=False, markup=False)
     out.print(f"  printed numbers: {proto.source}", highlight=False, markup=False)
     parts_doc, all_cells, missing = [], [], []
@@ -366,12 +564,13 @@ def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(f"{proto.name}/{part.name}: {exc}")
         chosen, skipped = _choose_metrics(",".join(part.metrics), dict(part.options), what=jset.name,
-                                          has_sources=jset.has_sources, has_references=jset.max_references > 0)
+                                          has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                          language=jset.language)
         err.print(f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows"
                   f"{f' ({total_rows - len(jset)} without a {part.human} score left out)' if total_rows > len(jset) else ''}"
-                  f", human {part.human}, {part.level} level, {part.correlation}", highlight=False)
-        store = None if no_cache else ScoreCache(cache or default_cache_path())
-        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+                  f", human {part.human}, {part.level} level, {part.correlation}", highlight=False, markup=False)
+        store = _open_store(cache, no_cache)
+        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, engine=engine)
         variants = {v for ms in scored for v in ms.scores}
         baseline = part.baseline if part.baseline in variants else None
         results = []
@@ -391,19 +590,19 @@ def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples
         cells = compare(part, values)
         all_cells += cells
         missing += [(part.name, n, r) for n, r in skipped]
-        table = Table(title=f"{proto.name} / {part.name}: {jset.name} ({jset.subset}, n={len(jset)}), "
-                            f"{part.level}-level {part.correlation} with human '{part.human}'")
+        table = Table(title=_plain(f"{proto.name} / {part.name}: {jset.name} ({jset.subset}, n={len(jset)}), "
+                                   f"{part.level}-level {part.correlation} with human '{part.human}'", "table.title"))
         test = "Williams p" if part.level == "global" else "perm. p"
         for col in ("paper's row", "variant", "meta-eval", "printed", "difference",
                     *([f"{test} vs {baseline}"] if baseline else []), "status"):
-            table.add_column(col, justify="left" if col in ("paper's row", "variant", "status") else "right")
+            table.add_column(_plain(col), justify="left" if col in ("paper's row", "variant", "status") else "right")
         style = {"match": "green", "known mismatch": "yellow", "MISMATCH": "bold red", "not run": "red"}
         for c in cells:
             r = by_variant.get(c.variant)
             p_value = None if r is None else (r.williams_p_vs_baseline if part.level == "global"
                                               else r.perm_p_vs_baseline)
             p_cell = ["(baseline)" if c.variant == baseline else f"{_fmt(p_value)} {_stars(p_value)}".strip()]
-            table.add_row(c.label, c.variant, _fmt(c.meta_eval), _fmt(c.printed),
+            table.add_row(_plain(c.label), _plain(c.variant), _fmt(c.meta_eval), _fmt(c.printed),
                           "-" if c.difference is None else f"{c.difference:+.3f}", *(p_cell if baseline else []),
                           f"[{style[c.status]}]{c.status}[/]")
         out.print(table)
@@ -426,12 +625,12 @@ def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples
     counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
     out.print(f"{proto.name}: {counts['match']} of {len(all_cells)} printed cells match within tolerance; "
               f"{counts['known mismatch']} known mismatches (reasons above); {counts['MISMATCH']} unexplained; "
-              f"{counts['not run']} not run", highlight=False)
+              f"{counts['not run']} not run", highlight=False, markup=False)
     if output is not None:
         _write_json(output, {"protocol": proto.name, "title": proto.title, "citation": proto.citation,
                              "source": proto.source, "counts": counts, "parts": parts_doc,
                              "wall_seconds": round(time.perf_counter() - started, 3)})
-        err.print(f"wrote {output}")
+        err.print(f"wrote {output}", highlight=False, markup=False)
     if missing:
         _fail("the protocol needs metrics that could not run here: "
               + "; ".join(f"{p}/{n}: {r}" for p, n, r in missing), code=1)
@@ -458,14 +657,20 @@ def _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations
                        resamples_used=0, note=f"human ceiling undefined: {exc}")
 
 
+def _plain(value, style: str = "") -> Text:
+    """A table title, header or cell printed as written, never read as markup or emoji codes: metric, variant, set
+    and file names come from data files and plugins (``[bold]x[/]`` prints as those ten characters)."""
+    return Text(str(value), style=style)
+
+
 def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling=None) -> None:
     level, statistic = setting["level"], setting["statistic"]
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
     units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
     what = f"{statistic} correlation" if statistic in correlations else statistic
-    table = Table(title=f"{jset.name} ({jset.subset}, n={len(jset)}): {level}-level {what} with human '{dim}' "
-                        f"(grouping: {setting['grouping']})")
+    table = Table(title=_plain(f"{jset.name} ({jset.subset}, n={len(jset)}): {level}-level {what} with human '{dim}' "
+                               f"(grouping: {setting['grouping']})", "table.title"))
     table.add_column("metric")
     first = [] if statistic in correlations else [statistic] + (["epsilon"] if statistic == "acc-t" else [])
     cols = first + (["spearman", "p", "pearson", "kendall", "n"] if williams else
@@ -476,7 +681,7 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
     for col in cols:
         table.add_column(col, justify="right")
     test = "Williams p" if williams else "perm. p"
-    table.add_column(f"{test} vs {baseline}" if baseline else test, justify="right")
+    table.add_column(_plain(f"{test} vs {baseline}" if baseline else test), justify="right")
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         star = _stars(p) if r.metric != baseline else ""
@@ -493,7 +698,7 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
             cells.append(_fmt(r.partial))
         if delta:
             cells.append(f"{_fmt(r.delta['tau'])} ({r.delta['n_pairs']})")
-        table.add_row(r.metric, *lead, *cells, last, style="bold" if better else None)
+        table.add_row(_plain(r.metric), *lead, *cells, last, style="bold" if better else None)
     if ceiling is not None and ceiling.value is not None:
         ci = "-" if ceiling.lower is None else f"[{_fmt(ceiling.lower)}, {_fmt(ceiling.upper)}]"
         value = _fmt(ceiling.value)
@@ -525,21 +730,22 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
         if ceiling.value is not None:
             out.print(f"human ceiling: each annotator against the mean of the others (leave-one-annotator-out, "
                       f"{ceiling.slots} annotator slots, {ceiling.rows_used} rows), same statistic and level"
-                      + (f"; {ceiling.note}" if ceiling.note else ""), highlight=False, soft_wrap=True)
+                      + (f"; {ceiling.note}" if ceiling.note else ""), highlight=False, soft_wrap=True,
+                      markup=False)
         else:
-            out.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True)
+            out.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
     if baseline:
         out.print(f"** p < 0.01, * p < 0.05: one-sided {_TESTS[setting['test']]} that the metric's {what} "
-                  f"exceeds {baseline}'s", highlight=False, soft_wrap=True)
+                  f"exceeds {baseline}'s", highlight=False, soft_wrap=True, markup=False)
     notes = [f"{r.metric}: {r.note}" for r in results if r.note]
     for note in notes:
-        out.print(f"note: {note}", highlight=False)
+        out.print(f"note: {note}", highlight=False, markup=False)
     out.print("Signatures:")
     for ms in scored:
-        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True)
+        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
     for ms in scored:
         err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
-                  highlight=False)
+                  highlight=False, markup=False)
     for name, reason in skipped:
         out.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
 
@@ -558,47 +764,57 @@ def score(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     import numpy as np
 
-    from meta_eval.cache import ScoreCache, default_cache_path
     from meta_eval.score_files import read_jsonl, read_line_files, write_scores
 
     if (candidates is None) == (input_ is None):
         _fail("give either --candidates (with --references/--sources line files) or --input FILE.jsonl")
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         _fail(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
+    _check_output(output)  # before any scoring
+    scoring = _make_engine(engine, workers, address)
     try:
         examples = read_jsonl(input_) if input_ is not None else read_line_files(candidates, references, sources)
     except ValueError as exc:
         _fail(str(exc))
     what = "the input"
     chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=what,
-                                      has_sources=all(ex.source for ex in examples),
-                                      has_references=all(ex.references for ex in examples))
-    store = None if no_cache else ScoreCache(cache or default_cache_path())
-    scored = _score_all(chosen, examples, store, batch_size, skipped)
+                                      has_sources=any(ex.source for ex in examples),  # the runner names
+                                      has_references=any(ex.references for ex in examples))  # rows lacking one
     for name, reason in skipped:
         err.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
+    store = _open_store(cache, no_cache)
+    failed: list[tuple[str, str]] = []
+    scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring)
+    scoring.close()
+    for name, reason in failed:
+        err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     if not scored:
-        _fail("no metric could run")
+        _fail("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
+                                                   + [f"{n}: failed: {r}" for n, r in failed]), code=1 if failed else 2)
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     shown = min(show, len(examples))
     table = Table(title=f"{len(examples)} examples: per-variant summary and the first {shown} scores")
     for col in ("variant", "mean", "min", "max", *(f"#{i}" for i in range(shown))):
         table.add_column(col, justify="left" if col == "variant" else "right")
     for v, s_ in columns.items():
-        table.add_row(v, f"{np.mean(s_):.4f}", f"{np.min(s_):.4f}", f"{np.max(s_):.4f}",
+        table.add_row(_plain(v), f"{np.mean(s_):.4f}", f"{np.min(s_):.4f}", f"{np.max(s_):.4f}",
                       *(f"{s_[i]:.4f}" for i in range(shown)))
     out.print(table)
     out.print("Signatures:")
     for ms in scored:
-        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True)
+        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
     if output is not None:
-        write_scores(output, columns, [ms.signature for ms in scored])
-        err.print(f"wrote {output}")
+        _atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
+        err.print(f"wrote {output}", highlight=False, markup=False)
+    _exit_if_incomplete(failed, skipped, output)  # --metrics is required: every metric was named
 
 
 @app.command("metrics")
@@ -610,20 +826,22 @@ def list_metrics() -> None:
     for col in ("name", "variants", "needs", "higher is better", "status"):
         table.add_column(col)
     notes = []
-    for name in registry.names():
+    for name in registry.names(include_named_only=True):  # learned models too, marked: they run only when named
         cls = registry.get_class(name)
         needs = ", ".join(n for n, flag in (("references", cls.needs_references), ("source", cls.needs_source))
                           if flag) or "-"
         reason = cls.unavailable_reason()
         if reason is not None:
             notes.append((name, reason))
+        only = " (only when named)" if registry.is_named_only(name) else ""
         table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
-                      "[green]ready[/]" if reason is None else f"[red]unavailable[/] [{len(notes)}]")
+                      f"[green]ready[/]{only}" if reason is None else f"[red]unavailable[/]{only} [{len(notes)}]")
+    for name, reason in sorted(registry.plugin_errors().items()):  # broken plugins: listed, the others still work
+        notes.append((name, reason))
+        table.add_row(escape(name), "-", "-", "-", f"[red]broken plugin[/] [{len(notes)}]")
     out.print(table)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
-    for name, reason in registry.plugin_errors().items():
-        out.print(f"plugin {name}: {reason}", highlight=False, markup=False)
 
 
 @app.command("protocols")
@@ -760,6 +978,26 @@ def list_judgments(
         out.print(f"[yellow]{line}[/]", highlight=False)
 
 
+def _learned_fit_checks(chosen, scored, jset) -> dict[str, dict]:
+    """Print a warning for every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`)
+    and return, per variant of a learned model, the fields its ``run --output`` result entry gets."""
+    from metrics.learned import fit_checks
+
+    ran = {ms.metric for ms in scored}
+    checks = fit_checks([m for m in chosen if m.name in ran], jset.examples(), jset.name, jset.subset)
+    fields = {}
+    for metric in chosen:
+        check = checks.get(metric.name)
+        if check is None:
+            continue
+        message = check.message()
+        if message is not None:
+            label = "warning" if check.in_sample else "note"
+            out.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
+        fields.update({variant: check.as_dict() for variant in metric.variants})
+    return fields
+
+
 @app.command()
 def learn(
     judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl "
@@ -811,27 +1049,16 @@ def learn(
     most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
     """
     import judgments as judgment_sets
-    from meta_eval import learn as learning
     from meta_eval import learn_run
-    from meta_eval.cache import ScoreCache, default_cache_path
     from metrics.learned import model_path
 
-    if correlation not in learning.CORRELATION_KINDS:
-        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
-    if not 0 < train_fraction < 1:
-        _fail(f"--train-fraction must be between 0 and 1, got {train_fraction}")
-    if search not in learning.SEARCH_STRATEGIES:
-        _fail(f"--search must be {', '.join(learning.SEARCH_STRATEGIES)}, not {search!r}")
-    if no_search:
-        if search not in ("auto", "none"):
-            _fail(f"--no-search contradicts --search {search}")
-        search = "none"
-    save_path = None
-    if save is not None:
-        try:
-            save_path = model_path(save)
-        except ValueError as exc:
-            _fail(str(exc))
+    try:
+        search = learn_run.check_settings(correlation, train_fraction, search, no_search)
+        save_path = None if save is None else model_path(save)
+    except ValueError as exc:
+        _fail(str(exc))
+    _check_output(save_path, "--save")  # before any loading, scoring or fitting
+    _check_output(output)
     started = time.perf_counter()
     try:
         data = learn_run.load_target(judgments, data_dir, subset, target)
@@ -840,13 +1067,11 @@ def learn(
     jset, y, spec = data.jset, data.y, data.spec
     options = _parse_options(option)
     chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
-                                      has_references=jset.max_references > 0)
-    skipped, blocking = learn_run.split_skipped(skipped, jset.has_sources, jset.max_references > 0)
-    if blocking:
-        _fail("every metric of --metrics is a feature source, but these cannot run: "
-              + "; ".join(f"{n}: {r}" for n, r in blocking))
-    if not chosen:
-        _fail(f"no metric of --metrics can run on {jset.name}: " + "; ".join(f"{n}: {r}" for n, r in skipped))
+                                      has_references=jset.max_references > 0, language=jset.language)
+    try:
+        skipped = learn_run.check_metrics(chosen, skipped, jset)
+    except ValueError as exc:
+        _fail(str(exc))
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
               + (f" ({data.dropped} rows without it left out)" if data.dropped else ""), highlight=False)
     for name, reason in skipped:
@@ -854,7 +1079,7 @@ def learn(
     groups, grouping_note = learn_run.document_groups(jset)
     if grouping_note:
         err.print(f"  [yellow]note[/]: {grouping_note}", highlight=False)
-    store = None if no_cache else ScoreCache(cache or default_cache_path())
+    store = _open_store(cache, no_cache)
     failed: list[tuple[str, str]] = []
     scored = _score_all(chosen, jset.examples(), store, batch_size, failed)
     if failed:
@@ -863,15 +1088,13 @@ def learn(
         names, columns = learn_run.feature_columns(chosen, scored, features)
     except ValueError as exc:
         _fail(str(exc))
-    learn_started = time.perf_counter()
     try:
-        outcome = learning.select_features(columns, y, groups, strategy=search, max_size=max_size, alpha=alpha,
-                                           n_splits=splits, train_fraction=train_fraction, seed=seed,
-                                           kind=correlation, search_splits=search_splits, finalists=max(top, 20),
-                                           min_gain=min_gain)
+        outcome, learn_seconds = learn_run.search(columns, y, groups, strategy=search, max_size=max_size, alpha=alpha,
+                                                  splits=splits, train_fraction=train_fraction, seed=seed,
+                                                  correlation=correlation, search_splits=search_splits, top=top,
+                                                  min_gain=min_gain)
     except ValueError as exc:
-        _fail(f"{exc}" + (" (use --features, --max-size or --search greedy)" if "cap" in str(exc) else ""))
-    learn_seconds = time.perf_counter() - learn_started
+        _fail(str(exc))
     results, best = outcome.results, outcome.best
 
     def ci(p):
@@ -930,9 +1153,9 @@ def learn(
 
     if save_path is not None:
         try:
-            model.save(save_path)
-        except OSError as exc:
-            _fail(f"cannot save the model to {save_path}: {exc}")
+            learn_run.save_model(model, save_path)
+        except ValueError as exc:
+            _fail(str(exc))
         use = f"learned:{save}"
         out.print(f"saved {use} ({len(model.features)} features) to {save_path}; score with --metrics {use}",
                   highlight=False, soft_wrap=True)
@@ -966,49 +1189,96 @@ def leaderboard_publish(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    force: bool = typer.Option(False, "--force", help="Replace the leaderboard in --out, or write into a non-empty "
+                               "folder that meta-eval did not write"),
 ) -> None:
-    """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance)."""
+    """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
+
+    ``-j`` takes set names, each optionally with a subset after a colon (``-j wmt21-mqm-ted:en-de,wmt21-mqm-ted:zh-en``);
+    every set or subset becomes one section of the leaderboard.
+    """
     import shlex
 
     import judgments as judgment_sets
-    from leaderboard.publish import default_variant_filter, set_results, write_leaderboard
-    from meta_eval.cache import ScoreCache, default_cache_path
+    from leaderboard.publish import check_out_dir, default_variant_filter, set_results, write_leaderboard
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):
         _fail(f"--correction must be holm, bh or none, not {correction!r}")
+    try:
+        check_out_dir(out_dir, force)  # before any scoring
+    except ValueError as exc:
+        _fail(str(exc))
     keep = set(v.strip() for v in variants.split(",")) if variants else None
     variant_filter = (lambda v: v in keep) if keep else default_variant_filter
     options = _parse_options(option)
     blocks = []
     for name in [n.strip() for n in judgments.split(",") if n.strip()]:
+        subset = None
+        if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
+            name, subset = name.split(":", 1)
         try:
-            jset = judgment_sets.load(name, data_dir)
+            jset = judgment_sets.load(name, data_dir, subset=subset)
             dim = jset.default_dimension
             jset = jset.scored(dim)
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
-                                          has_references=jset.max_references > 0)
-        err.print(f"{jset.name}: {len(jset)} rows, human {dim}; metrics: {', '.join(m.name for m in chosen)}",
-                  highlight=False)
-        store = None if no_cache else ScoreCache(cache or default_cache_path())
-        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped)
+                                          has_references=jset.max_references > 0, language=jset.language)
+        err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
+                  f"{', '.join(m.name for m in chosen)}", highlight=False, markup=False)
+        store = _open_store(cache, no_cache)
+        failed: list = []
+        examples = jset.examples()
+        scored = _score_all(chosen, examples, store, batch_size, skipped, failed)
         for metric_name, reason in skipped:
             err.print(f"  [yellow]skipped[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
+        if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
+            _fail(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
+                  + "; nothing was written (every finished batch is in the cache: rerun to resume)", code=1)
         if not scored:
             _fail(f"{jset.name}: no metric could run")
+        not_measured = _degenerate_rows(chosen, scored, examples)
         try:
-            blocks.append(set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                      correction=correction, primary=correlation, variant_filter=variant_filter))
+            block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                correction=correction, primary=correlation, variant_filter=variant_filter)
         except ValueError as exc:
             _fail(f"{jset.name}: {exc}")
+        block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
+        block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
+        blocks.append(block)
     command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
         if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
     write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed, confidence=0.95,
                       alpha=alpha, correction=correction, primary=correlation)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+
+
+@leaderboard_app.command("index")
+def leaderboard_index(
+    root: Path = typer.Option(Path("leaderboard"), "--root", help="The folder holding one folder per leaderboard"),
+    force: bool = typer.Option(False, "--force", help="Replace a README.md or index.html in --root that this "
+                               "command did not write"),
+) -> None:
+    """Write the index of all leaderboards (ROOT/README.md, ROOT/index.html): best metric per set, human ceiling."""
+    from leaderboard.index import write_index
+    from metrics.base import package_version
+
+    try:
+        entries = write_index(root, package_version("meta-eval"), force=force)
+    except ValueError as exc:
+        _fail(str(exc))
+    table = Table(title=f"Leaderboards in {root}")
+    for col in ("set", "subset", "headline", "best", "value", "ceiling", "gap"):
+        table.add_column(col, justify="left" if col in ("set", "subset", "headline", "best") else "right")
+    for e in entries:
+        h = e["headline"]
+        table.add_row(*(escape(str(x)) for x in (
+            e["judgments"], e["subset"], f"{h['level']} {h['statistic']}", h["best"], f"{h['value']:.3f}",
+            "-" if h["ceiling"] is None else f"{h['ceiling']:.3f}", "-" if h["gap"] is None else f"{h['gap']:+.3f}")))
+    out.print(table)
+    out.print(f"wrote {root}/README.md, {root}/index.html", highlight=False, markup=False)
 
 
 def main() -> None:

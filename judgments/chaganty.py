@@ -76,6 +76,7 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
                        description="Chaganty et al. 2018, CNN/DailyMail summaries of 4 systems, judged -1..1",
                        duplicates="mean", multi_system_separator=";",
                        default_reason="it is the chaganty set's declared default (the SMS paper's dimension)",
+                       language="en",
                        task="summarization", licence="MIT (arunchaganty/active-evaluation)",
                        data_source="arunchaganty/active-evaluation@7a777a0 data/lqual.jsonl.gz; Chaganty, Mussmann "
                                    "& Liang, ACL 2018",

@@ -155,7 +155,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         "qags", rows, DIMENSIONS, "factuality", subset=subset,
         description="QAGS (Wang et al. 2020), CNN/DM (Bottom-Up) and XSum (BART) summaries, share of sentences "
                     "judged consistent by a majority of 3 workers, 0..1",
-        default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality",
+        default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality", language="en",
         licence="none stated for the data (W4ngatang/qags has no licence file for it): cite the paper",
         data_source="W4ngatang/qags@47798e9 data/mturk_{cnndm,xsum}.jsonl; Wang, Cho & Lewis, ACL 2020",
         annotators="3 Mechanical Turk workers per summary (the same 3 for all its sentences), per-worker values kept")

@@ -70,6 +70,7 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
     return JudgmentSet("realsumm", rows, DIMENSIONS, "litepyramid_recall", subset=subset,
                        description="REALSumm (Bhandari et al. 2020), CNN/DailyMail summaries of 24 systems, "
                                    "LitePyramid recall 0..1",
+                       language="en",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; REALSumm: CC BY 4.0)",
                        data_source="neulab/BARTScore@248f511 SUM/REALSumm/data.pkl; Bhandari et al., EMNLP 2020",
                        annotators="crowd LitePyramid judgments, aggregated per summary (no per-annotator values)")

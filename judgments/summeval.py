@@ -78,6 +78,7 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
     rows = make_ids_unique(rows)
     return JudgmentSet("summeval", rows, DIMENSIONS, "relevance", subset=subset,
                        description="SummEval (Fabbri et al. 2021), CNN/DailyMail summaries of 16 systems, judged 1..5",
+                       language="en",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; SummEval: MIT)",
                        data_source="neulab/BARTScore@248f511 SUM/SummEval/data.pkl; Fabbri et al., TACL 2021",
                        annotators="3 experts per summary, only their mean in this copy (no per-annotator values)")

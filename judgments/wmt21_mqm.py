@@ -158,7 +158,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         "wmt21-mqm-ted", [row for row, _ in kept], DIMENSIONS, "mqm", subset=subset,
         description=f"WMT21 TED talks {lp} (Freitag et al. 2021), {len({r.system for r, _ in kept})} systems, "
                     "expert MQM (minus weighted errors, higher is better)",
-        default_reason=DEFAULT_REASON, notes=notes, task="MT", licence="Apache-2.0",
+        default_reason=DEFAULT_REASON, notes=notes, task="MT", licence="Apache-2.0", language=lp.split("-")[1],
         data_source="google/wmt-mqm-human-evaluation@7fadea2 ted/{ende,zhen}/mqm_ted_*.tsv; Freitag et al., "
                     "TACL 2021 and WMT21 metrics task", annotators=ANNOTATORS)
 

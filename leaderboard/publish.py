@@ -35,7 +35,8 @@ from meta_eval.resampling import bootstrap_ci, level_correlation, pairwise_permu
 from meta_eval.runner import MetricScores
 from metrics.base import package_version
 
-__all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard", "default_variant_filter"]
+__all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard",
+           "default_variant_filter", "check_out_dir", "OUTPUT_FILES"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
@@ -194,9 +195,52 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                                  pairwise=pairwise, pairs=pairs)
             if block is not None:
                 blocks.append(block)
-    return {"judgments": jset.name, "subset": jset.subset, "human": dimension, "n_rows": len(jset),
+    return {"judgments": jset.name, "subset": jset.subset, "task": jset.task, "human": dimension, "n_rows": len(jset),
             "n_documents": jset.documents(), "n_systems": len(jset.systems()), "metrics": metrics,
             "levels": blocks}
+
+
+OUTPUT_FILES = ("results.json", "README.md", "index.html")
+
+
+def _is_leaderboard(results: Path) -> bool:
+    """Whether ``results`` is a ``results.json`` that meta-eval wrote (its schema names meta-eval's leaderboard)."""
+    try:
+        doc = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(doc, dict) and str(doc.get("schema", "")).startswith("meta-eval-leaderboard/")
+
+
+def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
+    """Refuse to publish into a folder whose files meta-eval did not write, or over an existing leaderboard.
+
+    A folder that does not exist or is empty is fine. A folder that holds a leaderboard meta-eval wrote (its
+    ``results.json`` has meta-eval's schema, and nothing but the files a leaderboard consists of, plus hidden files)
+    would be replaced: that needs ``force``, as does any other non-empty folder (publishing into ``.`` would otherwise
+    overwrite a repository's README.md). A path that is a file is always refused.
+
+    Raises
+    ------
+    ValueError
+        With what is in the way and how to go on.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    if not out.exists() or force:
+        return
+    present = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    if not present:
+        return
+    foreign = [n for n in present if n not in OUTPUT_FILES]
+    if foreign or not _is_leaderboard(out / "results.json"):
+        shown = ", ".join((foreign or present)[:5]) + (" ..." if len(foreign or present) > 5 else "")
+        raise ValueError(f"--out {out} is not empty and was not written by meta-eval (it holds {shown}); "
+                         "choose a new or empty folder, or pass --force to write results.json, README.md and "
+                         "index.html into it anyway (files of those names are replaced)")
+    raise ValueError(f"--out {out} already holds a leaderboard; pass --force to replace it (compare with "
+                     "`git diff` afterwards if it is committed)")
 
 
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,

@@ -41,6 +41,13 @@ def render_readme(doc: dict) -> str:
     for s in doc["sets"]:
         lines += [f"## {s['judgments']} ({s['subset']}): human `{s['human']}`", "",
                   f"{s['n_rows']} rows, {s['n_documents']} documents, {s['n_systems']} systems.", ""]
+        for k in s.get("skipped", []):
+            lines.append(f"- not run: {k['metric']}: {k['reason']}")
+        for metric, r in s.get("not_measured", {}).items():
+            lines.append(f"- {metric}: {r['rows']} rows given the metric's documented value ("
+                         + "; ".join(f"{n} with {why}" for why, n in r["reasons"].items()) + ")")
+        if s.get("skipped") or s.get("not_measured"):
+            lines.append("")
         levels = list(dict.fromkeys(b["level"] for b in s["levels"] if b.get("correlation")))
         for level in levels:
             blocks = {b["correlation"]: b for b in s["levels"] if b["level"] == level and b.get("correlation")}

@@ -234,12 +234,18 @@ class BertScore(Metric):
     """
 
     variants = ("bertscore-p", "bertscore-r", "bertscore-f")
+    language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "bert_score")
+    parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = BERTSCORE_HINT
     libraries = ("bert-score",)
     refs_native = "max"
     refs_default = "max"
     refs_labels = {"max": "max-per-variant"}
+
+    def supported_languages(self) -> tuple[str, ...] | None:
+        """English with the default MiniLM encoder; not restricted with a model the user chose."""
+        return ("en",) if self.model == MINILM else None
 
     def __init__(self, model: str = MINILM, layer: int | str | None = None, idf: bool | str = False,
                  rescale_with_baseline: bool | str = False, lang: str = "en", baseline_path: str | None = None,

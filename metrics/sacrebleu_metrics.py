@@ -33,6 +33,8 @@ Choices (all in the signature):
   epsilon smoothing of chrF++.py, Moses and NLTK).
 - **TER options**: ``normalized`` (false), ``no_punct`` (false), ``asian_support`` (false), ``case_sensitive``
   (false, sacrebleu's default: TER is computed on lower-cased text unless this is true).
+- **Values exactly as sacrebleu returns them**, not clipped: sacrebleu's floating point can put a perfect BLEU a few
+  ulps above 100 (``bleu`` of "cat" against "cat" is 100.00000000000004), so tests allow 1e-9 beyond the scale.
 - **Orientation**: BLEU and chrF are higher-is-better, TER (edits per reference word) is lower-is-better
   (``higher_is_better = False``: meta-eval's statistics negate it).
 - **Several references** (``refs``, see :class:`metrics.base.Metric`): by default sacrebleu's own multi-reference

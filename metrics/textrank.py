@@ -195,6 +195,8 @@ class TextRank(Metric):
     """
 
     variants = ("textrank",)
+    languages = ("en",)
+    language_reason = "its stopwords (NLTK) and stemmer (Snowball) are English"
     needs_references = False
     needs_source = True
     libraries = ("numpy", "nltk")
