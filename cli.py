@@ -366,23 +366,30 @@ def run(
         _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     from meta_eval.evaluate import add_delta, add_partial, evaluate_level
 
+    from meta_eval.chunks import spread
+    from meta_eval.progress import resampling_progress
+
     williams = level == "global" and statistic in stats_.CORRELATIONS
-    try:
-        if williams:
-            results = evaluate(jset.human(dim), scored, baseline, statistic)
-        else:
-            results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
-                                     epsilon=epsilon, n_permutations=permutations)
-        if control:
-            add_partial(results, jset, dim, scored, statistic)
-        if band is not None:
-            add_delta(results, jset, dim, scored, *band)
-    except ValueError as exc:
-        _fail(f"{jset.origin()}: {exc}" if williams else str(exc))
+    # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
+    with resampling_progress() as advance, spread(scoring, advance):
+        try:
+            if williams:
+                results = evaluate(jset.human(dim), scored, baseline, statistic)
+            else:
+                results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
+                                         epsilon=epsilon, n_permutations=permutations)
+            if control:
+                add_partial(results, jset, dim, scored, statistic)
+            if band is not None:
+                add_delta(results, jset, dim, scored, *band)
+        except ValueError as exc:
+            scoring.close()
+            _fail(f"{jset.origin()}: {exc}" if williams else str(exc))
+        ceiling = _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
+    scoring.close()
     results.sort(key=lambda r: float("inf") if r.value is None else -r.value)
     setting = stats_.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                               n_permutations=permutations)
-    ceiling = _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
     _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling)
     for name, reason in failed:
         out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)

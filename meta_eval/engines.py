@@ -69,7 +69,7 @@ import warnings
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -140,6 +140,16 @@ class Engine(abc.ABC):
         batch's scores are those of ``metric.score(batch)`` in this process, bit for bit.
         """
 
+    def map_chunks(self, fn: Callable, shared: tuple, tasks: Sequence[tuple]) -> Iterator[tuple[int, object]]:
+        """Yield ``(i, fn(*shared, *tasks[i]))`` for every task, in any order (used by :mod:`meta_eval.chunks`).
+
+        ``fn`` is a module-level function (workers import it by name), ``shared`` the large read-only arguments
+        (sent once per worker), each task the small arguments of one chunk. The default runs the tasks here, in
+        order; engines with workers spread them. A result does not depend on where it was computed.
+        """
+        for i, task in enumerate(tasks):
+            yield i, fn(*shared, *task)
+
     def close(self) -> None:
         """Stop the engine's workers (nothing to do for most engines)."""
 
@@ -191,6 +201,19 @@ def _score_recording(metric: Metric, examples: list[Example]) -> tuple[BatchScor
 
 def _score_in_worker(token: str, blob: bytes, examples: list[Example]) -> tuple[BatchScores, list]:
     return _score_recording(_worker_metric(token, blob), examples)
+
+
+def _call_recording(fn: Callable, args: tuple) -> tuple[object, list]:
+    """``fn(*args)`` and the warnings it issued, as :func:`_score_recording`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+def _chunk_in_worker(token: str, blob: bytes | None, fn: Callable, task: tuple) -> tuple[object, list]:
+    """One chunk of a resampling: ``fn(*shared, *task)`` with the shared arrays unpickled once per worker."""
+    return _call_recording(fn, (*_worker_metric(token, blob), *task))
 
 
 def _unpack(result: tuple[BatchScores, list]) -> BatchScores:
@@ -260,47 +283,70 @@ class LocalEngine(Engine):
         if self.workers == 1 or getattr(metric, "parallel", "process") != "process" or len(batches) < 2:
             yield from InProcess().score_batches(metric, batches)
             return
-        shipped: tuple[str, bytes] | None = None  # (token, pickled metric) once the pool is used
+
+        def ship():
+            blob, why = _pickled(metric)
+            if blob is None:
+                _in_driver_warning(metric, why)
+                return None
+            return hashlib.sha256(blob).hexdigest(), blob
+
+        yield from self._spread(len(batches), lambda i: metric.score(batches[i]), ship,
+                                lambda shipped, i: self._executor().submit(_score_in_worker, *shipped, batches[i]),
+                                f"scoring {metric.name}")
+
+    def map_chunks(self, fn, shared, tasks):
+        if self.workers == 1 or len(tasks) < 2:
+            yield from super().map_chunks(fn, shared, tasks)
+            return
+        blob = pickle.dumps(tuple(shared), protocol=pickle.HIGHEST_PROTOCOL)
+        shipped = (hashlib.sha256(blob).hexdigest(), blob)
+        yield from self._spread(len(tasks), lambda i: fn(*shared, *tasks[i]), lambda: shipped,
+                                lambda sh, i: self._executor().submit(_chunk_in_worker, *sh, fn, tasks[i]),
+                                f"resampling ({getattr(fn, '__name__', 'chunk')})")
+
+    def _spread(self, n: int, run_here: Callable[[int], object], ship: Callable[[], tuple | None],
+                submit: Callable[[tuple, int], Future], what: str) -> Iterator[tuple[int, object]]:
+        """Tasks ``0..n-1`` shared by the driver (``run_here``, from the end) and the pool (``submit``, from the
+        front; ``ship()`` gives what the workers need once, or None to keep everything in the driver)."""
+        shipped: tuple | None = None
         threshold = self.start_after
         use_pool = self._pool is not None or threshold <= 0
-        queue = deque(range(len(batches)))  # not handed out yet: the pool takes from the front, the driver the end
+        queue = deque(range(n))  # not handed out yet: the pool takes from the front, the driver the end
         pending: dict[Future, int] = {}  # handed to the pool, result not used yet
         finished: set[int] = set()
-        timed: list[float] = []  # seconds of the driver's batches
+        timed: list[float] = []  # seconds of the driver's tasks
         done_ok = False
         try:
-            while len(finished) < len(batches):
+            while len(finished) < n:
                 if not use_pool and len(timed) >= 2 and len(queue) * timed[-1] > threshold:
                     use_pool = True
                 if use_pool and shipped is None:
-                    blob, why = _pickled(metric)
-                    if blob is None:
-                        _in_driver_warning(metric, why)
-                        use_pool, threshold = False, float("inf")  # this metric stays in the driver
-                    else:
-                        shipped = (hashlib.sha256(blob).hexdigest(), blob)
+                    shipped = ship()
+                    if shipped is None:
+                        use_pool, threshold = False, float("inf")  # everything stays in the driver
                 while shipped is not None and queue and len(pending) < _INFLIGHT * (self.workers - 1):
                     i = queue.popleft()
-                    pending[self._executor().submit(_score_in_worker, *shipped, batches[i])] = i
+                    pending[submit(shipped, i)] = i
                 for future in [f for f in pending if f.done()]:
                     i = pending.pop(future)
-                    scores = self._result(future, metric)
+                    result = self._result(future, what)
                     if i not in finished:
                         finished.add(i)
-                        yield i, scores
-                if len(finished) == len(batches):
+                        yield i, result
+                if len(finished) == n:
                     break
-                if queue:  # the driver's share: the last batch not handed out
+                if queue:  # the driver's share: the last task not handed out
                     i = queue.pop()
-                else:  # a backup of the pool's latest batch
+                else:  # a backup of the pool's latest task
                     i = max(j for j in pending.values() if j not in finished)
                 started = time.perf_counter()
-                scores = metric.score(batches[i])
+                result = run_here(i)
                 timed.append(time.perf_counter() - started)
                 finished.add(i)
                 for future in [f for f, j in pending.items() if j == i and f.cancel()]:
-                    del pending[future]  # a backup that won before the worker started the batch
-                yield i, scores
+                    del pending[future]  # a backup that won before the worker started the task
+                yield i, result
             done_ok = True
         finally:
             for future in pending:  # backups that lost, or the rest after an error or Ctrl-C
@@ -308,15 +354,16 @@ class LocalEngine(Engine):
             if not done_ok and any(not f.done() for f in pending):
                 self._stop()
 
-    def _result(self, future: Future, metric: Metric) -> BatchScores:
+    def _result(self, future: Future, what: str):
         try:
             return _unpack(future.result())
         except BrokenProcessPool as exc:
             self._stop()
-            raise WorkerLostError(f"a worker process died while scoring {metric.name} (killed, out of memory, or "
+            saved = "the finished batches are in the cache: rerun to resume, " if what.startswith("scoring") else (
+                "rerun ")
+            raise WorkerLostError(f"a worker process died while {what} (killed, out of memory, or "
                                   "started from a script without the `if __name__ == '__main__':` guard that "
-                                  "multiprocessing needs); the finished batches are in the cache: rerun to resume, "
-                                  "with fewer --workers or --workers 1") from exc
+                                  f"multiprocessing needs); {saved}with fewer --workers or --workers 1") from exc
 
     def _stop(self) -> None:
         """Terminate the pool's workers and shut it down: what they may still be doing is a discarded backup, or
@@ -351,6 +398,16 @@ def _ray_task(token: str, blob_ref: list, examples: list[Example]) -> tuple[Batc
 
         blob = ray.get(blob_ref[0])
     return _score_recording(_worker_metric(token, blob), examples)
+
+
+def _ray_chunk(token: str, blob_ref: list, fn: Callable, task: tuple) -> tuple[object, list]:
+    """A Ray task running one resampling chunk; the shared arrays are fetched once per worker."""
+    blob = None
+    if token not in _worker_metrics:
+        import ray
+
+        blob = ray.get(blob_ref[0])
+    return _chunk_in_worker(token, blob, fn, task)
 
 
 def _unreachable(address: str) -> str | None:
@@ -479,7 +536,7 @@ class RayEngine(Engine):
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 ref = ready[0]
                 index = pending.pop(ref)
-                scores = self._result(ray, ref, metric)
+                scores = self._result(ray, ref, f"scoring {metric.name}")
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[submit(nxt[1])] = nxt[0]
@@ -495,8 +552,42 @@ class RayEngine(Engine):
             if actor is not None:
                 ray.kill(actor)
 
+    def map_chunks(self, fn, shared, tasks):
+        if len(tasks) < 2:
+            yield from super().map_chunks(fn, shared, tasks)
+            return
+        ray = self._connect()
+        blob = pickle.dumps(tuple(shared), protocol=pickle.HIGHEST_PROTOCOL)
+        token, blob_ref = hashlib.sha256(blob).hexdigest(), [ray.put(blob)]
+        task = ray.remote(num_cpus=1)(_ray_chunk)
+        pending: dict = {}
+        queue = iter(enumerate(tasks))
+        what = f"resampling ({getattr(fn, '__name__', 'chunk')})"
+        done_ok = False
+        try:
+            for i, args in queue:
+                pending[task.remote(token, blob_ref, fn, args)] = i
+                if len(pending) >= _INFLIGHT * self.workers:
+                    break
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                index = pending.pop(ready[0])
+                result = self._result(ray, ready[0], what)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[task.remote(token, blob_ref, fn, nxt[1])] = nxt[0]
+                yield index, result
+            done_ok = True
+        finally:
+            if not done_ok:
+                for ref in pending:
+                    try:
+                        ray.cancel(ref, force=True)
+                    except Exception:  # already finished or its worker gone: nothing to cancel
+                        pass
+
     @staticmethod
-    def _result(ray, ref, metric: Metric) -> BatchScores:
+    def _result(ray, ref, what: str):
         """``ray.get(ref)``, with the metric's own exception raised again as it was raised in the worker."""
         try:
             return _unpack(ray.get(ref))
@@ -507,8 +598,8 @@ class RayEngine(Engine):
             raise
         except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                 ray.exceptions.ObjectLostError) as exc:
-            raise WorkerLostError(f"a Ray worker died while scoring {metric.name} ({type(exc).__name__}); the "
-                                  "finished batches are in the cache: rerun to resume") from exc
+            saved = "; the finished batches are in the cache: rerun to resume" if what.startswith("scoring") else ""
+            raise WorkerLostError(f"a Ray worker died while {what} ({type(exc).__name__}){saved}") from exc
 
     def close(self) -> None:
         if self._started:

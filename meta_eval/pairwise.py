@@ -74,6 +74,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from meta_eval.chunks import run_chunks
 from meta_eval.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
                                   _draw_indices, _metric_stack, _pair, _positive_int, _rng, _standardize,
                                   _system_means, percentile_interval, snap)
@@ -547,18 +548,26 @@ def _bootstrap(X3, Z, level, statistic, eps, resample, n_resamples, rng) -> np.n
     cells = n_docs * n_systems
     pairs = n_systems * (n_systems - 1) // 2 * (n_docs if level == "summary" else 1)
     step = 1 if level == "global" else max(1, min(_CHUNK // max(1, n_metrics * pairs), _CHUNK // (n_metrics * cells)))
-    i, j = _pair_index(n_systems)
-    for start in range(0, n_resamples, step):
-        b = min(step, n_resamples - start)
-        d = doc_draws[start:start + b] if doc_draws is not None else np.broadcast_to(np.arange(n_docs), (b, n_docs))
-        s = (sys_draws[start:start + b] if sys_draws is not None
-             else np.broadcast_to(np.arange(n_systems), (b, n_systems)))
-        rows, cols = d[:, :, None], s[:, None, :]
-        same = s[:, i] == s[:, j] if sys_draws is not None and level != "global" else None
-        ids = (rows * n_systems + cols) if level == "global" else None
-        v, _ = _evaluate(X3[:, rows, cols], Z[rows, cols], level, statistic, eps, same, ids)
-        out[start:start + b] = v.T
+    tasks = [(None if doc_draws is None else doc_draws[start:start + step],
+              None if sys_draws is None else sys_draws[start:start + step], min(step, n_resamples - start))
+             for start in range(0, n_resamples, step)]
+    parts = run_chunks(f"bootstrap ({level} {statistic})", _bootstrap_chunk, (X3, Z, level, statistic, eps), tasks)
+    out[:] = np.concatenate(parts)
     return out
+
+
+def _bootstrap_chunk(X3, Z, level, statistic, eps, d, s, count) -> np.ndarray:
+    """The statistic (count, n_metrics) of ``count`` resamples: drawn documents ``d``, systems ``s`` (None: all)."""
+    n_docs, n_systems = Z.shape
+    drawn_systems = s is not None
+    d = np.broadcast_to(np.arange(n_docs), (count, n_docs)) if d is None else d
+    s = np.broadcast_to(np.arange(n_systems), (count, n_systems)) if s is None else s
+    i, j = _pair_index(n_systems)
+    rows, cols = d[:, :, None], s[:, None, :]
+    same = s[:, i] == s[:, j] if drawn_systems and level != "global" else None
+    ids = (rows * n_systems + cols) if level == "global" else None
+    v, _ = _evaluate(X3[:, rows, cols], Z[rows, cols], level, statistic, eps, same, ids)
+    return v.T
 
 
 def bootstrap_samples(X, Z, level: str = "system", statistic: str = "acc-t", resample: str = "both",
@@ -706,16 +715,20 @@ def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: 
 def _swap_deltas(pair: np.ndarray, Z: np.ndarray, level: str, statistic: str, swaps: np.ndarray) -> np.ndarray:
     """stat(A') - stat(B') for each swap mask (n, D or 1, S or 1): A' takes B's scores where the mask is set and B'
     takes A's; both statistics computed from scratch ("acc-t" re-calibrated)."""
-    a, b = pair
     n_docs, n_systems = Z.shape
-    delta = np.empty(len(swaps))
     step = 1 if level == "global" else max(1, _CHUNK // (2 * n_docs * n_systems))
-    for start in range(0, len(swaps), step):
-        m = swaps[start:start + step]
-        perm = np.concatenate([np.where(m, b, a), np.where(m, a, b)])  # (2 * chunk, D, S)
-        v = _evaluate(perm[:, None], Z[None], level, statistic, np.zeros(len(perm)))[0][:, 0]
-        delta[start:start + len(m)] = v[:len(m)] - v[len(m):]
-    return delta
+    if len(swaps) == 0:
+        return np.empty(0)
+    return np.concatenate(run_chunks(f"permutations ({level} {statistic})", _swap_chunk, (pair, Z, level, statistic),
+                                     [(swaps[start:start + step],) for start in range(0, len(swaps), step)]))
+
+
+def _swap_chunk(pair: np.ndarray, Z: np.ndarray, level: str, statistic: str, m: np.ndarray) -> np.ndarray:
+    """stat(A') - stat(B') for the swap masks ``m`` of one chunk (:func:`_swap_deltas`)."""
+    a, b = pair
+    perm = np.concatenate([np.where(m, b, a), np.where(m, a, b)])  # (2 * chunk, D, S)
+    v = _evaluate(perm[:, None], Z[None], level, statistic, np.zeros(len(perm)))[0][:, 0]
+    return v[:len(m)] - v[len(m):]
 
 
 def _swap_deltas_summary(pair: np.ndarray, Z: np.ndarray, level: str, statistic: str,

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
     TimeRemainingColumn
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "resampling_progress"]
 
 
 @contextmanager
@@ -22,5 +22,23 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
+
+        yield advance
+
+
+@contextmanager
+def resampling_progress() -> Iterator[Callable[[str, int, int], None]]:
+    """Bars for resampling (:func:`meta_eval.chunks.spread`): one per kind of resampling, showing the chunks of
+    the current call; yields ``advance(label, done, total)``. Hidden when stderr is not a terminal."""
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as progress:
+        tasks: dict[str, int] = {}
+
+        def advance(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = progress.add_task(label, total=total)
+            progress.update(tasks[label], completed=done, total=total)
 
         yield advance

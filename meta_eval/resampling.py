@@ -51,6 +51,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from meta_eval.chunks import run_chunks
+
 __all__ = ["LEVELS", "KINDS", "RESAMPLE_METHODS", "Interval", "snap", "average_ranks", "batch_pearson",
            "batch_spearman", "batch_kendall", "batch_correlation", "level_correlation", "level_n", "bootstrap_samples",
            "bootstrap_ci", "percentile_interval", "fisher_ci", "permutation_test", "paired_bootstrap_test",
@@ -586,17 +588,23 @@ def bootstrap_samples(X, Z, level: str, kind: str = "spearman", resample: str = 
     rng = _rng(seed)
     n_metrics, n_docs, n_systems = X3.shape
     doc_draws, sys_draws = _draw_indices(rng, resample, n_resamples, n_docs, n_systems)
-    out = np.empty((n_resamples, n_metrics))
     step = _chunk(n_metrics, n_docs, n_systems, level, kind)
-    for start in range(0, n_resamples, step):
-        stop = min(start + step, n_resamples)
-        d = doc_draws[start:stop] if doc_draws is not None else np.broadcast_to(np.arange(n_docs), (stop - start,
-                                                                                                 n_docs))
-        s = sys_draws[start:stop] if sys_draws is not None else np.broadcast_to(np.arange(n_systems),
-                                                                                (stop - start, n_systems))
-        rows, cols = d[:, :, None], s[:, None, :]
-        out[start:stop] = _level(X3[:, rows, cols], Z[rows, cols][None], level, kind).T
+    tasks = [(None if doc_draws is None else doc_draws[start:start + step],
+              None if sys_draws is None else sys_draws[start:start + step], min(step, n_resamples - start))
+             for start in range(0, n_resamples, step)]
+    out = np.concatenate(run_chunks(f"bootstrap ({level} {kind})", _bootstrap_chunk, (X3, Z, level, kind), tasks))
     return out[:, 0] if single else out
+
+
+def _bootstrap_chunk(X3: np.ndarray, Z: np.ndarray, level: str, kind: str, d: np.ndarray | None,
+                     s: np.ndarray | None, count: int) -> np.ndarray:
+    """Level correlations (count, n_metrics) of ``count`` resamples: drawn documents ``d`` and systems ``s``
+    (None: all, in order)."""
+    n_docs, n_systems = Z.shape
+    d = np.broadcast_to(np.arange(n_docs), (count, n_docs)) if d is None else d
+    s = np.broadcast_to(np.arange(n_systems), (count, n_systems)) if s is None else s
+    rows, cols = d[:, :, None], s[:, None, :]
+    return _level(X3[:, rows, cols], Z[rows, cols][None], level, kind).T
 
 
 def percentile_interval(samples, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -760,21 +768,25 @@ def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, kind: str, 
     n_docs, n_systems = Z.shape
     mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
     swaps = rng.random((n_resamples, *mask_shape)) < 0.5
-    a, b = pair[0], pair[1]
-    ge = le = valid = 0
     step = _chunk(2, n_docs, n_systems, level, kind)
-    for start in range(0, n_resamples, step):
-        m = swaps[start:start + step]
-        perm = np.stack([np.where(m, b, a), np.where(m, a, b)])  # (2, chunk, D, S)
-        rp = _level(perm, Z, level, kind)
-        delta = rp[0] - rp[1]
-        ok = ~np.isnan(delta)
-        valid += int(ok.sum())
-        ge += int((delta[ok] >= observed - _TIE_TOL).sum())
-        le += int((delta[ok] <= observed + _TIE_TOL).sum())
+    counts = run_chunks(f"permutations ({level} {kind})", _permutation_chunk, (pair, Z, level, kind, observed),
+                        [(swaps[start:start + step],) for start in range(0, n_resamples, step)])
+    ge, le, valid = (sum(c[k] for c in counts) for k in range(3))
     if valid == 0:
         raise ValueError("no permutation gave a defined correlation difference")
     return observed, ge, le, valid
+
+
+def _permutation_chunk(pair: np.ndarray, Z: np.ndarray, level: str, kind: str, observed: float,
+                       m: np.ndarray) -> tuple[int, int, int]:
+    """#(delta >= observed), #(delta <= observed) and #valid over the swap masks ``m`` of one chunk."""
+    a, b = pair[0], pair[1]
+    perm = np.stack([np.where(m, b, a), np.where(m, a, b)])  # (2, chunk, D, S)
+    rp = _level(perm, Z, level, kind)
+    delta = rp[0] - rp[1]
+    ok = ~np.isnan(delta)
+    return (int((delta[ok] >= observed - _TIE_TOL).sum()), int((delta[ok] <= observed + _TIE_TOL).sum()),
+            int(ok.sum()))
 
 
 def permutation_test(X_a, X_b, Z, level: str, kind: str = "spearman", n_resamples: int = 1000,

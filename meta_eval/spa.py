@@ -78,6 +78,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from meta_eval.chunks import run_chunks
 from meta_eval.resampling import (_CHUNK_CELLS, _TIE_TOL, _confidence, _float_array, _metric_stack, _pair,
                                   _positive_int, _rng, _standardize)
 
@@ -787,14 +788,18 @@ def _bootstrap(X, Z, n_resamples, n_permutations, seed) -> tuple[np.ndarray, np.
     n_cols = Z2.shape[1] if lay.complete else len(lay.i)
     per_resample = len(M) * (n_permutations * (len(lay.i) + n_cols) + n_docs * (Z2.shape[1] + n_cols))
     step = max(1, _CHUNK_CELLS // per_resample)
-    out = np.empty((n_resamples, len(X3)))
-    for start in range(0, n_resamples, step):
-        rows = docs[start:start + step]  # (c, D)
-        C = _columns(M[:, rows], lay)  # (1 + m, c, D, C)
-        ge = _counts(_signed_sums(signs, C), *_column_sums(C), lay)  # (1 + m, c, pairs)
-        shared = np.ones(len(lay.i), dtype=bool) if lay.complete else _shared(valid[rows], lay)
-        out[start:start + step] = _spa(ge[0], ge[1:], n_permutations, shared).T
-    return point, out, single
+    parts = run_chunks("bootstrap (spa)", _bootstrap_chunk, (M, signs, lay, valid, n_permutations),
+                       [(docs[start:start + step],) for start in range(0, n_resamples, step)])
+    return point, np.concatenate(parts).reshape(n_resamples, len(X3)), single
+
+
+def _bootstrap_chunk(M: np.ndarray, signs: np.ndarray, lay: _Layout, valid: np.ndarray, n_permutations: int,
+                     rows: np.ndarray) -> np.ndarray:
+    """SPA (c, n_metrics) of the resamples that drew the documents ``rows`` (c, D)."""
+    C = _columns(M[:, rows], lay)  # (1 + m, c, D, C)
+    ge = _counts(_signed_sums(signs, C), *_column_sums(C), lay)  # (1 + m, c, pairs)
+    shared = np.ones(len(lay.i), dtype=bool) if lay.complete else _shared(valid[rows], lay)
+    return _spa(ge[0], ge[1:], n_permutations, shared).T
 
 
 def spa_bootstrap_ci(X, Z, n_resamples: int = 1000, n_permutations: int = 1000, confidence: float = 0.95,
