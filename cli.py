@@ -410,6 +410,7 @@ def run(
                "complete": not failed and not not_run,
                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                       "cached": ms.cached} for ms in scored},
+               "shared_timing": {k: round(v, 3) for k, v in _shared_totals(scored).items()},
                "degenerate": degenerate,
                "wall_seconds": round(time.perf_counter() - started, 3)}
         _write_json(output, doc)
@@ -664,6 +665,15 @@ def _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations
                        resamples_used=0, note=f"human ceiling undefined: {exc}")
 
 
+def _shared_totals(scored) -> dict[str, float]:
+    """Seconds per shared component (the encoder) over every metric's scoring: a line of its own in the timing."""
+    totals: dict[str, float] = {}
+    for ms in scored:
+        for component, seconds in ms.shared.items():
+            totals[component] = totals.get(component, 0.0) + seconds
+    return totals
+
+
 def _plain(value, style: str = "") -> Text:
     """A table title, header or cell printed as written, never read as markup or emoji codes: metric, variant, set
     and file names come from data files and plugins (``[bold]x[/]`` prints as those ten characters)."""
@@ -751,7 +761,11 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
     for ms in scored:
         out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
     for ms in scored:
-        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
+        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s"
+                  + (" (+ shared encoder)" if ms.shared else ""), highlight=False, markup=False)
+    for component, seconds in _shared_totals(scored).items():
+        users = ", ".join(ms.metric for ms in scored if component in ms.shared)
+        err.print(f"  {component} (shared; loading and encoding, paid while scoring {users}): {seconds:.2f}s",
                   highlight=False, markup=False)
     for name, reason in skipped:
         out.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
@@ -1198,6 +1212,9 @@ def leaderboard_publish(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     force: bool = typer.Option(False, "--force", help="Replace the leaderboard in --out, or write into a non-empty "
                                "folder that meta-eval did not write"),
+    engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -1206,8 +1223,7 @@ def leaderboard_publish(
     """
     import shlex
 
-    import judgments as judgment_sets
-    from leaderboard.publish import check_out_dir, default_variant_filter, set_results, write_leaderboard
+    from leaderboard.publish import check_out_dir, write_leaderboard
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
@@ -1217,6 +1233,27 @@ def leaderboard_publish(
         check_out_dir(out_dir, force)  # before any scoring
     except ValueError as exc:
         _fail(str(exc))
+    scoring = _make_engine(engine, workers, address)
+    try:
+        blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction,
+                                 data_dir, cache, no_cache, batch_size, scoring)
+    finally:
+        scoring.close()
+    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
+        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
+    write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed, confidence=0.95,
+                      alpha=alpha, correction=correction, primary=correlation)
+    out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+
+
+def _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction, data_dir,
+                    cache, no_cache, batch_size, scoring) -> list[dict]:
+    """Score every set of ``leaderboard publish`` on the engine ``scoring`` and build its leaderboard block."""
+    import judgments as judgment_sets
+    from leaderboard.publish import default_variant_filter, set_results
+    from meta_eval.chunks import spread
+    from meta_eval.progress import resampling_progress
+
     keep = set(v.strip() for v in variants.split(",")) if variants else None
     variant_filter = (lambda v: v in keep) if keep else default_variant_filter
     options = _parse_options(option)
@@ -1238,7 +1275,7 @@ def leaderboard_publish(
         store = _open_store(cache, no_cache)
         failed: list = []
         examples = jset.examples()
-        scored = _score_all(chosen, examples, store, batch_size, skipped, failed)
+        scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring)
         for metric_name, reason in skipped:
             err.print(f"  [yellow]skipped[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
@@ -1248,18 +1285,15 @@ def leaderboard_publish(
             _fail(f"{jset.name}: no metric could run")
         not_measured = _degenerate_rows(chosen, scored, examples)
         try:
-            block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                correction=correction, primary=correlation, variant_filter=variant_filter)
+            with resampling_progress() as advance, spread(scoring, advance):
+                block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                    correction=correction, primary=correlation, variant_filter=variant_filter)
         except ValueError as exc:
             _fail(f"{jset.name}: {exc}")
         block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
         block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
         blocks.append(block)
-    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
-        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
-    write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed, confidence=0.95,
-                      alpha=alpha, correction=correction, primary=correlation)
-    out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+    return blocks
 
 
 @leaderboard_app.command("index")

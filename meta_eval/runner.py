@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -53,6 +53,9 @@ class MetricScores:
     computed: int
     cached: int
     seconds: float
+    shared: dict[str, float] = field(default_factory=dict)
+    """Seconds spent in components shared between metrics while this metric was scored (``"encoder minilm"``:
+    loading the encoder and encoding sentences other metrics reuse), left out of ``seconds``."""
 
 
 _SHOWN = 3  # examples named in a message
@@ -130,6 +133,7 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     start = time.perf_counter()
+    shared_before = _shared_seconds()
     if labels is None:
         labels = getattr(examples, "labels", None)
     examples = list(examples)
@@ -158,5 +162,16 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
         if on_progress:
             on_progress(done, total)
     scores = {v: np.array([found[k][v] for k in keys], dtype=np.float64) for v in metric.variants}
+    shared = {k: v - shared_before.get(k, 0.0) for k, v in _shared_seconds().items()}
+    shared = {k: v for k, v in shared.items() if v > 0}
     return MetricScores(metric.name, signature, metric.higher_is_better, scores, computed=len(todo),
-                        cached=total - len(todo), seconds=time.perf_counter() - start)
+                        cached=total - len(todo), seconds=max(0.0, time.perf_counter() - start - sum(shared.values())),
+                        shared=shared)
+
+
+def _shared_seconds() -> dict[str, float]:
+    """:func:`metrics.encoder.shared_seconds` when the encoder module is loaded (never imports torch here)."""
+    import sys
+
+    encoder = sys.modules.get("metrics.encoder")
+    return encoder.shared_seconds() if encoder is not None else {}

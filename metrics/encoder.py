@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "prepare_torch", "load_encoder", "model_unavailable_reason", "MINILM",
+__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "shared_seconds", "prepare_torch", "load_encoder", "model_unavailable_reason", "MINILM",
            "NEURAL_HINT"]
 
 MINILM = "minilm"
@@ -44,6 +45,25 @@ LONG_POLICIES = ("truncate", "window")
 
 class EncoderError(RuntimeError):
     """An encoder could not be found, verified or loaded."""
+
+
+_spent: dict[str, float] = {}  # "encoder <model>" -> seconds loading it and encoding with it, in this process
+
+
+def _charge(model: str, seconds: float) -> None:
+    key = f"encoder {model}"
+    _spent[key] = _spent.get(key, 0.0) + seconds
+
+
+def shared_seconds() -> dict[str, float]:
+    """Seconds this process has spent loading each shared encoder and encoding with it (:func:`load_encoder`,
+    :meth:`Encoder.embed`), keyed ``"encoder <model>"``.
+
+    Several metrics share one loaded encoder and one memo of encoded sentences (the contextual movers), so the
+    first metric that needs a sentence pays for encoding it; :func:`meta_eval.runner.score_examples` takes the
+    difference of this counter out of the metric's own time and reports it as a line of its own.
+    """
+    return dict(_spent)
 
 
 @dataclass
@@ -213,6 +233,13 @@ class Encoder:
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> list[TokenStates]:
         """Hidden states of every text (all layers); order and batch size do not change the result."""
+        started = time.perf_counter()
+        try:
+            return self._embed(texts, batch_size)
+        finally:
+            _charge(self.name, time.perf_counter() - started)
+
+    def _embed(self, texts: Sequence[str], batch_size: int) -> list[TokenStates]:
         import torch
 
         cls, sep, pad = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id
@@ -261,4 +288,8 @@ class Encoder:
 @lru_cache(maxsize=4)
 def load_encoder(model: str = MINILM, threads: int | None = None, long: str = "truncate") -> Encoder:
     """The process-wide encoder for ``model`` (loaded on first use, then reused by every metric)."""
-    return Encoder(model, threads, long)
+    started = time.perf_counter()
+    try:
+        return Encoder(model, threads, long)
+    finally:
+        _charge(model, time.perf_counter() - started)

@@ -133,3 +133,17 @@ def test_cli_summary_level_same_numbers_with_one_or_two_workers(shared_data, tmp
         assert result.exit_code == 0, result.output
         docs.append(json.loads(out.read_text()))
     assert docs[0]["results"] == docs[1]["results"] and docs[0]["ceiling"] == docs[1]["ceiling"]
+
+
+def test_cli_publish_same_board_with_one_or_two_workers(shared_data, tmp_path):
+    from cli import app
+
+    boards = []
+    for workers in (1, 2):
+        out = tmp_path / f"board{workers}"
+        result = CliRunner().invoke(app, ["leaderboard", "publish", "-j", "qags:cnndm", "-m", "bleu,chrf", "-o",
+                                          "ref=source", "--resamples", "50", "--workers", str(workers),
+                                          "--data-dir", str(shared_data), "--no-cache", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        boards.append(json.loads((out / "results.json").read_text()))
+    assert boards[0]["sets"] == boards[1]["sets"]
