@@ -126,6 +126,9 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
         except registry.UnknownMetricError as exc:
             _fail(str(exc))
         considered.append(cls)
+        if not requested and not getattr(cls, "in_default_run", True):
+            skipped.append((name, cls.not_default_reason or f"run only when named (-m {name})"))
+            continue
         reason = cls.unavailable_reason(**_metric_config(cls, options, cls.unavailable_reason))
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
             try:
@@ -854,7 +857,7 @@ def list_metrics() -> None:
         reason = cls.unavailable_reason()
         if reason is not None:
             notes.append((name, reason))
-        only = " (only when named)" if registry.is_named_only(name) else ""
+        only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else ""
         table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
                       f"[green]ready[/]{only}" if reason is None else f"[red]unavailable[/]{only} [{len(notes)}]")
     for name, reason in sorted(registry.plugin_errors().items()):  # broken plugins: listed, the others still work

@@ -167,6 +167,9 @@ class Metric(abc.ABC):
     num_gpus : float
         GPUs the Ray engine reserves for a ``"single"`` metric's actor when the cluster has GPUs (else 0). The
         built-in metrics run on CPU: 0.
+    in_default_run : bool
+        False for a metric that runs only when named (``-m NAME``), never in the default choice of ``meta-eval run``
+        and ``leaderboard publish``; ``not_default_reason`` says why (TER: minutes on a summarization set).
 
     Worker processes receive the configured, fitted metric by :mod:`pickle` (once per worker). A metric that holds
     state that cannot or should not be pickled (a loaded model, a memo with a lambda) drops it in ``__getstate__``
@@ -213,6 +216,8 @@ class Metric(abc.ABC):
     refs_fixed: ClassVar[bool] = False
     parallel: ClassVar[str] = "process"
     num_gpus: ClassVar[float] = 0.0
+    in_default_run: ClassVar[bool] = True
+    not_default_reason: ClassVar[str] = ""
     _refs: str | None = None  # the policy chosen with with_refs (None: refs_default)
 
     # -- description -------------------------------------------------------------------------------------------

@@ -176,3 +176,13 @@ def test_listed_with_install_hint_when_missing(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda mod, *a: None if mod == "sacrebleu" else real(mod, *a))
     assert "meta-eval[sacrebleu]" in Bleu.unavailable_reason()
+
+
+def test_ter_runs_only_when_named():
+    from cli import _choose_metrics
+
+    chosen, skipped = _choose_metrics(None, {}, what="a set", has_sources=False, has_references=True)
+    assert "ter" not in {m.name for m in chosen} and "bleu" in {m.name for m in chosen}
+    assert "only when named (-m ter)" in dict(skipped)["ter"]
+    chosen, skipped = _choose_metrics("ter,bleu", {}, what="a set", has_sources=False, has_references=True)
+    assert [m.name for m in chosen] == ["ter", "bleu"] and not skipped
