@@ -493,7 +493,12 @@ class RayEngine(Engine):
                 self._started = True
         except Exception as exc:
             what = f"connect to the Ray cluster at {self.address}" if self.address else "start a local Ray instance"
-            self._failed = EngineError(f"could not {what}: {type(exc).__name__}: {exc}")
+            hint = ""
+            answered = not (isinstance(exc, ConnectionError) and str(exc).startswith("nothing answers"))
+            if self.address and answered and os.environ.get("RAY_AUTH_MODE") != "token":
+                hint = ("; a cluster started by `ray start` uses token authentication: set RAY_AUTH_MODE=token, with "
+                        "the head's token in ~/.ray/auth_token (or RAY_AUTH_TOKEN)")
+            self._failed = EngineError(f"could not {what}: {type(exc).__name__}: {exc}{hint}")
             raise self._failed from None
         if not self.workers:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
