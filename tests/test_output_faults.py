@@ -320,3 +320,19 @@ def test_hostile_names_print_literally_in_score(tmp_path):
     for literal in (*HOSTILE_VARIANTS, f"{HOSTILE_METRIC}|meta-eval==", f"failed {HOSTILE_FAILING}: OSError",
                     f"{HOSTILE_FAILING} failed: OSError: no [italic]model[/italic]"):
         assert literal in " ".join(both.split()), literal
+
+
+def test_the_output_helpers_raise_output_errors_naming_the_path(tmp_path):
+    from meta_eval.outputs import OutputError, atomic_write, check_output, write_json
+
+    with pytest.raises(OutputError, match=f"--output {tmp_path} is a folder"):
+        check_output(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        check_output(blocker / "sub" / "out.json", "--save")
+    with pytest.raises(OutputError, match=f"cannot write {blocker / 'sub' / 'out.json'}"):
+        atomic_write(blocker / "sub" / "out.json", lambda tmp: tmp.write_text("{}"))
+    write_json(tmp_path / "ok.json", {"a": 1})
+    assert json.loads((tmp_path / "ok.json").read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "ok.json"]
