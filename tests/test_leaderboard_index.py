@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,9 @@ def test_committed_index_matches_the_committed_boards():
                                                   "frank", "qags"}
     assert (ROOT / "README.md").read_text(encoding="utf-8") == render_index_readme(entries)
     page = (ROOT / "index.html").read_text(encoding="utf-8")
-    version = page.split("meta-eval ", 2)[2].split(" &middot;")[0] if "meta-eval " in page else ""
+    found = re.search(r"<p class=small>meta-eval (\S+) &middot;", page)
+    assert found, "the index page names the meta-eval version that wrote it"
+    version = found.group(1)
     assert page == render_index_html(entries, version)
     for e in entries:  # every link leads to a board that exists
         assert (ROOT / e["board"] / "index.html").exists() and (ROOT / e["board"] / "README.md").exists()
