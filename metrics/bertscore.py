@@ -3,10 +3,21 @@
 Metric ``bertscore``, variants ``bertscore-p``, ``bertscore-r``, ``bertscore-f``: greedy cosine matching of
 contextual token embeddings, precision over the candidate's tokens, recall over the reference's, F1 of the two.
 The package's own functions do the work (``bert_score.utils.get_tokenizer``, ``get_model``, ``get_idf_dict``,
-``bert_cos_score_idf``); this module adds only what ``bert_score.score`` adds around them (the per-candidate
-maximum over several references, baseline rescaling), so on the same inputs the scores equal
-``bert_score.score(cands, refs, model_type=<local path>, num_layers=<layer>, idf=..., ...)``
-(``tests/test_bertscore.py``), without reloading the model for every batch.
+``sent_encode``, ``bert_encode``, ``greedy_cos_idf``); this module adds what ``bert_score.score`` and
+``bert_cos_score_idf`` add around them (batching, the per-candidate maximum over several references, baseline
+rescaling), so on the same inputs the scores equal ``bert_score.score(cands, refs, model_type=<local path>,
+num_layers=<layer>, idf=..., ...)`` to float32 rounding (``tests/test_bertscore.py``: within 1e-6), without
+reloading the model for every batch. The one difference is batching, chosen so that a score is a function of its
+own pair only (reproducible to the digit whatever else is scored with it):
+
+- ``bert_cos_score_idf`` encodes texts in batches padded to their longest text and matches pairs in padded
+  batches; padding changes a text's embeddings and the sums over its tokens in the last float32 bits, so its
+  scores depend on which rows share a call (seen: 8 of 60 WMT rows differed when scored as 60 vs 25 + 35 rows).
+  Here texts with the same number of pieces share an encoder batch with no padding (``batch_size`` at most), each
+  distinct text is encoded once per process (memoised, 256 MB at most) however many rows share it, and every
+  (candidate, reference) pair goes through ``greedy_cos_idf`` alone. Scores are therefore bit-identical across
+  ``batch_size``, runner batches, engines and a partly filled cache (``tests/test_bertscore.py``), and a
+  reference shared by several candidates is encoded once instead of once per call.
 
 Choices (all in the signature):
 
@@ -62,9 +73,10 @@ Choices (all in the signature):
   ``bert_score.score`` 0.3.13 raises AttributeError on an empty text there. With ``idf=true`` a non-empty text whose
   pieces all have IDF 0 (they occur in every reference) has no weight either: ``bert-score`` returns NaN for its P
   or R, here 0 as for an empty text.
-- **speed and numbers**: torch intra-op threads as :func:`metrics.encoder.prepare_torch` (``threads=``, else
-  ``META_EVAL_TORCH_THREADS``, else 1); ``batch_size`` (default 64, as ``bert-score``) changes only padding, so
-  scores agree across batchings to float32 rounding (about 1e-7).
+- **speed and numbers**: ``threads`` forward passes at once, each on one torch intra-op thread, as
+  :mod:`metrics.encoder` (``threads=``, else ``META_EVAL_TORCH_THREADS``, else what the engine grants, else 1);
+  ``threads`` and ``batch_size`` (texts per forward pass, default 64, as ``bert-score``) change only the speed:
+  scores are bit-identical across both.
 """
 from __future__ import annotations
 
@@ -82,7 +94,9 @@ from typing import Sequence
 import numpy as np
 
 from metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
-from metrics.encoder import MINILM, EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
+from metrics.encoder import (MINILM, EncoderError, encoder_ident, length_groups, map_in_threads, model_unavailable_reason,
+                             prepare_torch)
+from metrics.memo import BytesLRU
 from metrics.registry import register
 from metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
 
@@ -228,7 +242,8 @@ class BertScore(Metric):
     batch_size : int
         Sentences per forward pass (default 64).
     threads : int, optional
-        torch intra-op threads (default ``META_EVAL_TORCH_THREADS`` or 1).
+        Forward passes at once, one torch thread each (default ``META_EVAL_TORCH_THREADS``, else the engine's
+        grant, else 1); never changes a score.
     ref : {"references", "source"}
         Compare with the references (default) or with the source (reference-free use).
     """
@@ -399,11 +414,10 @@ class BertScore(Metric):
 
     def _score(self, examples: list[Example]) -> dict[str, np.ndarray]:
         try:
-            prepare_torch(self.threads, BERTSCORE_HINT)
+            threads = prepare_torch(self.threads, BERTSCORE_HINT, intra_op=False)
         except EncoderError as exc:
             raise MetricError(str(exc)) from None
         import torch
-        from bert_score.utils import bert_cos_score_idf
 
         tokenizer, model = _load(str(self._folder), self.layer, self.fast, self.model == MINILM)
         cands, refs, bounds = [], [], []
@@ -416,16 +430,66 @@ class BertScore(Metric):
         keep = [k for k in range(len(refs)) if cands[k].strip() and refs[k].strip()]
         preds = torch.zeros((len(refs), 3), dtype=torch.float32)
         if keep:
-            raw = bert_cos_score_idf(model, [refs[k] for k in keep], [cands[k] for k in keep], tokenizer,
-                                     self._weights(tokenizer, examples), device="cpu",
-                                     batch_size=self.batch_size).cpu()
-            preds[keep] = torch.nan_to_num(raw, nan=0.0)  # a text with no weight (all IDF 0): 0, as if empty
+            texts = list(dict.fromkeys(t for k in keep for t in (refs[k], cands[k])))
+            states = self._embeddings(texts, tokenizer, model, threads)
+            weights = self._weights(tokenizer, examples)
+            idf = {t: torch.tensor([weights[i] for i in states[t][0]], dtype=torch.float) for t in texts}
+            for k in keep:
+                preds[k] = _pair_score(states[refs[k]][1], idf[refs[k]], states[cands[k]][1], idf[cands[k]])
+            preds = torch.nan_to_num(preds, nan=0.0)  # a text with no weight (all IDF 0): 0, as if empty
         preds = torch.stack([preds[lo:hi].max(dim=0)[0] for lo, hi in bounds], dim=0)
         if self.rescale:
             base = torch.from_numpy(_read_baseline(self._baseline)[self.layer]).float()
             preds = (preds - base) / (1 - base)
         values = preds.double().numpy()
         return {"bertscore-p": values[:, 0], "bertscore-r": values[:, 1], "bertscore-f": values[:, 2]}
+
+    def _embeddings(self, texts: list[str], tokenizer, model, threads: int) -> dict:
+        """For every text, (piece ids, embeddings of shape (n_pieces, dim)) as ``bert-score`` computes them
+        (``sent_encode``, then ``bert_encode`` of the model cut at ``layer``), each text encoded as if alone: texts
+        of the same number of pieces share a batch, with no padding (see the module notes), ``threads`` batches at
+        once on one intra-op thread each (:func:`metrics.encoder.map_in_threads`). Memoised per process."""
+        import torch
+        from bert_score.utils import bert_encode, sent_encode
+
+        key = (str(self._folder), self.layer, self.fast)
+        out = {}
+        todo = []
+        for text in texts:
+            hit = _states.get((*key, text))
+            if hit is None:
+                todo.append(text)
+            else:
+                out[text] = hit
+        ids = [sent_encode(tokenizer, text) for text in todo]
+
+        def forward(batch: list[int]):
+            x = torch.tensor([ids[i] for i in batch], dtype=torch.long)
+            return batch, bert_encode(model, x, attention_mask=torch.ones_like(x), all_layers=False)  # no_grad inside
+
+        for batch, emb in map_in_threads(forward, length_groups([len(i) for i in ids], self.batch_size), threads):
+            for row, i in enumerate(batch):
+                out[todo[i]] = (ids[i], emb[row].clone())
+                _states.put((*key, todo[i]), out[todo[i]])
+        return out
+
+
+def _pair_score(ref_emb, ref_idf, hyp_emb, hyp_idf):
+    """(P, R, F) of one candidate against one reference: ``bert_score.utils.greedy_cos_idf`` on a batch of one pair,
+    unpadded, so the sums over tokens are the same whatever else is scored (padding to a batch's longest text, as
+    ``bert_cos_score_idf`` does, changes them in the last bits)."""
+    import torch
+    from bert_score.utils import greedy_cos_idf
+
+    ref_mask = torch.ones((1, ref_emb.shape[0]), dtype=torch.bool)
+    hyp_mask = torch.ones((1, hyp_emb.shape[0]), dtype=torch.bool)
+    with torch.no_grad():  # greedy_cos_idf normalises its arguments in place: give it copies
+        p, r, f = greedy_cos_idf(ref_emb[None].clone(), ref_mask, ref_idf[None].clone(), hyp_emb[None].clone(),
+                                 hyp_mask, hyp_idf[None].clone(), False)
+    return torch.stack((p[0], r[0], f[0]))
+
+
+_states: BytesLRU = BytesLRU(256 << 20, lambda item: item[1].numel() * item[1].element_size())
 
 
 def _idf_dict(docs: list[str], tokenizer):

@@ -47,14 +47,13 @@ named in the signature.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-from threading import Lock
 from typing import ClassVar
 
 import numpy as np
 
 from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder, model_unavailable_reason
+from metrics.memo import BytesLRU
 from metrics.mover import _Bags, _distribution, mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS, split_sentences
@@ -63,41 +62,7 @@ __all__ = ["ContextualWordMoversSimilarity", "ContextualSentenceMoversSimilarity
            "ContextualSentenceWordMoversSimilarity", "sentence_word_vectors"]
 
 _CACHE_BYTES = 256 << 20
-
-
-class _SentenceCache:
-    """Kept word vectors per (model, layer, sentence), bounded by bytes, least recently used out first."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.size = 0
-        self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self.lock = Lock()
-
-    def get(self, key: tuple) -> np.ndarray | None:
-        with self.lock:
-            value = self.items.get(key)
-            if value is not None:
-                self.items.move_to_end(key)
-            return value
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-            self.size = 0
-
-    def put(self, key: tuple, value: np.ndarray) -> None:
-        with self.lock:
-            if key in self.items:
-                return
-            self.items[key] = value
-            self.size += value.nbytes
-            while self.size > self.limit and self.items:
-                _, old = self.items.popitem(last=False)
-                self.size -= old.nbytes
-
-
-_cache = _SentenceCache(_CACHE_BYTES)
+_cache: BytesLRU[np.ndarray] = BytesLRU(_CACHE_BYTES, lambda a: a.nbytes)  # (model, layer, sentence)
 
 
 def _parse_layer(layer: int | str) -> int | str:
@@ -185,9 +150,11 @@ class _ContextualMover(Metric):
                 out[s] = hit
         if todo:
             encoder = load_encoder(self.model)
-            for s, states in zip(todo, encoder.embed(todo, batch_size=self.batch_size)):
-                out[s] = sentence_word_vectors(states, self.layer, encoder.tokenizer)
-                _cache.put((ident, self.layer, s), out[s])
+            kept = encoder.embed(todo, batch_size=self.batch_size,
+                                 each=lambda states: sentence_word_vectors(states, self.layer, encoder.tokenizer))
+            for s, vectors in zip(todo, kept):
+                out[s] = vectors
+                _cache.put((ident, self.layer, s), vectors)
         return out
 
     def _bags(self, text: str, vectors: dict[str, np.ndarray]) -> _Bags | None:

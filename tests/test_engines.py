@@ -146,6 +146,45 @@ def test_a_single_process_metric_runs_in_one_process(engine, examples, request):
     assert (os.getpid() in pids) == (engine == "local-2")
 
 
+class GrantedThreads(OneProcess):
+    """Scores every example with the torch thread count granted to the process while it scores."""
+
+    name = "engine-test-threads"
+    pause = 0.0
+
+    def _score(self, examples):
+        from metrics.encoder import torch_threads
+
+        return {"pid": [float(torch_threads())] * len(examples)}
+
+
+def test_a_neural_metric_in_the_driver_is_granted_every_worker_as_a_thread(local, examples, monkeypatch):
+    monkeypatch.delenv("META_EVAL_TORCH_THREADS", raising=False)
+    from metrics.encoder import torch_threads
+
+    assert set(score_examples(GrantedThreads(), examples[:32], None, BATCH, engine=local).scores["pid"]) == {2.0}
+    assert set(score_examples(GrantedThreads(), examples[:32], None, BATCH).scores["pid"]) == {1.0}
+    assert torch_threads() == 1  # the grant ends with the metric
+
+
+@pytest.mark.parametrize("name", ["wms-ctx", "bertscore"])
+def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, examples, name):
+    require_module("torch", "pip install torch==2.13.0 && pip install 'meta-eval[neural]'")
+    if name == "bertscore":
+        require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
+    __import__("conftest").require_minilm()
+    from metrics import bertscore, contextual_mover
+
+    rows = examples[:48]
+    bertscore._states.clear()
+    contextual_mover._cache.clear()
+    one = _bits(score_examples(create(name), rows, None, BATCH).scores)
+    bertscore._states.clear()
+    contextual_mover._cache.clear()
+    two = _bits(score_examples(create(name), rows, None, BATCH, engine=local).scores)  # two torch threads
+    assert one == two
+
+
 def test_the_default_pool_starts_only_for_enough_work(examples):
     with LocalEngine(2) as engine:  # start_after=5 s of projected work
         score_examples(create("rouge"), examples, None, BATCH, engine=engine)  # 13 quick batches

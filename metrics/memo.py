@@ -1,0 +1,66 @@
+"""A per-process memo of encoded texts, bounded in bytes, least recently used out first.
+
+The neural metrics keep what they computed for a text (the contextual movers: a sentence's kept word vectors;
+BERTScore: a text's token embeddings) so that a text shared by rows of different runner batches (a reference of
+chaganty's is shared by 3.6 candidates on average) is encoded once per process. A kept value must be exactly what
+a fresh computation gives, which holds because :mod:`metrics.encoder` and BERTScore encode every text as if alone
+(no padding), so the memo changes only the time, never a score.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from threading import Lock
+from typing import Callable, Generic, Hashable, TypeVar
+
+V = TypeVar("V")
+
+__all__ = ["BytesLRU"]
+
+
+class BytesLRU(Generic[V]):
+    """A mapping bounded by the bytes of its values (``size_of(value)``); least recently used out first.
+
+    >>> import numpy as np
+    >>> memo = BytesLRU(100, lambda a: a.nbytes)
+    >>> memo.put("a", np.zeros(10))          # 80 bytes
+    >>> memo.put("b", np.zeros(5))           # 40 more: "a" goes
+    >>> memo.get("a") is None, memo.get("b").shape, memo.size
+    (True, (5,), 40)
+    """
+
+    def __init__(self, limit: int, size_of: Callable[[V], int]) -> None:
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0 bytes, got {limit}")
+        self.limit = limit
+        self.size_of = size_of
+        self.size = 0
+        self.items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self.lock = Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is None:
+                return None
+            self.items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Keep ``value`` (a value larger than the whole limit is not kept)."""
+        nbytes = int(self.size_of(value))
+        with self.lock:
+            if key in self.items or nbytes > self.limit:
+                return
+            self.items[key] = (value, nbytes)
+            self.size += nbytes
+            while self.size > self.limit and self.items:
+                _, (_, old) = self.items.popitem(last=False)
+                self.size -= old
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.size = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
