@@ -35,7 +35,8 @@ Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
     double the memory for little gain, and the contextual metrics of one run share the driver's loaded encoder.
     ``threads=`` on the metric or ``META_EVAL_TORCH_THREADS`` overrides the count.
     On Ray it is one actor per metric, asking for :attr:`Metric.num_gpus <metrics.base.Metric.num_gpus>` GPUs
-    when the cluster has any (the built-in metrics run on CPU and ask for none).
+    when the cluster has any (the built-in metrics run on CPU and ask for none), and for one CPU on a cluster or
+    every CPU of a local instance (used as torch threads, as the local driver).
     A metric that cannot be pickled (a class defined inside a function, a learned model's class built at run time)
     is scored in the driver, with one warning giving the reason.
     A local engine also scores in the driver when only one batch is missing (nothing to spread; no pool started).
@@ -447,7 +448,10 @@ def _unreachable(address: str) -> str | None:
 class _MetricActor:
     """One process holding one neural metric (and so its model, loaded at the first batch) for a whole run."""
 
-    def __init__(self, blob: bytes) -> None:
+    def __init__(self, blob: bytes, threads: int = 1) -> None:
+        from metrics.encoder import set_torch_threads
+
+        set_torch_threads(threads)  # forward passes at once (one intra-op thread each: the bits do not change)
         self.metric = pickle.loads(blob)
 
     def score(self, examples: list[Example]) -> tuple[BatchScores, list]:
@@ -539,7 +543,10 @@ class RayEngine(Engine):
             gpus = float(getattr(metric, "num_gpus", 0) or 0)
             if gpus and not ray.cluster_resources().get("GPU"):
                 gpus = 0.0
-            actor = ray.remote(num_cpus=1, num_gpus=gpus)(_MetricActor).remote(blob)
+            # a local instance runs one metric at a time: its actor takes every CPU (as the local engine's driver);
+            # on a cluster an actor takes one CPU of a node (and its GPUs)
+            cpus = 1 if self.address else self.workers
+            actor = ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus)
             submit = actor.score.remote
             window = _INFLIGHT  # one batch running in the actor, one queued
         else:

@@ -341,6 +341,9 @@ class Encoder:
         try:
             return self._embed(texts, batch_size, each)
         finally:
+            from metrics.memo import return_free_memory
+
+            return_free_memory()
             _charge(self.name, time.perf_counter() - started)
 
     def _embed(self, texts: Sequence[str], batch_size: int, each: Callable | None) -> list:

@@ -14,7 +14,7 @@ from typing import Callable, Generic, Hashable, TypeVar
 
 V = TypeVar("V")
 
-__all__ = ["BytesLRU"]
+__all__ = ["BytesLRU", "return_free_memory"]
 
 
 class BytesLRU(Generic[V]):
@@ -64,3 +64,30 @@ class BytesLRU(Generic[V]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def return_free_memory() -> None:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim(0)``; nothing elsewhere).
+
+    A neural metric's batches allocate and free tensors of ever different shapes (one per length group); glibc keeps
+    the freed memory in its heaps, so a process's resident memory grew with every batch: BERTScore over chaganty's
+    2,085 rows went from 557 MB loaded to 910 MB, of which ``malloc_trim`` returned 233 MB. The encoder and BERTScore
+    call this after each call, which bounds the growth to about one batch's working set. Takes milliseconds.
+    """
+    global _trim
+    if _trim is None:
+        import ctypes
+        import ctypes.util
+
+        _trim = False
+        name = ctypes.util.find_library("c")
+        try:
+            libc = ctypes.CDLL(name) if name else None
+            _trim = getattr(libc, "malloc_trim", False) or False
+        except OSError:
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim = None

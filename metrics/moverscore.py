@@ -78,8 +78,10 @@ is encoded once. The encoder's forward pass is about 90% of the time, and here i
 reference runs on 559,980 (its batches are padded to their longest text, and it encodes a reference once per row):
 at an equal cost per piece that bounds the speed-up near 3x. More would need fewer or cheaper pieces, and each way
 found changes the floats: padding or packing texts of different lengths together (up to 5e-8 in a score), lower
-precision, or more threads per process (which the engines' process pool provides instead). On small sets the
-batches of one length are small, and the reference's single padded batch can be as fast (40 rows: 0.9x).
+precision, or splitting a matrix product over several intra-op threads. Several forward passes at once, each on one
+thread, change nothing (:mod:`metrics.encoder`): the local engine runs MoverScore's passes ``--workers`` at a time.
+On small sets the batches of one length are small, and the reference's single padded batch can be as fast (40 rows:
+0.9x).
 """
 from __future__ import annotations
 

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
-SHARED = Path(os.path.expanduser(os.environ["META_EVAL_DATA"])) if os.environ.get("META_EVAL_DATA") else _BESIDE
+# absolute: tests change directory and build file:// URLs from it (a relative META_EVAL_DATA failed there)
+SHARED = Path(os.path.expanduser(os.environ["META_EVAL_DATA"])).resolve() if os.environ.get("META_EVAL_DATA") \
+    else _BESIDE
 HAVE_DATA = (SHARED / "chaganty" / "lqual.jsonl.gz").exists()
 DATA_FIX = ("export META_EVAL_DATA=<the folder of the judgment files> (the project's shared/judgments), or put "
             f"them at {_BESIDE}")

@@ -174,3 +174,27 @@ def test_glove_package_files_are_checked(tmp_path):
         (tmp_path / name).write_bytes(b"x")
     with pytest.raises(VectorsError, match="wrong size"):
         _check_files(tmp_path)
+
+
+def test_the_mover_metrics_do_not_import_torch_through_pot():
+    """POT registers a backend for every array library it finds; meta-eval imports it with the NumPy backend only
+    (metrics.mover.import_ot), so a process scoring WMS (a pool worker, say) does not load torch (300 MB, ~2 s);
+    META_EVAL_POT_BACKENDS=all keeps POT's own behaviour."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from metrics import Example, create; "
+            "create('wms').score([Example('a cat sat', ('a dog sat',))]); import ot; "
+            "print('torch' in sys.modules, len(ot.backend.get_backend_list()))")
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POT_BACKEND_", "META_EVAL_POT"))}
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo,
+                           env=env)
+    assert plain.stdout.split() == ["False", "1"]
+    if importlib.util.find_spec("torch") is not None:
+        full = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo,
+                              env=dict(env, META_EVAL_POT_BACKENDS="all"))
+        assert full.stdout.split()[0] == "True"
