@@ -46,17 +46,20 @@ def _open_store(cache: Optional[Path], no_cache: bool):
 # "\\[" keeps rich (typer's help markup) from reading [ray] and [default: ...] as style tags
 _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
                 "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
-_WORKERS_HELP = ("Worker processes for the CPU metrics (neural metrics use one process per model) \\[default: every "
-                 "core; 1 scores in this process]")
+_WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
+                 "\\[default: every core; 1 scores in this process]")
 _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
+_ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
+                "a cluster with GPUs, else 1]; scores are identical whatever the count")
 
 
-def _make_engine(engine: str, workers: Optional[int], address: Optional[str]):
-    """The scoring engine of ``--engine/--workers/--address`` (:mod:`meta_eval.engines`); a bad choice is an error."""
+def _make_engine(engine: str, workers: Optional[int], address: Optional[str], actors: Optional[int] = None):
+    """The scoring engine of ``--engine/--workers/--address/--actors`` (:mod:`meta_eval.engines`); a bad choice is an
+    error."""
     from meta_eval.engines import EngineError, make_engine
 
     try:
-        return make_engine(engine, workers, address)
+        return make_engine(engine, workers, address, actors)
     except EngineError as exc:
         _fail(str(exc))
 
@@ -253,6 +256,7 @@ def run(
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
     level: Optional[str] = typer.Option(None, "--level", help="global (WMT23's 'no grouping': all rows; Williams "
                                         "tests for the correlations, as the SMS paper), summary ('group by item': "
                                         "per document, averaged) or system (per-system means); bootstrap intervals "
@@ -273,7 +277,7 @@ def run(
     from meta_eval.evaluate import evaluate
 
     _check_output(output)  # before any loading or scoring: a bad --output is found in a second, not after hours
-    scoring = _make_engine(engine, workers, address)  # a bad --engine/--workers/--address, or Ray missing: now
+    scoring = _make_engine(engine, workers, address, actors)  # a bad engine choice or Ray missing: now
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
                  "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
@@ -715,6 +719,7 @@ def score(
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
@@ -727,7 +732,7 @@ def score(
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         _fail(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     _check_output(output)  # before any scoring
-    scoring = _make_engine(engine, workers, address)
+    scoring = _make_engine(engine, workers, address, actors)
     try:
         examples = read_jsonl(input_) if input_ is not None else read_line_files(candidates, references, sources)
     except ValueError as exc:
@@ -1142,6 +1147,7 @@ def leaderboard_publish(
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -1160,7 +1166,7 @@ def leaderboard_publish(
         check_out_dir(out_dir, force)  # before any scoring
     except ValueError as exc:
         _fail(str(exc))
-    scoring = _make_engine(engine, workers, address)
+    scoring = _make_engine(engine, workers, address, actors)
     try:
         blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction,
                                  data_dir, cache, no_cache, batch_size, scoring)

