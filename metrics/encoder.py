@@ -37,13 +37,15 @@ import hashlib
 import importlib.util
 import os
 import time
+from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from collections import deque
 from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
+
+from metrics.memo import return_free_memory
 
 T = TypeVar("T")
 
@@ -336,14 +338,12 @@ class Encoder:
         (see the module notes). With ``each``, a text's states are handed to it as soon as its batch is done and
         are not kept (only one batch of every layer's states is held at a time), so that the memory stays bounded
         by a batch rather than by all the texts: a metric that needs one layer, or pooled word vectors, passes
-        ``each``.
+        ``each``. The states given to ``each`` are a view into the batch's array: it copies what it keeps.
         """
         started = time.perf_counter()
         try:
             return self._embed(texts, batch_size, each)
         finally:
-            from metrics.memo import return_free_memory
-
             return_free_memory()
             _charge(self.name, time.perf_counter() - started)
 
@@ -381,7 +381,7 @@ class Encoder:
             for row, i in enumerate(batch):
                 t = owner[i]
                 if len(pieces_of[t]) == 1:
-                    finish(t, *chunks[i], hidden[row] if each is None else hidden[row].copy())
+                    finish(t, *chunks[i], hidden[row])  # a view: `each` takes what it needs right away
                 else:
                     held[i] = hidden[row].copy()
             del hidden

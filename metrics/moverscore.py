@@ -100,6 +100,7 @@ import numpy as np
 
 from metrics.base import Example, Metric, MetricError, file_sha256, positive_int
 from metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
+from metrics.memo import BytesLRU
 from metrics.mover import mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS
@@ -260,7 +261,7 @@ def _embed_unpadded(encoder, texts: list[str], batch_size: int) -> list[_Encoded
                          each=lambda st: _Encoded(st.tokens, st.input_ids, st.special, st.hidden[-1].copy()))
 
 
-class _StateCache:
+class _StateCache(BytesLRU):
     """Encoded reference texts kept between :meth:`MoverScore.score` calls (least recently used first out).
 
     A reference shared by rows of different runner batches (chaganty: 583 references for 2,085 rows, 256 rows per
@@ -270,26 +271,7 @@ class _StateCache:
     """
 
     def __init__(self, budget: int = 128 << 20) -> None:
-        from collections import OrderedDict
-
-        self.budget = budget
-        self.used = 0
-        self._items: OrderedDict[str, _Encoded] = OrderedDict()
-
-    def get(self, text: str) -> _Encoded | None:
-        found = self._items.get(text)
-        if found is not None:
-            self._items.move_to_end(text)
-        return found
-
-    def put(self, text: str, encoded: _Encoded) -> None:
-        if text in self._items or encoded.last.nbytes > self.budget:
-            return
-        self._items[text] = encoded
-        self.used += encoded.last.nbytes
-        while self.used > self.budget:
-            _, old = self._items.popitem(last=False)
-            self.used -= old.last.nbytes
+        super().__init__(budget, lambda encoded: encoded.last.nbytes)
 
 
 @register("moverscore")

@@ -216,7 +216,7 @@ def test_moverscore_kept_references_give_the_bits_of_a_fresh_object(tiny):
     first, second = rows[:10], rows[10:]
     metric = MoverScore(model=tiny, idf="none")
     metric.score(first)
-    kept = set(metric._states._items)
+    kept = set(metric._states.items)
     assert kept == {r for ex in first for r in ex.references}  # references are kept, candidates are not
     assert kept & {r for ex in second for r in ex.references}  # so the second call reuses some
     again = metric.score(second)["moverscore"]
@@ -267,4 +267,4 @@ def test_state_cache_is_bounded_and_least_recently_used():
     cache.put("d", enc(3))  # evicts b, the least recently used
     assert cache.get("b") is None and all(cache.get(k) is not None for k in "acd")
     cache.put("huge", enc(100))  # larger than the budget: not kept, nothing evicted
-    assert cache.get("huge") is None and cache.used == 3 * 48
+    assert cache.get("huge") is None and cache.size == 3 * 48
