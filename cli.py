@@ -160,25 +160,34 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
     return chosen, skipped
 
 
-def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine=None):
+def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine=None, degenerate=None):
     """Score with every chosen metric (progress bars); a metric whose scoring raises does not stop the others.
 
     It is recorded as ``(name, "ExcType: message")`` in ``failed`` when that list is given (``run`` and ``score``
     then exit non-zero after writing the other metrics' results), else as ``(name, "failed: ExcType: message")`` in
     ``skipped`` (the convention of ``learn``, ``leaderboard publish`` and ``run --protocol``). ``engine`` (default:
     this process) scores the batches; an engine that cannot start (Ray unreachable) stops the command. The caller
-    closes it.
+    closes it. With a ``degenerate`` dict, each metric's :meth:`~metrics.base.Metric.degenerate` reasons are put
+    there under its name right after it is scored, while its model is still loaded (for :func:`_degenerate_rows`).
+
+    The metrics run in :func:`meta_eval.runner.run_order` and each resource (model, word vectors) is released when
+    no metric still to run holds it; the results are returned in the order of ``chosen``.
     """
     from meta_eval.engines import EngineError
     from meta_eval.progress import progress_bar
-    from meta_eval.runner import score_examples
+    from meta_eval.runner import release_done, run_order, score_examples
 
     scored = []
+    order = run_order(chosen)  # metrics sharing a model or vectors together, each resource released when done
+    rank = {id(m): k for k, m in enumerate(chosen)}
     try:
-        for metric in chosen:
+        for i, metric in enumerate(order):
             try:
                 with progress_bar(escape(metric.name)) as advance:
-                    scored.append(score_examples(metric, examples, store, batch_size, advance, engine=engine))
+                    result = score_examples(metric, examples, store, batch_size, advance, engine=engine)
+                if degenerate is not None:
+                    degenerate[metric.name] = metric.degenerate(examples, result.scores)
+                scored.append((rank[id(metric)], result))
             except KeyboardInterrupt:
                 raise
             except EngineError as exc:
@@ -188,24 +197,28 @@ def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine
                     failed.append((metric.name, f"{type(exc).__name__}: {exc}"))
                 else:
                     skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
+            finally:
+                release_done(metric, order[i + 1:])
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
         raise typer.Exit(130)
     finally:
         if store is not None:
             store.close()
-    return scored
+    return [result for _, result in sorted(scored, key=lambda item: item[0])]
 
 
-def _degenerate_rows(chosen, scored, examples) -> dict[str, dict]:
-    """Per scored metric, the rows it gave a documented value instead of a measurement (``Metric.degenerate``): their
-    count and reasons; prints one line per metric that has any."""
+def _degenerate_rows(chosen, scored, examples, found=None) -> dict[str, dict]:
+    """Per scored metric, the rows it gave a documented value instead of a measurement (``Metric.degenerate``, or
+    its reasons in ``found`` as :func:`_score_all` collected them): their count and reasons; prints one line per
+    metric that has any."""
     from collections import Counter
 
     by_name = {m.name: m for m in chosen}
     report = {}
     for ms in scored:
-        reasons = Counter(r for r in by_name[ms.metric].degenerate(examples, ms.scores) if r is not None)
+        rows = found[ms.metric] if found and ms.metric in found else by_name[ms.metric].degenerate(examples, ms.scores)
+        reasons = Counter(r for r in rows if r is not None)
         report[ms.metric] = {"rows": sum(reasons.values()), "reasons": dict(reasons)}
         if reasons:
             err.print(f"{ms.metric}: {sum(reasons.values())} of {len(examples)} rows not measured, given the "
@@ -360,12 +373,13 @@ def run(
               markup=False)
     store = _open_store(cache, no_cache)
     failed: list[tuple[str, str]] = []
-    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, failed, engine=scoring)
+    found: dict = {}
+    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, failed, engine=scoring, degenerate=found)
     scoring.close()
     if not scored:
         _fail("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                    + [f"{n}: failed: {r}" for n, r in failed]), code=1 if failed else 2)
-    degenerate = _degenerate_rows(chosen, scored, jset.examples())
+    degenerate = _degenerate_rows(chosen, scored, jset.examples(), found)
     variants = [v for ms in scored for v in ms.scores]
     if baseline is None and "rougeL-f" in variants:
         baseline = "rougeL-f"
@@ -1208,7 +1222,8 @@ def _publish_blocks(judgments, metrics, variants, option, resamples, seed, corre
         store = _open_store(cache, no_cache)
         failed: list = []
         examples = jset.examples()
-        scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring)
+        found: dict = {}
+        scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring, degenerate=found)
         for metric_name, reason in skipped:
             err.print(f"  [yellow]skipped[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
@@ -1216,7 +1231,7 @@ def _publish_blocks(judgments, metrics, variants, option, resamples, seed, corre
                   + "; nothing was written (every finished batch is in the cache: rerun to resume)", code=1)
         if not scored:
             _fail(f"{jset.name}: no metric could run")
-        not_measured = _degenerate_rows(chosen, scored, examples)
+        not_measured = _degenerate_rows(chosen, scored, examples, found)
         try:
             with resampling_progress() as advance, spread(scoring, advance):
                 block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,

@@ -23,6 +23,10 @@ Where the batches are scored is the ``engine``'s business (:mod:`meta_eval.engin
 batch after batch; with a :class:`~meta_eval.engines.LocalEngine` or :class:`~meta_eval.engines.RayEngine`, in worker
 processes, their scores coming back as batches finish. Either way only this function writes the cache, one commit
 per finished batch, and the scores are bit-identical (same batches, filed under their examples' keys).
+
+Several metrics on one set run in :func:`run_order` (metrics that hold the same process-wide resources, a model or
+word vectors, one after the other), and :func:`release_done` forgets a resource as soon as no metric still to run
+holds it: the default run over chaganty peaks at the largest of its neural metrics, not at their sum.
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from meta_eval.cache import ScoreCache, example_key
 from meta_eval.engines import Engine, InProcess
 from metrics.base import Example, Metric, MetricError
 
-__all__ = ["MetricScores", "check_examples", "score_examples"]
+__all__ = ["MetricScores", "check_examples", "release_done", "run_order", "score_examples"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -175,3 +179,32 @@ def _shared_seconds() -> dict[str, float]:
 
     encoder = sys.modules.get("metrics.encoder")
     return encoder.shared_seconds() if encoder is not None else {}
+
+
+def run_order(metrics: Sequence[Metric]) -> list[Metric]:
+    """``metrics`` in the order to score them: those that hold no shared resource first, then one group per
+    resource (the first one a metric :attr:`~metrics.base.Metric.holds`), groups in order of first appearance,
+    order kept within a group.
+
+    Scores do not depend on the order; memory does: with :func:`release_done` after each metric, a resource is
+    loaded once and forgotten when its group is done.
+
+    >>> from metrics.registry import create
+    >>> [m.name for m in run_order([create(n) for n in ("wms-ctx", "rouge", "wms", "bertscore", "sms-ctx", "sms")])]
+    ['rouge', 'wms-ctx', 'sms-ctx', 'wms', 'sms', 'bertscore']
+    """
+    groups: dict[str, list[Metric]] = {"": []}
+    for metric in metrics:
+        groups.setdefault(metric.holds[0] if metric.holds else "", []).append(metric)
+    return [metric for group in groups.values() for metric in group]
+
+
+def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
+    """After ``metric`` is done with a set: forget its memo (:meth:`~metrics.base.Metric.release`) and the shared
+    resources it holds that none of ``remaining`` (the metrics still to run in this process) holds
+    (:func:`metrics.memo.release`). Returns the resources released."""
+    from metrics.memo import release
+
+    metric.release()
+    needed = {r for m in remaining for r in m.holds}
+    return release(r for r in metric.holds if r not in needed)

@@ -167,6 +167,13 @@ class Metric(abc.ABC):
     num_gpus : float
         GPUs the Ray engine reserves for a ``"single"`` metric's actor when the cluster has GPUs (else 0). The
         built-in metrics run on CPU: 0.
+    holds : tuple of str
+        The process-wide resources this metric loads and keeps for its next call, by the names their modules give
+        :func:`metrics.memo.on_release` (``"vectors"``: word vectors; ``"encoder"``: the shared encoders and the
+        sentence states memo; ``"bertscore"``, ``"moverscore"``, ``"bertlm"``, ``"qa"``: a model and its memo).
+        A run releases a resource once no metric still to run holds it, and runs the metrics that hold the same
+        resources one after the other (:func:`meta_eval.runner.run_order`), so that a default run never keeps two
+        metrics' models at once.
     in_default_run : bool
         False for a metric that runs only when named (``-m NAME``), never in the default choice of ``meta-eval run``
         and ``leaderboard publish``; ``not_default_reason`` says why (TER: minutes on a summarization set).
@@ -216,6 +223,7 @@ class Metric(abc.ABC):
     refs_fixed: ClassVar[bool] = False
     parallel: ClassVar[str] = "process"
     num_gpus: ClassVar[float] = 0.0
+    holds: ClassVar[tuple[str, ...]] = ()
     in_default_run: ClassVar[bool] = True
     not_default_reason: ClassVar[str] = ""
     _refs: str | None = None  # the policy chosen with with_refs (None: refs_default)
@@ -365,6 +373,13 @@ class Metric(abc.ABC):
         carry the documented value. Default: every row measured (all None).
         """
         return [None] * len(examples)
+
+    def release(self) -> None:
+        """Forget what this object keeps between :meth:`score` calls (memo tables), when a run is done with it.
+
+        The next call rebuilds it; scores never depend on it. Shared resources (:attr:`holds`) are released by the
+        run, not here. Default: nothing to forget.
+        """
 
     def fit(self, examples: Sequence[Example]) -> None:
         """Compute statistics over the whole scored set (default: nothing; the scores depend on no set).

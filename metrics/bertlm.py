@@ -59,6 +59,7 @@ from typing import Sequence
 from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
                              prepare_torch)
+from metrics.memo import on_release
 from metrics.registry import register
 
 __all__ = ["BertLM", "BertLMPerplexity", "MaskedLM", "load_masked_lm", "DEFAULT_MODEL"]
@@ -192,12 +193,16 @@ def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None) -> Ma
     return MaskedLM(model, threads)
 
 
+on_release("bertlm", load_masked_lm.cache_clear)
+
+
 
 
 class _PseudoPerplexity(Metric):
     needs_references = False
     requires = ("torch", "transformers")
     parallel = "single"  # one process holds the model (meta_eval.engines)
+    holds = ("bertlm",)  # the masked LM and its memo
     install_hint = NEURAL_HINT
     libraries = ("tokenizers",)
     _formula: str = ""  # how the score is derived from PLL and N (part of the signature)

@@ -96,9 +96,9 @@ from typing import Sequence
 import numpy as np
 
 from metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
-from metrics.encoder import (MINILM, EncoderError, encoder_ident, length_groups, map_in_threads,
-                             model_unavailable_reason, prepare_torch)
-from metrics.memo import BytesLRU, return_free_memory
+from metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
+                             map_in_threads, model_unavailable_reason, prepare_torch)
+from metrics.memo import BytesLRU, on_release, return_free_memory
 from metrics.registry import register
 from metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
 
@@ -253,6 +253,7 @@ class BertScore(Metric):
     variants = ("bertscore-p", "bertscore-r", "bertscore-f")
     language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "bert_score")
+    holds = ("bertscore",)  # its model and memo
     parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = BERTSCORE_HINT
     libraries = ("bert-score",)
@@ -436,8 +437,11 @@ class BertScore(Metric):
             states = self._embeddings(texts, tokenizer, model, threads)
             weights = self._weights(tokenizer, examples)
             idf = {t: torch.tensor([weights[i] for i in states[t][0]], dtype=torch.float) for t in texts}
-            for k in keep:
+            return_free_memory()
+            for n, k in enumerate(keep, start=1):
                 preds[k] = _pair_score(states[refs[k]][1], idf[refs[k]], states[cands[k]][1], idf[cands[k]])
+                if n % 256 == 0:
+                    return_free_memory()
             preds = torch.nan_to_num(preds, nan=0.0)  # a text with no weight (all IDF 0): 0, as if empty
         preds = torch.stack([preds[lo:hi].max(dim=0)[0] for lo, hi in bounds], dim=0)
         if self.rescale:
@@ -470,10 +474,14 @@ class BertScore(Metric):
             x = torch.tensor([ids[i] for i in batch], dtype=torch.long)
             return batch, bert_encode(model, x, attention_mask=torch.ones_like(x), all_layers=False)  # no_grad inside
 
-        for batch, emb in map_in_threads(forward, length_groups([len(i) for i in ids], self.batch_size), threads):
+        groups = length_groups([len(i) for i in ids], self.batch_size, TOKENS_PER_PASS)
+        for n, (batch, emb) in enumerate(map_in_threads(forward, groups, threads), start=1):
             for row, i in enumerate(batch):
                 out[todo[i]] = (ids[i], emb[row].clone())
                 _states.put((*key, todo[i]), out[todo[i]])
+            del emb
+            if n % TRIM_EVERY == 0:
+                return_free_memory()  # see metrics.encoder.TRIM_EVERY
         return out
 
 
@@ -495,6 +503,8 @@ def _pair_score(ref_emb, ref_idf, hyp_emb, hyp_idf):
 # 64 MB: rows are scored in runner batches of consecutive rows, and the rows that share a reference (the candidates of
 # one document) are mostly in one batch; more only raised the peak memory of a default run
 _states: BytesLRU = BytesLRU(64 << 20, lambda item: item[1].numel() * item[1].element_size())
+on_release("bertscore", _states.clear)
+on_release("bertscore", _load.cache_clear)
 
 
 def _idf_dict(docs: list[str], tokenizer):

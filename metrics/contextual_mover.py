@@ -53,7 +53,7 @@ import numpy as np
 
 from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder, model_unavailable_reason
-from metrics.memo import BytesLRU
+from metrics.memo import BytesLRU, on_release
 from metrics.mover import _Bags, _distribution, mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS, split_sentences
@@ -63,6 +63,7 @@ __all__ = ["ContextualWordMoversSimilarity", "ContextualSentenceMoversSimilarity
 
 _CACHE_BYTES = 256 << 20
 _cache: BytesLRU[np.ndarray] = BytesLRU(_CACHE_BYTES, lambda a: a.nbytes)  # (model, layer, sentence)
+on_release("encoder", _cache.clear)
 
 
 def _parse_layer(layer: int | str) -> int | str:
@@ -110,6 +111,7 @@ class _ContextualMover(Metric):
     language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "ot")
     parallel = "single"  # one process holds the model (meta_eval.engines)
+    holds = ("encoder",)  # the shared encoder and the sentence memo
     install_hint = NEURAL_HINT
     libraries = ("pot", "nltk", "numpy", "scipy")
     refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)

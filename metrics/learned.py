@@ -166,6 +166,11 @@ class LearnedMetric(Metric):
             self.components.append(metric)
         self.needs_references = any(m.needs_references for m in self.components)
         self.needs_source = any(m.needs_source for m in self.components)
+        self.holds = tuple(dict.fromkeys(r for m in self.components for r in m.holds))
+
+    def release(self) -> None:
+        for metric in self.components:
+            metric.release()
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -1,20 +1,25 @@
-"""A per-process memo of encoded texts, bounded in bytes, least recently used out first.
+"""Per-process memory of the metrics: a memo of encoded texts bounded in bytes, and releasing what a run is done with.
 
 The neural metrics keep what they computed for a text (the contextual movers: a sentence's kept word vectors;
 BERTScore: a text's token embeddings) so that a text shared by rows of different runner batches (a reference of
 chaganty's is shared by 3.6 candidates on average) is encoded once per process. A kept value must be exactly what
 a fresh computation gives, which holds because :mod:`metrics.encoder` and BERTScore encode every text as if alone
 (no padding), so the memo changes only the time, never a score.
+
+A module that keeps a process-wide resource (a loaded model, word vectors, a memo) registers how to forget it with
+:func:`on_release`; :func:`release` forgets the named resources and hands the freed memory back. A run releases a
+resource once no metric still to run holds it (:attr:`metrics.base.Metric.holds`), so that the default run over
+chaganty keeps BERTScore's model, GloVe and the contextual movers' encoder one after the other, not all at once.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 from threading import Lock
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 V = TypeVar("V")
 
-__all__ = ["BytesLRU", "return_free_memory"]
+__all__ = ["BytesLRU", "on_release", "release", "return_free_memory"]
 
 
 class BytesLRU(Generic[V]):
@@ -64,6 +69,41 @@ class BytesLRU(Generic[V]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+_RELEASERS: dict[str, list[Callable[[], None]]] = {}
+
+
+def on_release(resource: str, forget: Callable[[], None]) -> None:
+    """Register ``forget``, which drops this process's copies of ``resource`` (called by :func:`release`).
+
+    Modules register at import, so a resource whose module was never imported has nothing to forget.
+    """
+    _RELEASERS.setdefault(resource, []).append(forget)
+
+
+def release(resources: Iterable[str]) -> list[str]:
+    """Forget the named resources (see :func:`on_release`) and hand the freed memory back to the system.
+
+    The next use loads them again. Returns the names that had something registered, sorted. Unknown names are
+    ignored (a metric may hold a resource whose module was never imported here).
+
+    >>> from metrics.memo import on_release, release
+    >>> memo = {"a": 1}
+    >>> on_release("doctest-memo", memo.clear)
+    >>> release(["doctest-memo", "never-registered"]), memo
+    (['doctest-memo'], {})
+    """
+    import gc
+
+    done = sorted({r for r in resources if r in _RELEASERS})
+    for resource in done:
+        for forget in _RELEASERS[resource]:
+            forget()
+    if done:
+        gc.collect()  # a model's modules refer to each other: cycles
+        return_free_memory()
+    return done
 
 
 def return_free_memory() -> None:

@@ -165,6 +165,7 @@ class _MoverMetric(Metric):
     libraries = ("pot", "nltk", "numpy", "scipy")
     refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
     refs_default = "max"
+    holds = ("vectors",)
 
     def __init__(self, vectors: str = DEFAULT_VECTORS, tokenizer: str = "wordpunct", oov: str = "zero") -> None:
         if tokenizer not in TOKENIZERS:

@@ -100,7 +100,7 @@ import numpy as np
 
 from metrics.base import Example, Metric, MetricError, file_sha256, positive_int
 from metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
-from metrics.memo import BytesLRU
+from metrics.memo import BytesLRU, on_release
 from metrics.mover import mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS
@@ -240,6 +240,9 @@ def _corpus_table(path: str, sha: str, model: str, ident: str, max_tokens: int) 
     return idf_weights([line for line in lines if line], encoder.tokenizer, max_tokens)
 
 
+on_release("moverscore", _corpus_table.cache_clear)
+
+
 @dataclass(frozen=True)
 class _Encoded:
     """What MoverScore keeps of one encoded text: its pieces and the last layer's states (float32)."""
@@ -307,6 +310,7 @@ class MoverScore(Metric):
     language_reason = ("its default encoders, DistilBERT and MiniLM, were trained on English; pass -o model=... "
                        "for another language")
     requires = ("torch", "transformers", "ot")
+    holds = ("encoder", "moverscore")  # the shared encoder; the corpus IDF tables
     parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = NEURAL_HINT
     libraries = ("pot", "numpy", "scipy")
@@ -418,6 +422,10 @@ class MoverScore(Metric):
             fitted.fit(examples)
             return fitted.score(examples)
         return super().score(examples)
+
+    def release(self) -> None:
+        """Forget the kept encodings of references (rebuilt at the next :meth:`score`)."""
+        self._states = None
 
     def _state_cache(self) -> _StateCache:
         if getattr(self, "_states", None) is None:

@@ -88,6 +88,7 @@ import numpy as np
 
 from metrics.base import Example, Metric, MetricError, package_version, positive_int
 from metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
+from metrics.memo import on_release
 from metrics.registry import register
 
 __all__ = ["Cloze", "QAModel", "QASupervised", "QAUnsupervised", "DEFAULT_QA_MODEL", "DEFAULT_SPACY_MODEL", "MASK",
@@ -273,6 +274,11 @@ def load_qa_model(model: str = DEFAULT_QA_MODEL, threads: int | None = None) -> 
     return QAModel(model, threads)
 
 
+on_release("qa", load_qa_model.cache_clear)
+on_release("qa", _spacy_pipeline.cache_clear)
+on_release("qa", cloze_questions.cache_clear)
+
+
 def _softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max())
     return e / e.sum()
@@ -338,6 +344,7 @@ class _QAMetric(Metric):
     setting: ClassVar[str] = ""
     requires = ("torch", "transformers", "spacy")
     parallel = "single"  # one process holds the model (meta_eval.engines)
+    holds = ("qa",)  # the QA model, spaCy and the cloze questions
     install_hint = QA_HINT
     libraries = ("spacy", "numpy")
 

