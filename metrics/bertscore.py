@@ -13,7 +13,8 @@ own pair only (reproducible to the digit whatever else is scored with it):
 - ``bert_cos_score_idf`` encodes texts in batches padded to their longest text and matches pairs in padded
   batches; padding changes a text's embeddings and the sums over its tokens in the last float32 bits, so its
   scores depend on which rows share a call (seen: 8 of 60 WMT rows differed when scored as 60 vs 25 + 35 rows).
-  Here texts with the same number of pieces share an encoder batch with no padding (``batch_size`` at most), each
+  Here texts with the same number of pieces share an encoder batch with no padding (``batch_size`` texts and
+  :data:`metrics.encoder.TOKENS_PER_PASS` pieces at most), each
   distinct text of a call is encoded once and kept for later calls (memoised per process, 64 MB at most, least
   recently used out first, so a reference shared by the rows of nearby batches is encoded once), and every
   (candidate, reference) pair goes through ``greedy_cos_idf`` alone. Scores are therefore bit-identical across

