@@ -199,6 +199,8 @@ def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine
                     skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
             finally:
                 release_done(metric, order[i + 1:])
+                if engine is not None:
+                    engine.idle(order[i + 1:])
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
         raise typer.Exit(130)

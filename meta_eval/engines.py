@@ -156,6 +156,10 @@ class Engine(abc.ABC):
         for i, task in enumerate(tasks):
             yield i, fn(*shared, *task)
 
+    def idle(self, remaining: Sequence[Metric]) -> None:
+        """Called between metrics with the metrics still to run: an engine may stop workers none of them needs
+        (they start again when needed). Default: nothing."""
+
     def close(self) -> None:
         """Stop the engine's workers (nothing to do for most engines)."""
 
@@ -396,6 +400,13 @@ class LocalEngine(Engine):
             if process.is_alive():
                 process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+
+    def idle(self, remaining: Sequence[Metric]) -> None:
+        """Stop the pool when no metric still to run spreads over it (only neural metrics, which run in the driver,
+        are left): its workers would keep their metrics' word vectors and memos while the driver loads a model. A
+        later resampling or metric starts a fresh pool."""
+        if not any(getattr(m, "parallel", "process") == "process" for m in remaining):
+            self._stop()
 
     def close(self) -> None:
         self._stop()

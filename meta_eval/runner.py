@@ -184,19 +184,22 @@ def _shared_seconds() -> dict[str, float]:
 def run_order(metrics: Sequence[Metric]) -> list[Metric]:
     """``metrics`` in the order to score them: those that hold no shared resource first, then one group per
     resource (the first one a metric :attr:`~metrics.base.Metric.holds`), groups in order of first appearance,
+    except that the groups of metrics that run in one process (``parallel="single"``: the neural ones) come last;
     order kept within a group.
 
     Scores do not depend on the order; memory does: with :func:`release_done` after each metric, a resource is
-    loaded once and forgotten when its group is done.
+    loaded once and forgotten when its group is done, and a local engine's worker pool, which only the CPU metrics
+    use, is stopped before the models load (:meth:`meta_eval.engines.Engine.idle`).
 
     >>> from metrics.registry import create
     >>> [m.name for m in run_order([create(n) for n in ("wms-ctx", "rouge", "wms", "bertscore", "sms-ctx", "sms")])]
-    ['rouge', 'wms-ctx', 'sms-ctx', 'wms', 'sms', 'bertscore']
+    ['rouge', 'wms', 'sms', 'wms-ctx', 'sms-ctx', 'bertscore']
     """
     groups: dict[str, list[Metric]] = {"": []}
     for metric in metrics:
         groups.setdefault(metric.holds[0] if metric.holds else "", []).append(metric)
-    return [metric for group in groups.values() for metric in group]
+    ordered = sorted(groups.values(), key=lambda group: any(m.parallel == "single" for m in group))  # stable
+    return [metric for group in ordered for metric in group]
 
 
 def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:

@@ -212,6 +212,23 @@ def test_the_default_pool_starts_only_for_enough_work(examples):
         assert engine._pool is not None
 
 
+def test_the_pool_stops_when_only_neural_metrics_are_left_and_starts_again(examples):
+    with LocalEngine(2) as engine:
+        slow = ScoringProcess()
+        slow.pause = 0.5
+        score_examples(slow, examples, None, BATCH, engine=engine)
+        assert engine._pool is not None
+        engine.idle([create("wms"), create("wms-ctx")])  # a CPU metric still to run: the pool stays
+        assert engine._pool is not None
+        engine.idle([create("wms-ctx")])  # only a metric that runs in the driver: the workers go
+        assert engine._pool is None
+        before = _bits(score_examples(create("rouge"), examples[:40], None, 8).scores)
+        slow.pause = 0.5
+        again = score_examples(slow, examples, None, BATCH, engine=engine)  # a fresh pool
+        assert engine._pool is not None and again.computed > 0
+        assert _bits(score_examples(create("rouge"), examples[:40], None, 8, engine=engine).scores) == before
+
+
 def _failing_input(examples):
     marked = [Example(ex.candidate, ex.references, ex.source) for ex in examples[:100]]
     marked[70] = Example(FailsOnMarker.MARK + " " + marked[70].candidate, marked[70].references)

@@ -85,6 +85,8 @@ def test_run_order_groups_metrics_by_resource_and_release_done_waits_for_the_las
     wms, rouge, sms, chrf = (create(n) for n in ("wms", "rouge", "sms", "chrf"))
     assert wms.holds == ("vectors",) and rouge.holds == () and chrf.holds == ()
     assert [m.name for m in run_order([wms, rouge, sms, chrf])] == ["rouge", "chrf", "wms", "sms"]
+    ctx = create("wms-ctx")  # parallel="single": its group goes after the CPU metrics' groups
+    assert [m.name for m in run_order([ctx, wms, rouge])] == ["rouge", "wms", "wms-ctx"]
     assert run_order([]) == []
     example = [__import__("metrics").Example("The cat sat.", ("A cat sat.",))]
     wms.score(example)
