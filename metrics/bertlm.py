@@ -196,8 +196,6 @@ def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None) -> Ma
 on_release("bertlm", load_masked_lm.cache_clear)
 
 
-
-
 class _PseudoPerplexity(Metric):
     needs_references = False
     requires = ("torch", "transformers")

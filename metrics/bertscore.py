@@ -99,7 +99,7 @@ import numpy as np
 from metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
 from metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
                              map_in_threads, model_unavailable_reason, prepare_torch)
-from metrics.memo import BytesLRU, on_release, return_free_memory
+from metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
 from metrics.registry import register
 from metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
 
@@ -439,10 +439,8 @@ class BertScore(Metric):
             weights = self._weights(tokenizer, examples)
             idf = {t: torch.tensor([weights[i] for i in states[t][0]], dtype=torch.float) for t in texts}
             return_free_memory()
-            for n, k in enumerate(keep, start=1):
+            for k in handing_back(keep, 256):
                 preds[k] = _pair_score(states[refs[k]][1], idf[refs[k]], states[cands[k]][1], idf[cands[k]])
-                if n % 256 == 0:
-                    return_free_memory()
             preds = torch.nan_to_num(preds, nan=0.0)  # a text with no weight (all IDF 0): 0, as if empty
         preds = torch.stack([preds[lo:hi].max(dim=0)[0] for lo, hi in bounds], dim=0)
         if self.rescale:
@@ -476,13 +474,11 @@ class BertScore(Metric):
             return batch, bert_encode(model, x, attention_mask=torch.ones_like(x), all_layers=False)  # no_grad inside
 
         groups = length_groups([len(i) for i in ids], self.batch_size, TOKENS_PER_PASS)
-        for n, (batch, emb) in enumerate(map_in_threads(forward, groups, threads), start=1):
+        for batch, emb in handing_back(map_in_threads(forward, groups, threads), TRIM_EVERY):  # see encoder notes
             for row, i in enumerate(batch):
                 out[todo[i]] = (ids[i], emb[row].clone())
                 _states.put((*key, todo[i]), out[todo[i]])
             del emb
-            if n % TRIM_EVERY == 0:
-                return_free_memory()  # see metrics.encoder.TRIM_EVERY
         return out
 
 

