@@ -53,7 +53,7 @@ import numpy as np
 
 from metrics.base import Example, Metric, MetricError, positive_int
 from metrics.encoder import MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder, model_unavailable_reason
-from metrics.memo import BytesLRU, on_release
+from metrics.memo import BytesLRU, on_release, return_free_memory
 from metrics.mover import _Bags, _distribution, mover_distance
 from metrics.registry import register
 from metrics.text import STOPWORDS, split_sentences
@@ -200,20 +200,26 @@ class _ContextualMover(Metric):
         texts = list(dict.fromkeys([ex.candidate for ex in examples] + [r for ex in examples for r in ex.references]))
         sentences = list(dict.fromkeys(s for t in texts for s in split_sentences(t)))
         vectors = self._sentence_vectors(sentences)
-        dists = {}
-        for t in texts:
-            bags = self._bags(t, vectors)
-            dists[t] = None if bags is None else _distribution(bags, self.kind)
+
+        def distribution(text: str):
+            bags = self._bags(text, vectors)
+            return None if bags is None else _distribution(bags, self.kind)
+
+        # the references' float64 bags are kept for the call (shared by rows), a candidate's only for its row, and
+        # the freed heap is handed back after the call: the working set is one batch's references, not all texts
+        refs = {r: distribution(r) for ex in examples for r in ex.references}
         scores = []
         for ex in examples:
-            cand = dists[ex.candidate]
+            cand = distribution(ex.candidate)
             best = 0.0
             for ref in ex.references:
-                other = dists[ref]
+                other = refs[ref]
                 if cand is None or other is None:
                     continue
                 best = max(best, float(np.exp(-mover_distance(cand[1], cand[0], other[1], other[0]))))
             scores.append(best)
+        del refs, vectors
+        return_free_memory()
         return {self.name: scores}
 
 

@@ -278,12 +278,15 @@ def torch_threads(threads: int | None = None) -> int:
 
 #: Pieces per forward pass at most (texts of one length are cut into batches of at most this many pieces, at least
 #: one text): a batch's activations stay a few MB whatever the texts' length. Batches change no bit (no padding).
-TOKENS_PER_PASS = 1024
+#: Measured on chaganty's 9,046 sentences with MiniLM on two threads: 1,024 pieces per pass peaked 290-320 MB above
+#: the loaded model, 512 pieces 240-250 MB in the same time (31.3 s), 256 pieces 205 MB but 5-8 % slower.
+TOKENS_PER_PASS = 512
 #: Forward passes between two hand-backs of the freed heap (:func:`metrics.memo.return_free_memory`): glibc keeps the
 #: memory of freed activations, whose sizes differ from one length group to the next, and the heap of an encoding
-#: call over chaganty's sentences grew by 300 MB on two threads; trimming every 4 passes bounds it to about 200 MB
-#: for 3 % more CPU (every pass: 1.5 times the page faults for 30 MB less).
-TRIM_EVERY = 4
+#: call over chaganty's sentences grew by 300 MB on two threads. With 512 pieces per pass, trimming every 2 passes
+#: kept the default chaganty run's peak 17 MB lower than every 4, in the same time (BERTScore alone: 48.5-51.7 s
+#: against 48.7-52.0 s with 1,024 pieces and every 4); every pass cost 5-10 % more time.
+TRIM_EVERY = 2
 
 
 def length_groups(lengths: Sequence[int], batch_size: int, max_tokens: int | None = None) -> list[list[int]]:
@@ -357,9 +360,10 @@ class Encoder:
 
         A text's states are bit-identical whatever other texts are encoded with it and whatever ``batch_size``
         (see the module notes). With ``each``, a text's states are handed to it as soon as its batch is done and
-        are not kept (only one batch of every layer's states is held at a time), so that the memory stays bounded
-        by a batch rather than by all the texts: a metric that needs one layer, or pooled word vectors, passes
-        ``each``. The states given to ``each`` are a view into the batch's array: it copies what it keeps.
+        are not kept, so that the memory stays bounded by the batches in flight rather than by all the texts: a
+        metric that needs one layer, or pooled word vectors, passes ``each``. The states given to ``each`` are a
+        view into the batch's array: it copies what it keeps. ``each`` runs on the thread that ran the forward pass
+        (so only its result, not every layer's states, waits to be collected): it must not change shared state.
         """
         started = time.perf_counter()
         try:
@@ -385,28 +389,32 @@ class Encoder:
         results: list = [None] * len(texts)
         held: dict[int, np.ndarray] = {}  # states of the windows of texts longer than one window
 
-        def finish(t: int, ids: list[int], words: list[int | None], hidden: np.ndarray) -> None:
+        def finish(ids: list[int], words: list[int | None], hidden: np.ndarray):
             tokens = self.tokenizer.convert_ids_to_tokens(ids)
             special = np.array([w is None for w in words], dtype=bool)
             states = TokenStates(tokens, np.asarray(ids), list(words), hidden, special)
-            results[t] = states if each is None else each(states)
+            return states if each is None else each(states)
 
-        def forward(batch: list[int]) -> tuple[list[int], np.ndarray]:
+        def forward(batch: list[int]) -> list[tuple[bool, int, object]]:
             with torch.inference_mode():
                 ids = torch.tensor([chunks[i][0] for i in batch], dtype=torch.long)
                 out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
-                return batch, torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
+                hidden = torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
+            del out
+            # a text of one window is finished here (`each` takes what it needs from the view right away); the
+            # windows of a longer text are copied and joined once all are done
+            return [(True, owner[i], finish(*chunks[i], hidden[row])) if len(pieces_of[owner[i]]) == 1
+                    else (False, i, hidden[row].copy()) for row, i in enumerate(batch)]
 
         # no padding (see the module notes); groups run `count` at a time, each on one intra-op thread
         groups = length_groups([len(c[0]) for c in chunks], batch_size, TOKENS_PER_PASS)
-        for batch, hidden in handing_back(map_in_threads(forward, groups, count), TRIM_EVERY):
-            for row, i in enumerate(batch):
-                t = owner[i]
-                if len(pieces_of[t]) == 1:
-                    finish(t, *chunks[i], hidden[row])  # a view: `each` takes what it needs right away
+        for done in handing_back(map_in_threads(forward, groups, count), TRIM_EVERY):
+            for whole, key, value in done:
+                if whole:
+                    results[key] = value
                 else:
-                    held[i] = hidden[row].copy()
-            del hidden
+                    held[key] = value
+            del done
         for t, mine in enumerate(pieces_of):
             if len(mine) < 2:
                 continue
@@ -417,7 +425,7 @@ class Encoder:
                 ids += chunks[i][0][lo:hi]
                 words += chunks[i][1][lo:hi]
                 parts.append(held.pop(i)[:, lo:hi])
-            finish(t, ids, words, np.concatenate(parts, axis=1))
+            results[t] = finish(ids, words, np.concatenate(parts, axis=1))
         return results
 
 
