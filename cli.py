@@ -111,26 +111,45 @@ def _build(cls, config: dict[str, str]):
     return metric if refs is None else metric.with_refs(refs)
 
 
+def _named_metrics(requested: Optional[str]) -> list[str]:
+    """The metric names given one by one in ``--metrics`` (not ``all``): a skip of one of them is a missing result."""
+    from metrics.registry import ALL
+
+    return [m.strip() for m in (requested or "").split(",") if m.strip() and m.strip() != ALL]
+
+
 def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
-                    has_references: bool, language: str | None = None):
+                    has_references: bool, language: str | None = None, full_default: bool = False):
     """(metric objects to run, [(name, reason)] skipped) for data described by ``what``.
 
-    A metric built for other languages than the data's ``language`` (when the set declares one) is skipped, with
-    the reason (e.g. GloVe WMS on German candidates)."""
+    Without ``requested``, the default choice: every registered metric but the ones that run only when named
+    (``in_default_run``) and, unless ``full_default`` (``leaderboard publish``), the neural ones (``in_quick_run``:
+    the default ``run`` takes seconds). ``all`` in ``requested`` stands for every registered metric but the
+    named-only ones. A metric built for other languages than the data's ``language`` (when the set declares one)
+    is skipped, with the reason (e.g. GloVe WMS on German candidates)."""
     import metrics.registry as registry
 
-    names = [m.strip() for m in requested.split(",") if m.strip()] if requested else registry.names()
+    given = [m.strip() for m in requested.split(",") if m.strip()] if requested else []
+    names = list(dict.fromkeys(n for m in given for n in (registry.names() if m == registry.ALL else [m])))
+    if not requested:
+        names = registry.names()
+    named = set(_named_metrics(requested))
     chosen, skipped, considered = [], [], []
-    if not requested:  # the default choice skips broken plugins with their error (named, they stop the run)
-        skipped += sorted(registry.plugin_errors().items())
+    if not requested or registry.ALL in given:  # a chosen-for-you set skips broken plugins with their error
+        skipped += sorted(registry.plugin_errors().items())  # (named, they stop the run)
     for name in names:
         try:
             cls = registry.get_class(name)
         except registry.UnknownMetricError as exc:
             _fail(str(exc))
         considered.append(cls)
-        if not requested and not getattr(cls, "in_default_run", True):
+        if name not in named and not getattr(cls, "in_default_run", True):
             skipped.append((name, cls.not_default_reason or f"run only when named (-m {name})"))
+            continue
+        if not requested and not full_default and not getattr(cls, "in_quick_run", True):
+            skipped.append((name, f"neural, so not in the default choice (metrics that take seconds on a CPU): "
+                                  f"{cls.not_quick_reason or 'a neural model scores every text'}; runs when named "
+                                  f"or with -m {registry.ALL}"))
             continue
         reason = cls.unavailable_reason(**_metric_config(cls, options, cls.unavailable_reason))
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
@@ -236,8 +255,9 @@ def run(
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Run a paper's table as it was run (set, human "
                                            "dimension, level, correlation, metric options) and print the paper's "
                                            "numbers beside meta-eval's; see `meta-eval protocols`"),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names "
-                                          "(default: every registered metric that can run on the set)"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
+                                          "every metric (default: every metric that can run on the set in "
+                                          "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
                                            "rougeL-f when scored]"),
@@ -418,7 +438,8 @@ def run(
         out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     fit_checks = _learned_fit_checks(chosen, scored, jset)  # a learned model scored on rows it was fitted on
     # named with --metrics: every skip is a missing result (exit 1); chosen by default: documented skips are fine
-    not_run = skipped if metrics is not None else []
+    named = set(_named_metrics(metrics))
+    not_run = [(n, r) for n, r in skipped if n in named]
     if output is not None:
         doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "human_chosen_because": why,
                "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
@@ -714,13 +735,22 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
         users = ", ".join(ms.metric for ms in scored if component in ms.shared)
         err.print(f"  {component} (shared; loading and encoding, paid while scoring {users}): {seconds:.2f}s",
                   highlight=False, markup=False)
+    for names, reason in _grouped(skipped):
+        out.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
+
+
+def _grouped(skipped: list[tuple[str, str]]) -> list[tuple[list[str], str]]:
+    """The skipped metrics with the same reason on one line: [(names, reason)], in order of first appearance."""
+    groups: dict[str, list[str]] = {}
     for name, reason in skipped:
-        out.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
+        groups.setdefault(reason, []).append(name)
+    return [(names, reason) for reason, names in groups.items()]
 
 
 @app.command()
 def score(
-    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names"),
+    metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names ('all': every "
+                                "metric but the ones that run only when named)"),
     candidates: Optional[Path] = typer.Option(None, "--candidates", "-c", help="One candidate text per line"),
     references: list[Path] = typer.Option([], "--references", "-r", help="One reference per line, parallel to "
                                           "the candidates (repeat for several references)"),
@@ -757,8 +787,8 @@ def score(
     chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=what,
                                       has_sources=any(ex.source for ex in examples),  # the runner names
                                       has_references=any(ex.references for ex in examples))  # rows lacking one
-    for name, reason in skipped:
-        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
+    for names, reason in _grouped(skipped):
+        err.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
     store = _open_store(cache, no_cache)
     failed: list[tuple[str, str]] = []
     scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring)
@@ -783,7 +813,8 @@ def score(
     if output is not None:
         _atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
         err.print(f"wrote {output}", highlight=False, markup=False)
-    _exit_if_incomplete(failed, skipped, output)  # --metrics is required: every metric was named
+    named = set(_named_metrics(metrics))  # --metrics is required: what it named one by one must run
+    _exit_if_incomplete(failed, [(n, r) for n, r in skipped if n in named], output)
 
 
 @app.command("metrics")
@@ -802,13 +833,17 @@ def list_metrics() -> None:
         reason = cls.unavailable_reason()
         if reason is not None:
             notes.append((name, reason))
-        only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else ""
+        only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else \
+            "" if cls.in_quick_run else " (named or -m all)"
         table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
                       f"[green]ready[/]{only}" if reason is None else f"[red]unavailable[/]{only} [{len(notes)}]")
     for name, reason in sorted(registry.plugin_errors().items()):  # broken plugins: listed, the others still work
         notes.append((name, reason))
         table.add_row(escape(name), "-", "-", "-", f"[red]broken plugin[/] [{len(notes)}]")
     out.print(table)
+    out.print(f"(named or -m {registry.ALL}): neural; `meta-eval run` without --metrics keeps to the metrics that "
+              f"take seconds on a CPU, `leaderboard publish` runs these too. (only when named): never in a default "
+              f"choice nor in -m {registry.ALL}.", highlight=False, markup=False)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
 
@@ -1043,8 +1078,8 @@ def learn(
         _fail(str(exc))
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
               + (f" ({data.dropped} rows without it left out)" if data.dropped else ""), highlight=False)
-    for name, reason in skipped:
-        err.print(f"  [yellow]skipped[/] {escape(name)}: {escape(reason)}", highlight=False)
+    for names, reason in _grouped(skipped):
+        err.print(f"  [yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
     groups, grouping_note = learn_run.document_groups(jset)
     if grouping_note:
         err.print(f"  [yellow]note[/]: {grouping_note}", highlight=False)
@@ -1144,8 +1179,9 @@ app.add_typer(leaderboard_app, name="leaderboard")
 def leaderboard_publish(
     judgments: str = typer.Option(..., "--judgments", "-j", help="Comma-separated judgment sets"),
     out_dir: Path = typer.Option(..., "--out", help="Folder to write results.json, README.md and index.html"),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default: "
-                                          "every registered metric that can run on each set)"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default "
+                                          "and 'all': every registered metric that can run on each set, the neural "
+                                          "ones included)"),
     variants: Optional[str] = typer.Option(None, "--variants", help="Only these variants (default: all but "
                                            "ROUGE's precision and recall)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
@@ -1218,7 +1254,8 @@ def _publish_blocks(judgments, metrics, variants, option, resamples, seed, corre
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
-                                          has_references=jset.max_references > 0, language=jset.language)
+                                          has_references=jset.max_references > 0, language=jset.language,
+                                          full_default=True)  # a published board has every metric
         err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
                   f"{', '.join(m.name for m in chosen)}", highlight=False, markup=False)
         store = _open_store(cache, no_cache)
@@ -1226,8 +1263,8 @@ def _publish_blocks(judgments, metrics, variants, option, resamples, seed, corre
         examples = jset.examples()
         found: dict = {}
         scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring, degenerate=found)
-        for metric_name, reason in skipped:
-            err.print(f"  [yellow]skipped[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
+        for names, reason in _grouped(skipped):
+            err.print(f"  [yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
             _fail(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
                   + "; nothing was written (every finished batch is in the cache: rerun to resume)", code=1)

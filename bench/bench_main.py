@@ -2,11 +2,12 @@
 
 Run from the repository root (needs ../shared/judgments or --data-dir):
 
-    python bench/bench_main.py [--data-dir ../shared/judgments] [--skip-cli]
+    python bench/bench_main.py [--data-dir ../shared/judgments] [--skip-cli] [--all]
 
-Reports one-process timings, split into one-off costs (imports, loading GloVe) and per-set work (tokenizing each
-distinct text once, then one exact EMD per pair and metric), then wall times of `meta-eval run --judgments chaganty`
-with an empty cache (cold) and again (warm). Pin to one core with `taskset -c 0` to measure single-core speed.
+Reports the wall times of `meta-eval run --judgments chaganty` with an empty cache (cold) and again (warm), each with
+its peak resident memory (``--all``: also ``-m all``, cold), then one-process timings, split into one-off costs
+(imports, loading GloVe) and per-set work (tokenizing each distinct text once, then one exact EMD per pair and metric).
+Pin to one core with `taskset -c 0` to measure single-core speed.
 """
 from __future__ import annotations
 
@@ -33,8 +34,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "judgments"))
     parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--all", action="store_true", help="also time `-m all` (the neural metrics too), cold")
     args = parser.parse_args()
 
+    if not args.skip_cli:
+        _time_cli(args.data_dir, args.all)
     import judgments
     jset = timed("load chaganty (2,085 rows)", lambda: judgments.load("chaganty", args.data_dir))
     examples = jset.examples()
@@ -56,16 +60,27 @@ def main() -> None:
     rouge = create("rouge")
     timed(f"rouge (rouge-score): {len(examples)} pairs", lambda: rouge.score(examples))
 
-    if args.skip_cli:
-        return
+
+def _time_cli(data_dir: str, with_all: bool) -> None:
+    """Wall time and peak resident memory of `meta-eval run --judgments chaganty` in a child process.
+
+    Called before this process loads anything: a child's peak counts the pages it had when forked."""
     exe = Path(sys.executable).with_name("meta-eval")
+    runs = [("", "cold (empty cache)", "target <= 30 s, < 1 GB"), ("", "warm (cached)", "")]
+    if with_all:
+        runs.append(("all", "-m all, cold", ""))
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [str(exe), "run", "--judgments", "chaganty", "--data-dir", args.data_dir,
-               "--cache", os.path.join(tmp, "c.sqlite")]
-        for label in ("cold (empty cache)", "warm (cached)"):
+        for choice, label, target in runs:
+            cmd = [str(exe), "run", "--judgments", "chaganty", "--data-dir", data_dir,
+                   "--cache", os.path.join(tmp, f"c{choice}.sqlite"), *(["-m", choice] if choice else [])]
             start = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True)
-            print(f"{'meta-eval run --judgments chaganty, ' + label:<48} {time.perf_counter() - start:8.3f} s")
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)  # the child's own peak resident memory
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} exited with status {proc.returncode}")
+            print(f"{'meta-eval run --judgments chaganty, ' + label:<48} {time.perf_counter() - start:8.3f} s"
+                  f"   peak {usage.ru_maxrss / 1024 ** 2:.2f} GB{f'   ({target})' if target else ''}")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ per finished batch, and the scores are bit-identical (same batches, filed under 
 
 Several metrics on one set run in :func:`run_order` (metrics that hold the same process-wide resources, a model or
 word vectors, one after the other), and :func:`release_done` forgets a resource as soon as no metric still to run
-holds it: the default run over chaganty peaks at the largest of its neural metrics, not at their sum.
+holds it: ``run -m all`` over chaganty peaks at the largest of its neural metrics, not at their sum.
 """
 from __future__ import annotations
 

@@ -172,11 +172,17 @@ class Metric(abc.ABC):
         :func:`metrics.memo.on_release` (``"vectors"``: word vectors; ``"encoder"``: the shared encoders and the
         sentence states memo; ``"bertscore"``, ``"moverscore"``, ``"bertlm"``, ``"qa"``: a model and its memo).
         A run releases a resource once no metric still to run holds it, and runs the metrics that hold the same
-        resources one after the other (:func:`meta_eval.runner.run_order`), so that a default run never keeps two
-        metrics' models at once.
+        resources one after the other (:func:`meta_eval.runner.run_order`), so that a run never keeps two metrics'
+        models at once.
     in_default_run : bool
-        False for a metric that runs only when named (``-m NAME``), never in the default choice of ``meta-eval run``
-        and ``leaderboard publish``; ``not_default_reason`` says why (TER: minutes on a summarization set).
+        False for a metric that runs only when named (``-m NAME``), never in a default choice (``meta-eval run``,
+        ``leaderboard publish``) nor in ``-m all``; ``not_default_reason`` says why (TER: minutes on a summarization
+        set).
+    in_quick_run : bool
+        False for a metric left out of the default choice of ``meta-eval run`` and ``meta-eval score``, which keeps
+        to the metrics that take seconds on a laptop CPU: the neural ones (a model's forward pass over every text).
+        It still runs when named, with ``-m all``, and in ``leaderboard publish``'s default choice (a published
+        board has every metric). ``not_quick_reason`` says what makes it slow.
 
     Worker processes receive the configured, fitted metric by :mod:`pickle` (once per worker). A metric that holds
     state that cannot or should not be pickled (a loaded model, a memo with a lambda) drops it in ``__getstate__``
@@ -226,6 +232,8 @@ class Metric(abc.ABC):
     holds: ClassVar[tuple[str, ...]] = ()
     in_default_run: ClassVar[bool] = True
     not_default_reason: ClassVar[str] = ""
+    in_quick_run: ClassVar[bool] = True
+    not_quick_reason: ClassVar[str] = ""
     _refs: str | None = None  # the policy chosen with with_refs (None: refs_default)
 
     # -- description -------------------------------------------------------------------------------------------

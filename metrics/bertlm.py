@@ -201,6 +201,8 @@ class _PseudoPerplexity(Metric):
     requires = ("torch", "transformers")
     parallel = "single"  # one process holds the model (meta_eval.engines)
     holds = ("bertlm",)  # the masked LM and its memo
+    in_quick_run = False
+    not_quick_reason = "a masked LM runs once per word piece of every text (pseudo-perplexity)"
     install_hint = NEURAL_HINT
     libraries = ("tokenizers",)
     _formula: str = ""  # how the score is derived from PLL and N (part of the signature)

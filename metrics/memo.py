@@ -8,7 +8,7 @@ a fresh computation gives, which holds because :mod:`metrics.encoder` and BERTSc
 
 A module that keeps a process-wide resource (a loaded model, word vectors, a memo) registers how to forget it with
 :func:`on_release`; :func:`release` forgets the named resources and hands the freed memory back. A run releases a
-resource once no metric still to run holds it (:attr:`metrics.base.Metric.holds`), so that the default run over
+resource once no metric still to run holds it (:attr:`metrics.base.Metric.holds`), so that ``meta-eval run -m all`` over
 chaganty keeps BERTScore's model, GloVe and the contextual movers' encoder one after the other, not all at once.
 """
 from __future__ import annotations

@@ -311,6 +311,9 @@ class MoverScore(Metric):
                        "for another language")
     requires = ("torch", "transformers", "ot")
     holds = ("encoder", "moverscore")  # the shared encoder; the corpus IDF tables
+    in_quick_run = False
+    not_quick_reason = ("a transformer encodes every text (DistilBERT by default; with MiniLM about 160 MT-length "
+                        "rows/s per CPU core)")
     parallel = "single"  # one process holds the model (meta_eval.engines)
     install_hint = NEURAL_HINT
     libraries = ("pot", "numpy", "scipy")

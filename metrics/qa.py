@@ -345,6 +345,8 @@ class _QAMetric(Metric):
     requires = ("torch", "transformers", "spacy")
     parallel = "single"  # one process holds the model (meta_eval.engines)
     holds = ("qa",)  # the QA model, spaCy and the cloze questions
+    in_quick_run = False
+    not_quick_reason = "a QA model answers several cloze questions per text"
     install_hint = QA_HINT
     libraries = ("spacy", "numpy")
 

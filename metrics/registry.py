@@ -26,7 +26,8 @@ itself is resolved by the family's resolver, which returns a class for ``rest`` 
 lister says which members exist. Family members run **only when named**: :func:`names` leaves them out (so they
 never join a default run), ``names(include_named_only=True)`` lists them, and :func:`is_named_only` tells them
 apart. The learned metrics ``learned:<model>`` (:mod:`metrics.learned`) are such a family: a model fitted on one
-judgment set must not silently join every later run.
+judgment set must not silently join every later run. The name ``all`` is reserved (:data:`ALL`): ``--metrics all``
+stands for every metric :func:`names` lists.
 
 Example
 -------
@@ -45,10 +46,11 @@ from typing import Callable, TypeVar
 
 from metrics.base import Metric
 
-__all__ = ["ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create", "get_class",
+__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create", "get_class",
            "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
+ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
 _BUILTIN_MODULES = ("metrics.rouge", "metrics.rouge_coco", "metrics.mover", "metrics.contextual_mover",
                     "metrics.moverscore", "metrics.bertlm", "metrics.qa", "metrics.textrank", "metrics.novelty",
                     "metrics.sacrebleu_metrics", "metrics.bertscore", "metrics.learned")
@@ -88,6 +90,9 @@ def register(name: str) -> Callable[[M], M]:
     """
     if not isinstance(name, str) or not name.strip() or "," in name or "|" in name:
         raise RegistryError(f"invalid metric name {name!r}: use a non-empty name without ',' or '|'")
+    if name.strip() == ALL:
+        raise RegistryError(f"invalid metric name {name!r}: '{ALL}' is reserved (--metrics {ALL} chooses every "
+                            f"metric)")
 
     def decorate(cls: M) -> M:
         if not (isinstance(cls, type) and issubclass(cls, Metric)):
