@@ -77,7 +77,8 @@ LRU of 4,096 texts: SummEval's 11 references per document are shared by 16 syste
 (:class:`_Words`), unigram and bigram Counters, sentence token lists. Per pair, the n-gram intersection sums the
 smaller counts over the shared n-grams; ROUGE-L's LCS length is computed bit-parallel on Python integers
 (:func:`_lcs_length`); rougeLsum's union LCS uses the same bit rows to replay ``rouge-score``'s backtracking exactly,
-tie-breaking included (:func:`_lcs_indices`), memoised per pair of distinct sentences. All counts are integers, and
+tie-breaking included (:func:`_lcs_indices`), memoised per pair of distinct sentences; for two one-sentence texts
+rougeLsum's hit count is the LCS length (no token of one LCS can be clipped). All counts are integers, and
 precision, recall and F1 are then computed from them with ``rouge-score``'s operations in its order
 (``_score_ngrams``, ``_score_lcs``, ``_summary_level_lcs``, ``scoring.fmeasure``; ``score_multi`` keeps the first
 reference with the highest F1), so every float is the one ``rouge-score`` returns. ``tests/test_speed_parity.py``
@@ -458,7 +459,12 @@ def _summary_hits(ref: _Text, cand: _Text, memo: dict) -> int:
 def _hits(ref: _Text, cand: _Text, memo: dict) -> tuple[int, int, int, int]:
     """Matches of rouge1, rouge2, rougeL and rougeLsum between a reference and a candidate (all ints)."""
     lcs = _lcs_length(ref.tokens, cand.masks, len(cand.tokens)) if ref.tokens and cand.tokens else 0
-    lsum = _summary_hits(ref, cand, memo) if ref.lsum_len and cand.lsum_len else 0
+    if len(ref.sents) == 1 and len(cand.sents) == 1:
+        # one sentence each: the union of LCS positions is the LCS itself, and a token occurs in it at most as often
+        # as in either text, so none is clipped: rouge-score's summary-level hits are the LCS length
+        lsum = lcs
+    else:
+        lsum = _summary_hits(ref, cand, memo) if ref.lsum_len and cand.lsum_len else 0
     return _overlap(ref.unigrams, cand.unigrams), _overlap(ref.bigrams, cand.bigrams), lcs, lsum
 
 

@@ -153,6 +153,23 @@ def test_every_option_and_policy_equals_the_rouge_score_path(rows, options):
 examples_strategy = st.builds(lambda c, refs: Example(c, tuple(refs)), texts, st.lists(texts, min_size=1, max_size=4))
 
 
+def test_one_sentence_each_summary_level_hits_are_the_lcs_with_repeated_tokens():
+    """The one-sentence shortcut of ``_hits`` (rougeLsum hits = LCS length) against rouge-score itself, on pairs
+    where tokens repeat (where clipping could matter) and where the LCS has several tie-broken readings."""
+    rng = np.random.default_rng(12)
+    vocab = ["the", "cat", "sat", "on", "mat", "cats", "sitting"]
+    def line():
+        return " ".join(rng.choice(vocab, rng.integers(1, 25)))
+
+    examples = [Example(line(), (line(),)) for _ in range(300)]
+    examples += [Example("the cat the cat", ("cat the cat the",)), Example("cat cat cat", ("cat",)),
+                 Example("cat", ("cat cat cat",))]
+    out = create("rouge", split="newline").score(examples)
+    assert_same(out, plain(examples), "one sentence each")
+    assert out["rougeLsum-r"][-2] == 1 / 1 and out["rougeLsum-p"][-1] == 1 / 1  # by hand: one 'cat' matches
+    assert np.array_equal(out["rougeLsum-f"], out["rougeL-f"])
+
+
 @settings(SLOW, max_examples=60)
 @given(st.lists(examples_strategy, min_size=1, max_size=4), st.sampled_from(OPTIONS), st.sampled_from(POLICIES))
 def test_generated_texts_equal_the_rouge_score_path(examples, options, policy):
