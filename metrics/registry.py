@@ -46,8 +46,8 @@ from typing import Callable, TypeVar
 
 from metrics.base import Metric
 
-__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create", "get_class",
-           "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
+__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create",
+           "get_class", "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
