@@ -13,13 +13,15 @@ chaganty keeps BERTScore's model, GloVe and the contextual movers' encoder one a
 """
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
+from contextlib import contextmanager
 from threading import Lock
 from typing import Callable, Generic, Hashable, Iterable, Iterator, TypeVar
 
 V = TypeVar("V")
 
-__all__ = ["BytesLRU", "handing_back", "on_release", "release", "return_free_memory"]
+__all__ = ["BytesLRU", "handing_back", "on_release", "paused_gc", "release", "return_free_memory"]
 
 
 class BytesLRU(Generic[V]):
@@ -131,6 +133,33 @@ def return_free_memory() -> None:
 
 
 _trim = None
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block; it runs again as before afterwards.
+
+    For a loop that creates many small containers that reference no cycle (ROUGE's token lists, Counters and memo
+    entries): reference counting frees them, and the collector's passes only cost time, the more so as each full
+    collection walks every object the process holds (all its imported modules). Measured on chaganty, ROUGE in a
+    fresh process: 0.66-0.68 s of CPU with the collector, 0.36-0.39 s with it paused. Cycles made inside the block
+    are collected after it. Nested and concurrent blocks are safe: the one that paused the collector restarts it
+    (a block in another thread may then end with the collector running, which only costs time).
+
+    >>> import gc
+    >>> with paused_gc():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def handing_back(items: Iterable[V], every: int) -> Iterator[V]:

@@ -153,3 +153,56 @@ def test_a_command_releases_every_resource_and_reports_in_the_chosen_order(tmp_p
     header, row = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[:2])
     assert [s.split("|")[0] for s in header["signatures"]] == ["wms", "rouge", "sms"]  # scored rouge, wms, sms
     assert [k for k in row if k in ("wms", "rouge1-f", "sms")] == ["wms", "rouge1-f", "sms"]  # reported as asked
+
+
+def test_paused_gc_restores_the_collector_state_even_on_error():
+    import gc
+
+    from metrics.memo import paused_gc
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with paused_gc():
+            assert not gc.isenabled()
+            raise RuntimeError("inside")
+    assert gc.isenabled()
+    gc.disable()
+    try:  # a caller that had paused it keeps it paused
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with paused_gc():
+        with paused_gc():  # nested: only the outer block restarts it
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_rouge_scores_with_the_collector_paused_and_restarts_it(monkeypatch):
+    import gc
+
+    import metrics.rouge as rouge_module
+    from metrics import Example, create
+
+    seen = []
+    pair_scores = rouge_module._pair_scores
+
+    def watched(*args):
+        seen.append(gc.isenabled())
+        return pair_scores(*args)
+
+    monkeypatch.setattr(rouge_module, "_pair_scores", watched)
+    rows = [Example("the cat sat", ("the cat sat down",)), Example("a dog", ("the dog ran",))]
+    out = create("rouge", split="newline").score(rows)
+    assert seen == [False, False] and gc.isenabled()
+    assert out["rouge1-r"][0] == 0.75  # 3 of the reference's 4 unigrams
+
+    def broken(*args):
+        raise RuntimeError("inside the loop")
+
+    monkeypatch.setattr(rouge_module, "_pair_scores", broken)
+    with pytest.raises(RuntimeError):
+        create("rouge", split="newline").score(rows)
+    assert gc.isenabled()
