@@ -111,11 +111,12 @@ def _build(cls, config: dict[str, str]):
     return metric if refs is None else metric.with_refs(refs)
 
 
-def _named_metrics(requested: Optional[str]) -> list[str]:
-    """The metric names given one by one in ``--metrics`` (not ``all``): a skip of one of them is a missing result."""
+def _named_skips(skipped: list[tuple[str, str]], requested: Optional[str]) -> list[tuple[str, str]]:
+    """The skips of metrics named one by one in ``--metrics`` (not through ``all``): missing results (exit 1)."""
     from metrics.registry import ALL
 
-    return [m.strip() for m in (requested or "").split(",") if m.strip() and m.strip() != ALL]
+    named = {m.strip() for m in (requested or "").split(",")} - {"", ALL}
+    return [(n, r) for n, r in skipped if n in named]
 
 
 def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
@@ -134,7 +135,7 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
         names = list(dict.fromkeys(n for m in given for n in (registry.names() if m == registry.ALL else [m])))
     else:
         names = registry.names()
-    named = set(_named_metrics(requested))
+    named = set(given) - {registry.ALL}
     chosen, skipped, considered = [], [], []
     if not requested or registry.ALL in given:  # a chosen-for-you set skips broken plugins with their error
         skipped += sorted(registry.plugin_errors().items())  # (named, they stop the run)
@@ -440,8 +441,7 @@ def run(
     fit_checks = _learned_fit_checks(chosen, scored, jset)  # a learned model scored on rows it was fitted on
     # named one by one with --metrics: a skip is a missing result (exit 1); chosen by default or by "all": documented
     # skips are fine
-    named = set(_named_metrics(metrics))
-    not_run = [(n, r) for n, r in skipped if n in named]
+    not_run = _named_skips(skipped, metrics)
     if output is not None:
         doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "human_chosen_because": why,
                "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
@@ -815,8 +815,7 @@ def score(
     if output is not None:
         _atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
         err.print(f"wrote {output}", highlight=False, markup=False)
-    named = set(_named_metrics(metrics))  # --metrics is required: what it named one by one must run
-    _exit_if_incomplete(failed, [(n, r) for n, r in skipped if n in named], output)
+    _exit_if_incomplete(failed, _named_skips(skipped, metrics), output)  # --metrics is required
 
 
 @app.command("metrics")
