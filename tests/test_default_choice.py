@@ -53,7 +53,7 @@ def test_all_and_the_full_default_choose_the_neural_metrics_but_not_the_named_on
     quick, _ = _choose(None)
     for how in ({"requested": "all"}, {"requested": None, "full_default": True}):
         chosen, skipped = _choose(**how)
-        assert set(quick) < set(chosen)
+        assert set(quick) <= set(chosen)  # strictly more where the neural extras are installed (below)
         for name in NEURAL:  # chosen, or skipped only because it cannot run here (its model is not offline)
             assert name in chosen or not skipped[name].startswith("neural"), (how, name, skipped.get(name))
         assert "ter" not in chosen and "only when named" in skipped["ter"]
@@ -61,7 +61,9 @@ def test_all_and_the_full_default_choose_the_neural_metrics_but_not_the_named_on
 
 def test_all_combines_with_names_without_repeating_a_metric():
     chosen, skipped = _choose("rouge,all,ter")
-    assert chosen.count("rouge") == 1 and "ter" in chosen and "ter" not in skipped
+    assert chosen.count("rouge") == 1
+    # named, TER is chosen (or skipped only because the sacrebleu extra is missing), never as named-only
+    assert "ter" in chosen or not skipped["ter"].startswith("run only when named"), skipped.get("ter")
     assert chosen[0] == "rouge"  # the order given, then the rest of the registry's
 
 
