@@ -12,6 +12,7 @@ test, so that a CI run lacking data or a browser cannot pass by skipping everyth
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -69,6 +70,29 @@ def pytest_runtest_setup(item) -> None:
     for mark in item.iter_markers(name="require"):
         require(*mark.args, **mark.kwargs)
 
+
+def require_metrics(*names: str) -> None:
+    """:func:`require` that every metric in ``names`` can run here (its optional extra is installed): with the core
+    install alone, a test of BLEU, chrF or the COCO ROUGE-L skips naming the extra, and fails on CI."""
+    from metrics import registry
+
+    for name in names:
+        reason = registry.get_class(name).unavailable_reason()
+        require(reason is None, f"what metric {name!r} needs", str(reason))
+
+
+def can_build_wheels() -> bool:
+    """Whether ``pip install --no-build-isolation`` can build a setuptools project here: setuptools, with the
+    ``bdist_wheel`` command (built into setuptools 70.1 and later, else from the ``wheel`` package)."""
+    if importlib.util.find_spec("setuptools") is None:
+        return False
+    from importlib.metadata import version
+
+    major, minor = (int(p) for p in version("setuptools").split(".")[:2])
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
+WHEEL_FIX = "pip install --upgrade setuptools (70.1 or later builds wheels itself; or pip install wheel)"
 
 NEURAL_FIX = "pip install torch==2.13.0 && pip install 'meta-eval[neural]'"
 

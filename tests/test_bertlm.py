@@ -1,6 +1,7 @@
 """BERT-LM pseudo-perplexity (Scialom et al. 2019; Salazar et al. 2020) on a tiny random masked LM loaded by path."""
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 import sys
@@ -127,7 +128,11 @@ def test_minilm_has_no_mlm_head():
         BertLMPerplexity(model="minilm")
     with pytest.raises(MetricError, match="without a masked-LM head"):
         bertlm.load_masked_lm("minilm")
-    assert "without a masked-LM head" in BertLM.unavailable_reason("minilm")
+    missing = [m for m in BertLM.requires if importlib.util.find_spec(m) is None]
+    if missing:  # the core install: the missing packages are the reason given first
+        assert BertLM.unavailable_reason("minilm").startswith(f"missing {', '.join(missing)}: pip install")
+    else:
+        assert "without a masked-LM head" in BertLM.unavailable_reason("minilm")
 
 
 def test_checkpoint_without_its_head_is_refused(tmp_path):
@@ -155,8 +160,9 @@ def test_unavailable_without_bert_base_uncased(monkeypatch, tiny):
 
 
 def test_missing_torch_is_reported_first(monkeypatch):
-    monkeypatch.setattr(BertLM, "requires", ("torch", "surely_not_installed_module"))
+    monkeypatch.setattr(BertLM, "requires", ("importlib", "surely_not_installed_module"))
     assert BertLM.unavailable_reason().startswith("missing surely_not_installed_module: pip install")
+    assert BertLM.unavailable_reason("minilm").startswith("missing surely_not_installed_module: pip install")
 
 
 def test_options_are_validated():

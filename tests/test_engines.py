@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from conftest import require_module
+from conftest import require_metrics, require_module
 from meta_eval.cache import ScoreCache, example_key
 from meta_eval.engines import RAY_HINT, EngineError, InProcess, LocalEngine, make_engine
 from meta_eval.runner import score_examples
@@ -111,6 +111,7 @@ def _scored_bits(name: str, examples, engine) -> dict[str, list[int]]:
 @pytest.mark.parametrize("name", ["rouge", "wms", "chrf"])
 @pytest.mark.parametrize("engine", ["local-2", "ray-2"])
 def test_scores_are_bit_identical_across_engines_and_workers(name, engine, examples, request):
+    require_metrics(name)
     scoring = request.getfixturevalue("local" if engine == "local-2" else "ray_engine")
     if name not in _IN_PROCESS:
         _IN_PROCESS[name] = _scored_bits(name, examples, None)
@@ -305,6 +306,7 @@ if __name__ == "__main__":
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists() or not hasattr(signal, "SIGKILL"), reason="Linux /proc")
 def test_a_killed_driver_leaves_no_worker_and_its_run_resumes(shared_data, tmp_path):
+    require_metrics("chrf")
     script, cache = tmp_path / "score.py", tmp_path / "scores.sqlite"
     script.write_text(_SCRIPT, encoding="utf-8")
     command = [sys.executable, str(script), str(shared_data), str(cache)]
@@ -342,6 +344,7 @@ def _jsonl(path: Path, examples) -> Path:
 
 
 def test_cli_engine_ray_scores_a_jsonl_file_like_one_process(examples, ray_engine, tmp_path):
+    require_metrics("chrf")
     source = _jsonl(tmp_path / "in.jsonl", examples[:12])
     outputs = {}
     for label, flags in (("ray", ["--engine", "ray", "--workers", "2"]), ("one", ["--workers", "1"])):
@@ -355,6 +358,7 @@ def test_cli_engine_ray_scores_a_jsonl_file_like_one_process(examples, ray_engin
 
 def test_a_dead_cluster_address_fails_fast_with_exit_2(tmp_path):
     require_module("ray", RAY_HINT)
+    require_metrics("chrf")
     source = _jsonl(tmp_path / "in.jsonl", [Example("a cat", ("a cat",)), Example("a dog", ("the dog",))])
     env = dict(os.environ, RAY_ADDRESS="127.0.0.1:1")  # a port nothing listens on: Ray would retry for minutes
     done = subprocess.run([sys.executable, "-m", "cli", "score", "-i", str(source), "-m", "chrf", "--no-cache",

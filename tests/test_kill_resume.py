@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_metrics
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -60,6 +62,7 @@ def _comparable(doc: dict) -> dict:
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 def test_killed_cli_run_resumes_to_the_uninterrupted_result(shared_data, tmp_path):
+    require_metrics(METRIC)
     # the uninterrupted reference runs meanwhile, on its own fresh cache
     fresh_out = tmp_path / "fresh.json"
     reference = subprocess.Popen(_command(shared_data, tmp_path / "fresh.sqlite", fresh_out), cwd=REPO,

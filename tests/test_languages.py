@@ -6,6 +6,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conftest import require_metrics
 import judgments
 from cli import app
 from metrics import create
@@ -17,6 +18,7 @@ def test_english_resources_declare_english(name):
 
 
 def test_encoder_metrics_are_english_only_with_their_default_models(tmp_path):
+    require_metrics("bertscore")
     assert create("bertscore").supported_languages() == ("en",)
     pytest.importorskip("torch")
     from conftest import make_tiny_bert
@@ -29,6 +31,7 @@ def test_encoder_metrics_are_english_only_with_their_default_models(tmp_path):
 
 @pytest.mark.parametrize("name", ["bleu", "chrf", "ter", "rouge-coco"])
 def test_language_agnostic_metrics_declare_nothing(name):
+    require_metrics(name)
     assert create(name).supported_languages() is None
 
 
@@ -39,6 +42,7 @@ def test_sets_declare_their_candidates_language(shared_data):
 
 
 def test_run_skips_an_english_metric_on_german_with_the_reason(shared_data, tmp_path):
+    require_metrics("chrf")
     out = tmp_path / "r.json"
     res = CliRunner().invoke(app, ["run", "-j", "wmt21-mqm-ted", "-m", "chrf,rouge", "--data-dir", str(shared_data),
                                    "--cache", str(tmp_path / "c.sqlite"), "--output", str(out)])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import require_metrics
 from cli import app
 from judgments.base import Judgment, JudgmentSet
 from leaderboard.index import MARKER, collect, render_index_html, render_index_readme, write_index
@@ -142,6 +143,7 @@ def test_publish_command_checks_out_before_scoring(tmp_path, shared_data):
 
 
 def test_publish_takes_a_subset_per_set(tmp_path, shared_data):
+    require_metrics("chrf")
     out = tmp_path / "lb"
     res = CliRunner().invoke(app, ["leaderboard", "publish", "-j", "qags:cnndm,qags:xsum", "-m", "chrf", "-o",
                                    "ref=source", "--out", str(out), "--data-dir", str(shared_data), "--cache",

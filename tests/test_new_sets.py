@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import spearmanr
 from typer.testing import CliRunner
 
+from conftest import require_metrics
 import judgments
 from cli import app
 from judgments import DataError, JudgmentError, frank, qags, wmt21_mqm
@@ -217,6 +218,7 @@ def _run(shared_data, tmp_path, *args):
 
 
 def test_run_chrf_on_wmt_system_level(shared_data, tmp_path):
+    require_metrics("chrf")
     # chrF, not ROUGE: rouge-score's tokenizer drops German letters, so ROUGE is skipped on en-de (test_languages.py)
     doc, _ = _run(shared_data, tmp_path, "-j", "wmt21-mqm-ted", "-m", "chrf", "--level", "system",
                   "--resamples", "50")

@@ -7,7 +7,6 @@ imported, so the tests see which plugins each command imported.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,8 +15,10 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.require(importlib.util.find_spec("setuptools") is not None, "setuptools (building the plugin "
-                                 "without network needs it here)", "pip install setuptools")
+from conftest import WHEEL_FIX, can_build_wheels
+
+pytestmark = pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built "
+                                 "without network)", WHEEL_FIX)
 
 CODE = "from cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
 MARK = textwrap.dedent("""

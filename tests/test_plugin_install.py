@@ -1,7 +1,6 @@
 """A third-party metric package, really installed with pip into a temporary folder, is picked up by the CLI."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -9,8 +8,10 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.require(importlib.util.find_spec("setuptools") is not None, "setuptools (building the plugin "
-                                 "without network needs it here)", "pip install setuptools")
+from conftest import WHEEL_FIX, can_build_wheels
+
+pytestmark = pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built "
+                                 "without network)", WHEEL_FIX)
 
 
 def test_pip_installed_plugin_is_listed_and_runs(tmp_path):

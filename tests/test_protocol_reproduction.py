@@ -12,6 +12,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conftest import require_metrics
 from cli import app
 from meta_eval.protocol import load_protocol, protocol_names
 
@@ -19,6 +20,7 @@ from meta_eval.protocol import load_protocol, protocol_names
 @pytest.mark.parametrize("name", protocol_names())
 def test_protocol_reproduces_the_printed_numbers(name, shared_data, tmp_path):
     proto = load_protocol(name)
+    require_metrics(*dict.fromkeys(m for part in proto.parts for m in part.metrics))
     out = tmp_path / f"{name}.json"
     res = CliRunner().invoke(app, ["run", "--protocol", name, "--data-dir", str(shared_data), "--cache",
                                    str(tmp_path / "cache.sqlite"), "--resamples", "10", "--output", str(out)])

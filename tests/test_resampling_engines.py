@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import require_module
+from conftest import require_metrics, require_module
 from meta_eval import pairwise, resampling, spa
 from meta_eval.chunks import run_chunks, spread
 from meta_eval.engines import RAY_HINT, LocalEngine, make_engine
@@ -136,6 +136,7 @@ def test_cli_summary_level_same_numbers_with_one_or_two_workers(shared_data, tmp
 
 
 def test_cli_publish_same_board_with_one_or_two_workers(shared_data, tmp_path):
+    require_metrics("bleu", "chrf")
     from cli import app
 
     boards = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import NEURAL_FIX, require_minilm, require_module
+from conftest import NEURAL_FIX, require_metrics, require_minilm, require_module
 from meta_eval.runner import score_examples
 from metrics import Example, create
 
@@ -32,5 +32,6 @@ def test_the_first_contextual_metric_pays_the_encoder_and_reports_it_apart():
 
 
 def test_metrics_without_an_encoder_report_nothing_shared():
+    require_metrics("chrf")
     out = score_examples(create("chrf"), _examples())
     assert out.shared == {} and out.seconds >= 0
