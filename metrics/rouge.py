@@ -372,8 +372,8 @@ class _Text:
 
     ``tokens`` (rouge1, rouge2, rougeL) are the whole text's tokens; ``sents`` (rougeLsum) the tokens of each non-empty
     line, as ``rouge-score`` tokenizes them (lines that keep no token are left out: they add nothing to any sum); the
-    n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` / ``sent_masks`` (made on first use as a
-    candidate) are :func:`_bitmasks` for the LCS.
+    n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` (made on first use as a
+    reference) and ``sent_masks`` (on first use as a candidate) are :func:`_bitmasks` for the LCS.
     """
 
     __slots__ = ("tokens", "unigrams", "bigrams", "sents", "sent_ids", "lsum_len", "_masks", "_sent_masks",
@@ -459,7 +459,8 @@ def _summary_hits(ref: _Text, cand: _Text, memo: dict) -> int:
 
 def _hits(ref: _Text, cand: _Text, memo: dict) -> tuple[int, int, int, int]:
     """Matches of rouge1, rouge2, rougeL and rougeLsum between a reference and a candidate (all ints)."""
-    lcs = _lcs_length(ref.tokens, cand.masks, len(cand.tokens)) if ref.tokens and cand.tokens else 0
+    # the LCS length is symmetric: the reference's bit masks are made once and serve every candidate scored with it
+    lcs = _lcs_length(cand.tokens, ref.masks, len(ref.tokens)) if ref.tokens and cand.tokens else 0
     if len(ref.sents) == 1 and len(cand.sents) == 1:
         # one sentence each: the union of LCS positions is the LCS itself, and a token occurs in it at most as often
         # as in either text, so none is clipped: rouge-score's summary-level hits are the LCS length
