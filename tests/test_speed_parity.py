@@ -105,6 +105,7 @@ WORDS = ("the a cat cats sat sitting running ran ponies generalizations agreed o
          "yes no 2019 1st don't U.S. e-mail naïve café ΣΑΣ İstanbul Kelvin ... !!! , -- reuters ap").split()
 texts = (st.lists(st.sampled_from(WORDS + ["\n", "\n\n", " . ", "  "]), max_size=60).map(" ".join)
          | st.text(max_size=120)
+         | st.text(st.characters(blacklist_categories=()), max_size=60)  # lone surrogates too (JSON can carry them)
          | st.lists(st.sampled_from(["the", "cat", "cat", "."]), max_size=300).map(" ".join))
 
 
@@ -118,6 +119,14 @@ def test_tokens_equal_rouge_scores_tokenizer(text, stem, stop):
         assert want == rs_tokenize.tokenize(text, PorterStemmer() if stem else None)
     # the whole text's tokens are its lines' tokens one after the other (what _Text relies on)
     assert _Text(text, words, _Ids()).tokens == want
+
+
+def test_tokens_split_at_every_non_ascii_character_and_lone_surrogate():
+    """Every non-ASCII character (1 to 4 UTF-8 bytes, all >= 0x80) and a lone surrogate (from JSON) is a space."""
+    text = "Caf\u00e9s x\ud800y \u00c5ngstr\u00f6m 2\u20ac3 \U0001F600emoji\U0001F600 \u0130stanbul"
+    want = rs_tokenize.tokenize(text, None)
+    assert want == ["caf", "s", "x", "y", "ngstr", "m", "2", "3", "emoji", "i", "stanbul"]
+    assert _Words(False, frozenset()).tokens(text) == want
 
 
 # -- the metric against rouge-score ------------------------------------------------------------------------------------
