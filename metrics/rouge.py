@@ -381,10 +381,11 @@ class _Text:
     ``tokens`` (rouge1, rouge2, rougeL) are the whole text's tokens; ``sents`` (rougeLsum) the tokens of each non-empty
     line, as ``rouge-score`` tokenizes them (lines that keep no token are left out: they add nothing to any sum); the
     n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` (made on first use as a
-    reference) and ``sent_masks`` (on first use as a candidate) are :func:`_bitmasks` for the LCS.
+    reference) and ``sent_masks`` (on first use as a candidate) are :func:`_bitmasks` for the LCS. Read-only once
+    made (``tokens`` may be the one sentence's list).
     """
 
-    __slots__ = ("tokens", "unigrams", "bigrams", "sents", "sent_ids", "lsum_len", "_masks", "_sent_masks",
+    __slots__ = ("tokens", "unigrams", "bigrams", "sents", "lsum_len", "_ids", "_sent_ids", "_masks", "_sent_masks",
                  "_sent_counts")
 
     def __init__(self, text: str, words: _Words, sentence_ids: _Ids) -> None:
@@ -395,12 +396,20 @@ class _Text:
         # the whole text's tokens are its lines' tokens one after the other: "\n" is one of the characters the
         # tokenizer turns into a space, and lower-casing works character by character (the one exception, a final
         # capital sigma, becomes a non-ASCII letter either way, so a space); tests/test_speed_parity.py checks it
-        self.tokens = tokens = [t for s in self.sents for t in s]
+        self.tokens = tokens = self.sents[0] if len(self.sents) == 1 else [t for s in self.sents for t in s]
         self.unigrams = Counter(tokens)
         self.bigrams = Counter(zip(tokens, tokens[1:]))
-        self.sent_ids = [sentence_ids(s) for s in self.sents]
         self.lsum_len = len(tokens)
-        self._masks = self._sent_masks = self._sent_counts = None
+        self._ids = sentence_ids
+        self._sent_ids = self._masks = self._sent_masks = self._sent_counts = None
+
+    @property
+    def sent_ids(self) -> list[int]:
+        """:class:`_Ids` of the sentences, for the summary-level LCS memo (made on first use: a pair of one-sentence
+        texts never needs them)."""
+        if self._sent_ids is None:
+            self._sent_ids = [self._ids(s) for s in self.sents]
+        return self._sent_ids
 
     @property
     def masks(self) -> dict[str, int]:
