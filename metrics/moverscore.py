@@ -72,7 +72,10 @@ encoded once, batches of equal length, transport only between pieces that carry 
 Speed (``bench/bench_speed.py``; one torch thread for both; chaganty's 2,085 rows with MiniLM, through the runner
 as ``meta-eval run`` scores): 2.9 to 3.2 times the rows per second of that re-implementation and 4.2 to 4.4 times
 those of ``moverscore_v2`` as released (eager attention with attention maps, pyemd's transport), over two runs, with
-the same scores as before this speed work, bit for bit. References are kept encoded between calls (:class:`_StateCache`, 128 MiB of
+the same scores as before this speed work, bit for bit. On the whole machine, as each runs by default (this one has 2
+cores: torch's two intra-op threads for the reference, two one-thread forward passes at once for meta-eval;
+``META_EVAL_TORCH_THREADS=2``): 3.5 to 3.6 times the re-implementation and 5.2 to 5.4 times the released code by
+wall-clock time (4.7 to 4.9 by CPU time), over two runs. References are kept encoded between calls (:class:`_StateCache`, 128 MiB of
 last-layer states; only the last layer is kept of any text), so a reference shared by rows of several runner batches
 is encoded once. The encoder's forward pass is about 90% of the time, and here it runs on 196,630 pieces where the
 reference runs on 559,980 (its batches are padded to their longest text, and it encodes a reference once per row):
