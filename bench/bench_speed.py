@@ -4,13 +4,13 @@ Run from the repository root (needs ../shared/judgments or ``--data-dir``; Mover
 MiniLM package):
 
     python bench/bench_speed.py [--repeat 3] [--mover-pairs 2085] [--released] [--skip-rouge] [--skip-mover]
-                                [--rouge-sets summeval,chaganty]
+                                [--rouge-sets summeval chaganty]
 
-Every timing runs in a fresh Python process (cold memo tables; imports, model loading and a full garbage
-collection are done before the clock starts, for both sides), is repeated ``--repeat`` times (MoverScore: ``--mover-repeat``), and the best wall-clock
-time and the best process CPU time are kept. Rows/s are from wall-clock time; the speed-up is given by both: on a
-shared machine wall-clock times move with the other processes' load, CPU times much less (everything here runs on one
-thread). The machine's load average (``os.getloadavg``) is printed before and after.
+Every timing runs in a fresh Python process (cold memo tables; imports, model loading and a full garbage collection
+are done before the clock starts, for both sides), is repeated ``--repeat`` times (MoverScore: ``--mover-repeat``),
+and the best wall-clock time and the best process CPU time are kept. Rows/s are from wall-clock time; the speed-up is
+given by both: on a shared machine wall-clock times move with the other processes' load, CPU times much less
+(everything here runs on one thread). The machine's load average (``os.getloadavg``) is printed before and after.
 
 - ROUGE, reference: ``rouge_score.rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"],
   use_stemmer=True).score_multi(references, candidate)``, each pair with the same input and the same scores on both
@@ -270,8 +270,8 @@ def main() -> None:
                         help="also time moverscore_v2 as released (eager attention; pyemd when installed)")
     parser.add_argument("--skip-rouge", action="store_true")
     parser.add_argument("--skip-mover", action="store_true")
-    parser.add_argument("--rouge-sets", default="summeval,chaganty", choices=["summeval,chaganty", "summeval",
-                                                                              "chaganty"], help="ROUGE's sets")
+    parser.add_argument("--rouge-sets", nargs="+", default=["summeval", "chaganty"], choices=["summeval", "chaganty"],
+                        help="the sets ROUGE is timed on")
     parser.add_argument("--one", nargs=2, metavar=("KIND", "SET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -283,7 +283,7 @@ def main() -> None:
           f"{'CPU':>9}   (speed-up by wall-clock time and by process CPU time)")
     if not args.skip_rouge:
         labels = {"summeval": "ROUGE / SummEval (11 refs)", "chaganty": "ROUGE / chaganty (1 ref)"}
-        for name, label in ((n, labels[n]) for n in args.rouge_sets.split(",")):
+        for name, label in ((n, labels[n]) for n in dict.fromkeys(args.rouge_sets)):
             split = _timed("rouge-split", name, args)
             # the same input to both (identical scores): one-line texts as they are (rougeLsum = rougeL), and the
             # default, whose sentence splitting (timed on meta-eval's side only) rouge-score's call does not do

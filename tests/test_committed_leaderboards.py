@@ -146,9 +146,8 @@ def test_committed_neural_numbers_match_a_fresh_run(name, subset, names, shared_
     tests/test_encoder_invariance.py); before that, a board built from a warm cache differed from a cold one in the
     sixth decimal. Skipped, naming both, where the installed transformers or torch differ from the versions in the
     board's signatures (another version may round differently)."""
-    conftest = __import__("conftest")
     for module, fix in (("torch", "pip install torch==2.13.0"), ("bert_score", "pip install 'meta-eval[bertscore]'")):
-        conftest.require(__import__("importlib").util.find_spec(module) is not None, module, fix)
+        conftest.require_module(module, fix)
     conftest.require_minilm()
     board = next(b for b in BOARDS if b.parent.name == name)
     doc = json.loads(board.read_text())
