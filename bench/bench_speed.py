@@ -29,6 +29,9 @@ given by both: on a shared machine wall-clock times move with the other processe
   :func:`released_moverscore`, closer to the released ``moverscore_v2.py`` (eager attention with attention maps, as
   its config asks; pyemd's transport when pyemd is importable).
 
+After the MoverScore timings, :func:`_forward_work` prints the forward passes' arithmetic on both sides and this
+machine's float32 matrix-product rate: the floor under which no float32 implementation with the same scores can go.
+
 Not a test: nothing is asserted; ``tests/test_speed_parity.py`` checks that the scores are the reference's.
 """
 from __future__ import annotations
@@ -239,6 +242,48 @@ def _one(kind: str, name: str, data_dir: str, pairs: int | None) -> dict:
     raise ValueError(f"unknown timing {kind!r}")
 
 
+def _forward_work(pairs: int, data_dir: str) -> dict:
+    """MiniLM's forward-pass arithmetic on the first ``pairs`` chaganty rows, for meta-eval and for the reference.
+
+    Floating-point operations of a BERT layer stack on a batch of ``b`` texts padded to ``n`` pieces: per layer,
+    ``2 b n (4 h^2 + 2 h f)`` for the four projections and the two feed-forward products (``h`` hidden size, ``f``
+    intermediate size) and ``4 b n^2 h`` for the attention products (scores and weighted sum); embeddings, softmax,
+    layer norms and activations are left out (a few per cent). meta-eval encodes each distinct text once without
+    padding (:func:`metrics.encoder.length_groups`); the reference encodes every row's reference and candidate in
+    padded batches of 256 (``moverscore_v2``). Also measures this machine's float32 matrix-product rate on the
+    largest product of a 512-piece pass (``torch.mm``, one thread per process, ``threads`` processes' worth), which
+    bounds any float32 implementation that gives the same scores: ``floor = meta-eval's operations / rate``.
+    """
+    import torch
+    from transformers import AutoConfig, AutoTokenizer
+
+    from metrics.encoder import _minilm_path
+
+    path = str(_minilm_path())
+    config, tok = AutoConfig.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    h, f, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    room = tok.model_max_length - 2
+
+    def flops(batch: int, width: int) -> float:
+        return layers * (2 * batch * width * (4 * h * h + 2 * h * f) + 4 * batch * width * width * h)
+
+    rows = _rows("chaganty", data_dir, pairs)
+    refs, hyps = [ex.references[0] for ex in rows], [ex.candidate for ex in rows]
+    length = {t: min(len(tok.tokenize(t)), room) + 2 for t in dict.fromkeys(refs + hyps)}
+    ours = sum(flops(1, n) for n in length.values())
+    reference = sum(flops(len(part), max(length[t] for t in part))
+                    for s in range(0, len(refs), 256) for part in (refs[s:s + 256], hyps[s:s + 256]))
+    torch.set_num_threads(1)
+    a, b = torch.randn(512, h), torch.randn(h, f)
+    for _ in range(5):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(100):
+        a @ b
+    rate = 100 * 2 * 512 * h * f / (time.perf_counter() - start)
+    return {"ours": ours, "reference": reference, "texts": len(length), "rate": rate}
+
+
 def _timed(kind: str, name: str, args) -> dict:
     """Best of ``repeat`` fresh processes."""
     repeat = args.mover_repeat if kind.startswith("mover") else args.repeat
@@ -309,6 +354,15 @@ def main() -> None:
                   f"{ref['cpu'] / ours['cpu']:>8.1f}x   ({ref['seconds']:.1f} s vs {ours['seconds']:.1f} s; "
                   f"CPU {ref['cpu']:.1f} s vs {ours['cpu']:.1f} s; reference: {what}; "
                   f"max |score diff| {diff:.1e})", flush=True)
+    if not args.skip_mover:
+        work = _forward_work(args.mover_pairs, args.data_dir)
+        threads = int(os.environ.get("META_EVAL_TORCH_THREADS", 1))
+        floor = work["ours"] / (threads * work["rate"])
+        print(f"MiniLM forward passes: meta-eval {work['ours'] / 1e12:.2f} TFLOP ({work['texts']} distinct texts, "
+              f"unpadded), reference {work['reference'] / 1e12:.2f} TFLOP (padded batches, "
+              f"{work['reference'] / work['ours']:.2f}x); float32 products here {work['rate'] / 1e9:.0f} GFLOP/s per "
+              f"thread, so no float32 implementation with these scores takes under {floor:.1f} s on {threads} "
+              f"thread(s) (ceiling {ref['seconds'] / floor:.1f}x the last reference above)", flush=True)
     print(_load())
 
 
