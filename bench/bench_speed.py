@@ -248,11 +248,12 @@ def _forward_work(pairs: int, data_dir: str) -> dict:
     Floating-point operations of a BERT layer stack on a batch of ``b`` texts padded to ``n`` pieces: per layer,
     ``2 b n (4 h^2 + 2 h f)`` for the four projections and the two feed-forward products (``h`` hidden size, ``f``
     intermediate size) and ``4 b n^2 h`` for the attention products (scores and weighted sum); embeddings, softmax,
-    layer norms and activations are left out (a few per cent). meta-eval encodes each distinct text once without
-    padding (:func:`metrics.encoder.length_groups`); the reference encodes every row's reference and candidate in
-    padded batches of 256 (``moverscore_v2``). Also measures this machine's float32 matrix-product rate on the
-    largest product of a 512-piece pass (``torch.mm``, one thread per process, ``threads`` processes' worth), which
-    bounds any float32 implementation that gives the same scores: ``floor = meta-eval's operations / rate``.
+    layer norms and activations are left out (a few per cent of the operations, though more of the time: they are
+    bound by memory, not arithmetic). meta-eval encodes each distinct text once without padding
+    (:func:`metrics.encoder.length_groups`); the reference encodes every row's reference and candidate in padded
+    batches of 256 (``moverscore_v2``). Also measures this machine's float32 matrix-product rate on one thread, on
+    the feed-forward product of a 512-piece pass, which bounds any float32 implementation that gives the same
+    scores: ``floor = meta-eval's operations / (threads * rate)``.
     """
     import torch
     from transformers import AutoConfig, AutoTokenizer
