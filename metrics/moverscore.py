@@ -77,20 +77,20 @@ cores: torch's two intra-op threads for the reference, two one-thread forward pa
 ``META_EVAL_TORCH_THREADS=2``): 3.5 to 3.6 times the re-implementation and 5.2 to 5.4 times the released code by
 wall-clock time (4.7 to 4.9 by CPU time), over two runs; a third run gave 3.5 and 5.5 (5.0 by CPU time). The
 released code is the reference issue 12's 5x target is read against, as rouge-score's release is ROUGE's: a
-re-implementation is a yardstick of our own making. Against the re-implementation 5x is out of reach at float32
-with these scores on this machine: encoding chaganty's 2,667 distinct texts takes 4.32 TFLOP of matrix products
-(the re-implementation's padded batches 12.59), which at this CPU's measured 102 GFLOP/s per thread is at least
-21 s on 2 threads, and the passes alone take 29-30 s (70 % of that peak: attention, softmax, layer norms, GELU);
-5x the re-implementation's 125 s would be 25 s in all. References are kept encoded between calls (:class:`_StateCache`, 128 MiB of
-last-layer states; only the last layer is kept of any text), so a reference shared by rows of several runner batches
-is encoded once. The encoder's forward pass is about 90% of the time, and here it runs on 196,630 pieces where the
-reference runs on 559,980 (its batches are padded to their longest text, and it encodes a reference once per row):
-at an equal cost per piece that bounds the speed-up near 3x. More would need fewer or cheaper pieces, and each way
-found changes the floats: padding or packing texts of different lengths together (up to 5e-8 in a score), lower
-precision, or splitting a matrix product over several intra-op threads. Several forward passes at once, each on one
-thread, change nothing (:mod:`metrics.encoder`): the local engine runs MoverScore's passes ``--workers`` at a time.
-On small sets the batches of one length are small, and the reference's single padded batch can be as fast (40 rows:
-0.9x).
+re-implementation is a yardstick of our own making. References are kept encoded between calls (:class:`_StateCache`,
+128 MiB of last-layer states; only the last layer is kept of any text), so a reference shared by rows of several
+runner batches is encoded once.
+
+The encoder's forward pass is about 85 % of the time. On chaganty it is 4.32 TFLOP of matrix products over the
+2,667 distinct texts (196,630 pieces), where the re-implementation's padded batches are 12.59 TFLOP (559,980 pieces:
+it pads each batch to its longest text and encodes a reference once per row). At this CPU's measured 102 GFLOP/s per
+thread that is at least 21 s on 2 threads; the passes take 29-30 s (70 % of that rate: attention, softmax, layer
+norms and GELU are bound by memory), so 5x the re-implementation's 125 s (25 s in all) is out of reach with these
+scores. More would need fewer or cheaper pieces, and each way found changes the floats: padding or packing texts of
+different lengths together (up to 5e-8 in a score), lower precision, or splitting a matrix product over several
+intra-op threads. Several forward passes at once, each on one thread, change nothing (:mod:`metrics.encoder`): the
+local engine runs MoverScore's passes ``--workers`` at a time. On small sets the batches of one length are small,
+and the reference's single padded batch can be as fast (40 rows: 0.9x).
 """
 from __future__ import annotations
 

@@ -380,9 +380,9 @@ class _Text:
 
     ``tokens`` (rouge1, rouge2, rougeL) are the whole text's tokens; ``sents`` (rougeLsum) the tokens of each non-empty
     line, as ``rouge-score`` tokenizes them (lines that keep no token are left out: they add nothing to any sum); the
-    n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` (made on first use as a
-    reference) and ``sent_masks`` (on first use as a candidate) are :func:`_bitmasks` for the LCS. Read-only once
-    made (``tokens`` may be the one sentence's list).
+    n-gram Counters are ``rouge-score``'s ``_create_ngrams``; ``masks`` (made on first use as a reference) and
+    ``sent_masks`` (on first use as a candidate) are :func:`_bitmasks` for the LCS. Read-only once made (``tokens``
+    may be the one sentence's list).
     """
 
     __slots__ = ("tokens", "unigrams", "bigrams", "sents", "lsum_len", "_ids", "_sent_ids", "_masks", "_sent_masks",
