@@ -31,6 +31,21 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+@app.callback()
+def _numeric_mode(numeric: Optional[str] = typer.Option(
+        None, "--numeric", metavar="portable|native",
+        help="Numeric mode of the neural metrics: portable (the same bits on every x86-64 CPU with AVX2) or native "
+             "(this CPU's fastest kernels; scores agree to ~1e-6); named in their signatures \\[default: "
+             "$META_EVAL_NUMERIC, else portable]")) -> None:
+    """Which automatic text-evaluation metric agrees best with people?"""
+    from metrics import numeric as modes
+
+    try:
+        modes.set_mode(numeric if numeric is not None else modes.current_mode())
+    except modes.NumericModeError as exc:
+        _fail(str(exc))
+
+
 def _open_store(cache: Optional[Path], no_cache: bool):
     """The score cache of a command (None with --no-cache); a path that cannot be a cache is an error, not a trace."""
     from meta_eval.cache import CacheError, ScoreCache, default_cache_path
@@ -847,6 +862,10 @@ def list_metrics() -> None:
               f"choice nor in -m {registry.ALL}.", highlight=False, markup=False)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
+    from metrics import numeric
+
+    out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
+              f"(README: Numeric mode).", highlight=False, markup=False)
 
 
 @app.command("protocols")

@@ -2,7 +2,7 @@
 
 Run from the repository root (needs ../shared/judgments, the neural extra and the MiniLM package):
 
-    python bench/bench_metrics.py [--metrics rouge,sms,...] [--reference-pairs 256]
+    python bench/bench_metrics.py [--metrics rouge,sms,...] [--reference-pairs 256] [--numeric portable|native]
 
 - cold: a fresh process per metric with an empty cache (model loading included, reported separately);
 - warm: the same command again with the cache filled (only the lookups);
@@ -44,8 +44,10 @@ def reference_moverscore(refs: list[str], hyps: list[str], batch_size: int = 256
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from metrics import numeric
     from metrics.encoder import _minilm_path
 
+    numeric.apply_to_torch()  # the same numeric mode as meta-eval's side (oneDNN off in the portable mode)
     torch.set_num_threads(int(os.environ.get("META_EVAL_TORCH_THREADS", 1)))
     path = str(_minilm_path())
     tok = AutoTokenizer.from_pretrained(path)
@@ -100,7 +102,14 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "judgments"))
     parser.add_argument("--metrics", default=DEFAULT)
     parser.add_argument("--reference-pairs", type=int, default=256)
+    parser.add_argument("--numeric", choices=("portable", "native"),
+                        help="numeric mode of the neural metrics and the reference (metrics/numeric.py) [default: "
+                             "$META_EVAL_NUMERIC, else portable]")
     args = parser.parse_args()
+    from metrics import numeric
+
+    numeric.set_mode(args.numeric or numeric.current_mode())  # before torch; the timed commands inherit it
+    print(numeric.describe(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{'metric':<12} {'cold s':>8} {'warm s':>8}  (meta-eval run --judgments chaganty --metrics M)")
         for metric in args.metrics.split(","):

@@ -4,7 +4,7 @@ Run from the repository root (needs ../shared/judgments or ``--data-dir``; Mover
 MiniLM package):
 
     python bench/bench_speed.py [--repeat 3] [--mover-pairs 2085] [--released] [--skip-rouge] [--skip-mover]
-                                [--rouge-sets summeval chaganty]
+                                [--rouge-sets summeval chaganty] [--numeric portable|native]
 
 Every timing runs in a fresh Python process (cold memo tables; imports, model loading and a full garbage collection
 are done before the clock starts, for both sides), is repeated ``--repeat`` times (MoverScore: ``--mover-repeat``),
@@ -77,8 +77,10 @@ def released_moverscore(refs: list[str], hyps: list[str], batch_size: int = 256)
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from metrics import numeric
     from metrics.encoder import _minilm_path
 
+    numeric.apply_to_torch()  # the same numeric mode as meta-eval's side (oneDNN off in the portable mode)
     try:
         from pyemd import emd_with_flow
 
@@ -318,13 +320,20 @@ def main() -> None:
     parser.add_argument("--skip-mover", action="store_true")
     parser.add_argument("--rouge-sets", nargs="+", default=["summeval", "chaganty"], choices=["summeval", "chaganty"],
                         help="the sets ROUGE is timed on")
+    parser.add_argument("--numeric", choices=("portable", "native"),
+                        help="numeric mode of both sides' neural code (metrics/numeric.py) [default: "
+                             "$META_EVAL_NUMERIC, else portable]")
     parser.add_argument("--one", nargs=2, metavar=("KIND", "SET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    from metrics import numeric
+
+    numeric.set_mode(args.numeric or numeric.current_mode())  # before torch; the timed processes inherit it
     if args.one:
         print(json.dumps(_one(args.one[0], args.one[1], args.data_dir, args.mover_pairs)))
         return
     print(f"{os.cpu_count()} CPUs, {_load()}, torch threads {os.environ.get('META_EVAL_TORCH_THREADS', '1')}",
           flush=True)
+    print(numeric.describe(), flush=True)
     print(f"{'metric / set':<30} {'rows':>6} {'reference rows/s':>17} {'meta-eval rows/s':>17} {'wall':>9} "
           f"{'CPU':>9}   (speed-up by wall-clock time and by process CPU time)")
     if not args.skip_rouge:

@@ -79,6 +79,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from metrics import numeric
 from metrics.base import Example, Metric
 
 __all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
@@ -241,9 +242,10 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _init_worker(driver: int) -> None:
-    """Pool worker set-up: Ctrl-C goes to the driver only; exit when the driver (the parent) dies, also when it
-    died while this worker was starting."""
+def _init_worker(driver: int, mode: str = "portable") -> None:
+    """Pool worker set-up: the driver's numeric mode (before any metric loads torch); Ctrl-C goes to the driver only;
+    exit when the driver (the parent) dies, also when it died while this worker was starting."""
+    numeric.set_mode(mode)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() != driver:
         os._exit(1)
@@ -286,7 +288,7 @@ class LocalEngine(Engine):
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=context, initializer=_init_worker,
-                                             initargs=(os.getpid(),))
+                                             initargs=(os.getpid(), numeric.current_mode()))
         return self._pool
 
     def score_batches(self, metric, batches):
@@ -422,8 +424,11 @@ def _import_ray():
     return ray
 
 
-def _ray_task(token: str, blob_ref: list, examples: list[Example]) -> tuple[BatchScores, list]:
-    """A Ray task: the metric's bytes are fetched from the object store only the first time a worker sees it."""
+def _ray_task(token: str, blob_ref: list, examples: list[Example], mode: str = "portable"
+              ) -> tuple[BatchScores, list]:
+    """A Ray task in the driver's numeric ``mode``: the metric's bytes are fetched from the object store only the
+    first time a worker sees it."""
+    numeric.set_mode(mode)  # a worker of a cluster the driver did not start may not have the driver's variables
     blob = None
     if token not in _worker_metrics:
         import ray
@@ -460,9 +465,10 @@ def _unreachable(address: str) -> str | None:
 class _MetricActor:
     """One process holding one neural metric (and so its model, loaded at the first batch) for a whole run."""
 
-    def __init__(self, blob: bytes, threads: int = 1) -> None:
+    def __init__(self, blob: bytes, threads: int = 1, mode: str = "portable") -> None:
         from metrics.encoder import set_torch_threads
 
+        numeric.set_mode(mode)  # the driver's numeric mode, before the model loads torch
         set_torch_threads(threads)  # forward passes at once (one intra-op thread each: the bits do not change)
         self.metric = pickle.loads(blob)
 
@@ -526,12 +532,15 @@ class RayEngine(Engine):
                 why = _unreachable(self.address) if self.address else None
                 if why:
                     raise ConnectionError(f"nothing answers there ({why})")
+                # the workers compute in this process's numeric mode: its variables are set before they load torch
+                runtime_env = {"env_vars": numeric.worker_env()}
                 if self.address:
-                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING,
+                             runtime_env=runtime_env)
                 else:
                     paths = [p for p in sys.path if p]  # the workers import what this process imports
                     ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.WARNING,
+                             logging_level=logging.WARNING, runtime_env=runtime_env,
                              job_config=ray.job_config.JobConfig(code_search_path=paths))
                 self._started = True
         except Exception as exc:
@@ -557,6 +566,7 @@ class RayEngine(Engine):
             yield from InProcess().score_batches(metric, batches)
             return
         ray = self._connect()
+        mode = numeric.current_mode()
         single = getattr(metric, "parallel", "process") != "process"
         actors: list = []
         if single:
@@ -569,7 +579,8 @@ class RayEngine(Engine):
             # a local instance runs one metric at a time: its actors share every CPU (as the local engine's driver);
             # on a cluster an actor takes one CPU of a node (and its GPUs)
             cpus = 1 if self.address else max(1, self.workers // count)
-            actors = [ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus) for _ in range(count)]
+            actors = [ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus, mode)
+                      for _ in range(count)]
             # slot k: actor k % count; a finished batch's slot takes the next batch, so a free actor gets work
             submit = lambda batch, slot: actors[slot % count].score.remote(batch)  # noqa: E731
             window = _INFLIGHT * count  # per actor: one batch running, one queued
@@ -577,7 +588,7 @@ class RayEngine(Engine):
             token = hashlib.sha256(blob).hexdigest()
             blob_ref = [ray.put(blob)]  # in a list: Ray does not resolve it, a worker fetches it once
             task = ray.remote(num_cpus=1)(_ray_task)
-            submit = lambda batch, slot: task.remote(token, blob_ref, batch)  # noqa: E731
+            submit = lambda batch, slot: task.remote(token, blob_ref, batch, mode)  # noqa: E731
             window = _INFLIGHT * self.workers
         pending: dict = {}  # ref -> (batch index, slot)
         queue = iter(enumerate(batches))

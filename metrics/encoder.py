@@ -48,6 +48,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
+from metrics import numeric
 from metrics.memo import handing_back, on_release, return_free_memory
 
 T = TypeVar("T")
@@ -171,7 +172,8 @@ def model_unavailable_reason(model: str) -> str | None:
 
 def encoder_ident(model: str) -> str:
     """Identity of ``model`` for signatures, computed without importing torch: the pinned MiniLM package, a local
-    folder's weights fingerprint, or a hub name with its cached snapshot; plus transformers and torch versions."""
+    folder's weights fingerprint, or a hub name with its cached snapshot; plus transformers and torch versions and
+    the numeric mode (:func:`metrics.numeric.ident`: ``num:portable``, or ``num:native(cpu=avx512)``)."""
     from metrics.base import package_version
 
     if model == MINILM:
@@ -190,7 +192,7 @@ def encoder_ident(model: str) -> str:
             pass
         ident = f"{model}(snapshot:{snapshot})"
     return (f"{ident}|transformers=={package_version('transformers')}"
-            f"|torch=={package_version('torch').split('+')[0]}")
+            f"|torch=={package_version('torch').split('+')[0]}|{numeric.ident()}")
 
 
 def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT, *, intra_op: bool = True) -> int:
@@ -210,6 +212,10 @@ def prepare_torch(threads: int | None = None, hint: str = NEURAL_HINT, *, intra_
     import torch
     import transformers
 
+    try:
+        numeric.apply_to_torch()  # the kernels in force are the ones the signature names
+    except numeric.NumericModeError as exc:
+        raise EncoderError(str(exc)) from None
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
     count = torch_threads(threads)

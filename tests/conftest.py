@@ -16,7 +16,10 @@ import importlib.util
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import metrics  # noqa: F401  (first: applies the numeric mode before anything can load torch; metrics/numeric.py)
 
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
 # absolute: tests change directory and build file:// URLs from it (a relative META_EVAL_DATA failed there)
@@ -95,6 +98,33 @@ def can_build_wheels() -> bool:
 WHEEL_FIX = "pip install --upgrade setuptools (70.1 or later builds wheels itself; or pip install wheel)"
 
 NEURAL_FIX = "pip install torch==2.13.0 && pip install 'meta-eval[neural]'"
+
+#: Tolerances where meta-eval does not claim the same bits (the native numeric mode, a CPU without AVX2, another
+#: architecture or BLAS, user-set MKL/ATen/oneDNN variables): a neural score may move in its last bits with its batch
+#: or machine, by under 1e-6; a correlation over such scores by under 1e-3 (a few rank flips among near ties).
+SCORE_TOL, CORRELATION_TOL = 1e-6, 1e-3
+
+
+def same_bits() -> tuple[bool, str]:
+    """Whether the neural metrics' scores are claimed bit-identical here (the portable numeric mode in force on
+    x86-64, :func:`metrics.numeric.bit_portable`), and why not."""
+    from metrics import numeric
+
+    if numeric.bit_portable():
+        return True, ""
+    return False, (f"{numeric.ident()}: meta-eval claims the same bits only in the portable mode on x86-64 with "
+                   f"AVX2, so this compares within {SCORE_TOL:g}")
+
+
+def assert_same_scores(a, b, where: object = "") -> None:
+    """``a`` and ``b`` (arrays of neural scores or states) bit-identical where :func:`same_bits`, else within
+    :data:`SCORE_TOL`."""
+    exact, why = same_bits()
+    a, b = np.asarray(a), np.asarray(b)
+    if exact:
+        assert np.array_equal(a, b), where
+    else:
+        assert a.shape == b.shape and np.allclose(a, b, rtol=0, atol=SCORE_TOL), (where, why)
 
 
 def require_minilm() -> None:

@@ -38,13 +38,19 @@ def _options(command: str) -> dict[str, str]:
     return dict(words[i + 1].split("=", 1) for i, w in enumerate(words[:-1]) if w in ("-o", "--option"))
 
 
+def _without_mode(signature: str) -> str:
+    """A signature without its numeric mode (``num:...``, metrics/numeric.py)."""
+    return "|".join(p for p in signature.split("|") if not p.startswith("num:"))
+
+
 def _config_part(signature: str) -> str:
     return "|".join(p for p in signature.split("|") if not re.search(r"==", p))
 
 
-def _compare(block: dict, fresh_levels: dict) -> int:
+def _compare(block: dict, fresh_levels: dict, tol: float = 1e-6) -> int:
     """Assert that every variant of a fresh run has the committed correlation, interval (and acc-t epsilon) at every
-    level and statistic of ``block`` that the fresh run computed, and the same ceiling; return how many matched."""
+    level and statistic of ``block`` that the fresh run computed (within ``tol``: the boards print six decimals), and
+    the same ceiling; return how many matched."""
     checked = 0
     for b in block["levels"]:
         fresh_block = fresh_levels.get((b["level"], b["statistic"]))
@@ -55,9 +61,9 @@ def _compare(block: dict, fresh_levels: dict) -> int:
         for r in b["results"]:
             if r["variant"] in mine:
                 where = (b["level"], b["statistic"], r["variant"])
-                assert mine[r["variant"]]["r"] == pytest.approx(r["r"], abs=1e-6), where
-                assert mine[r["variant"]]["ci"] == pytest.approx(r["ci"], abs=1e-6), where
-                assert mine[r["variant"]].get("epsilon") == pytest.approx(r.get("epsilon"), abs=1e-6), where
+                assert mine[r["variant"]]["r"] == pytest.approx(r["r"], abs=tol), where
+                assert mine[r["variant"]]["ci"] == pytest.approx(r["ci"], abs=tol), where
+                assert mine[r["variant"]].get("epsilon") == pytest.approx(r.get("epsilon"), abs=tol), where
                 checked += 1
     return checked
 
@@ -145,7 +151,13 @@ def test_committed_neural_numbers_match_a_fresh_run(name, subset, names, shared_
     holds only because those scores do not depend on the batch (the encoder and BERTScore never pad; see
     tests/test_encoder_invariance.py); before that, a board built from a warm cache differed from a cold one in the
     sixth decimal. Skipped, naming both, where the installed transformers or torch differ from the versions in the
-    board's signatures (another version may round differently)."""
+    board's signatures (another version may round differently).
+
+    The boards were computed in the portable numeric mode (``num:portable``: the same bits on every x86-64 CPU with
+    AVX2, metrics/numeric.py), so they reproduce to the printed digit on AVX2 and AVX-512 machines alike. Where that
+    mode is not in force (``META_EVAL_NUMERIC=native``, another architecture) the signatures are compared without
+    their numeric part and the correlations within ``conftest.CORRELATION_TOL``: a few last-bit changes can swap
+    near-tied ranks."""
     for module, fix in (("torch", "pip install torch==2.13.0"), ("bert_score", "pip install 'meta-eval[bertscore]'")):
         conftest.require_module(module, fix)
     conftest.require_minilm()
@@ -163,8 +175,13 @@ def test_committed_neural_numbers_match_a_fresh_run(name, subset, names, shared_
     meta = doc["meta_evaluation"]
     jset = judgments.load(name, shared_data, subset=subset).scored(block["human"])
     scored = [score_examples(metric, jset.examples()) for metric in metrics]
+    exact, why = conftest.same_bits()
     for ms in scored:
-        assert ms.signature == committed_sigs[ms.metric]
+        if exact:
+            assert ms.signature == committed_sigs[ms.metric]
+        else:
+            assert _without_mode(ms.signature) == _without_mode(committed_sigs[ms.metric]), why
     fresh = set_results(jset, block["human"], scored, extra=False, n_resamples=meta["n_resamples"],
                         seed=meta["seed"], confidence=meta["confidence"], primary=meta["primary"], pairwise=False)
-    assert _compare(block, {(b["level"], b["statistic"]): b for b in fresh["levels"]}) >= len(names)
+    tol = 1e-6 if exact else conftest.CORRELATION_TOL
+    assert _compare(block, {(b["level"], b["statistic"]): b for b in fresh["levels"]}, tol) >= len(names)

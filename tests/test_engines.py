@@ -54,6 +54,25 @@ class OneProcess(ScoringProcess):
     parallel = "single"
 
 
+class ModeSeen(ScoringProcess):
+    """Scores 1 where the process that scores runs in the driver's numeric mode with its variables (metrics/numeric.py),
+    else 0."""
+
+    name = "engine-test-mode"
+    variants = ("mode",)
+    pause = 0.0
+
+    def __init__(self, mode: str = "portable", env: dict | None = None, **options) -> None:
+        super().__init__(**options)
+        self.mode, self.env = mode, dict(env or {})
+
+    def _score(self, examples):
+        from metrics import numeric
+
+        same = numeric.current_mode() == self.mode and all(os.environ.get(k) == v for k, v in self.env.items())
+        return {"mode": [float(same)] * len(examples)}
+
+
 class FailsOnMarker(Metric):
     """Raises a MetricError for a batch holding a candidate that contains ``MARK``."""
 
@@ -116,6 +135,18 @@ def test_scores_are_bit_identical_across_engines_and_workers(name, engine, examp
     if name not in _IN_PROCESS:
         _IN_PROCESS[name] = _scored_bits(name, examples, None)
     assert _scored_bits(name, examples, scoring) == _IN_PROCESS[name]
+
+
+@pytest.mark.parametrize("engine", ["local-2", "ray-2"])
+def test_workers_compute_in_the_drivers_numeric_mode(engine, examples, request):
+    """Pool workers and Ray workers run in the driver's numeric mode with its variables set before they load torch
+    (meta_eval/engines.py passes them: the pool's initializer, Ray's runtime_env and each task)."""
+    from metrics import numeric
+
+    scoring = request.getfixturevalue("local" if engine == "local-2" else "ray_engine")
+    metric = ModeSeen(numeric.current_mode(), {k: os.environ.get(k) for k in numeric.PORTABLE_ENV})
+    result = score_examples(metric, examples, None, BATCH, engine=scoring)
+    assert set(result.scores["mode"]) == {1.0}
 
 
 def test_workers_score_and_only_the_driver_commits_each_batch_then_resumes(examples, local, tmp_path):

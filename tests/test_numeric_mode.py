@@ -1,0 +1,192 @@
+"""The numeric mode of the neural metrics (metrics/numeric.py): set before torch computes, in the CLI, the library and
+worker processes; named in every neural signature; refused with a sentence when torch computed first.
+
+The mode's point is measured elsewhere: tests/test_encoder_invariance.py (a text's states do not depend on its batch)
+and tests/test_committed_leaderboards.py (the committed boards, computed in the portable mode, reproduce) fail in
+their bit-for-bit form on a CPU with AVX-512 without it. Here: that it is in force where it must be.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import conftest
+from metrics import numeric
+
+REPO = Path(__file__).resolve().parents[1]
+PORTABLE = dict(numeric.PORTABLE_ENV)
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This environment without any numeric-mode variable (as a user's shell has it), plus ``extra``."""
+    drop = {numeric.ENV, numeric.MARK, *numeric.PORTABLE_ENV, "DNNL_MAX_CPU_ISA"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_clean_env(**env), capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_ident_names_the_mode_and_every_setting_that_breaks_bit_identity():
+    assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx2") == "num:portable"
+    assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx512") == "num:portable"
+    # a user's own setting is respected and recorded; the same value as the portable one changes nothing
+    assert numeric.ident("portable", env={"MKL_CBWR": "AVX512"}, machine="x86_64", cpu="avx512") == \
+        "num:portable(MKL_CBWR=AVX512)"
+    assert numeric.ident("portable", env={"MKL_CBWR": "avx2,strict"}, machine="x86_64", cpu="avx512") == \
+        "num:portable"
+    assert numeric.ident("portable", env={"DNNL_MAX_CPU_ISA": "ALL"}, machine="x86_64", cpu="avx2") == \
+        "num:portable(ONEDNN_MAX_CPU_ISA=ALL)"
+    assert numeric.ident("native", env={}, machine="x86_64", cpu="avx512") == "num:native(cpu=avx512)"
+    assert numeric.ident("native", env={"ATEN_CPU_CAPABILITY": "avx2"}, machine="x86_64", cpu="avx512") == \
+        "num:native(cpu=avx512;ATEN_CPU_CAPABILITY=avx2)"
+    # no MKL off x86-64, no AVX2 on an old CPU: said, and no bit-identity claimed
+    assert numeric.ident("portable", env={}, machine="aarch64", cpu="default") == \
+        "num:portable(arch=aarch64;cpu=default)"
+    assert numeric.ident("portable", env={}, machine="x86_64", cpu="default") == "num:portable(cpu=default)"
+    with pytest.raises(numeric.NumericModeError, match="unknown numeric mode 'fast'"):
+        numeric.ident("fast")
+    assert numeric.cpu_vector_width() in ("avx512", "avx2", "default", "unknown")
+
+
+def test_importing_meta_eval_applies_the_mode_before_torch_loads():
+    names = [*PORTABLE, "META_EVAL_NUMERIC"]
+    code = ("import json, os, sys; import cli, meta_eval, judgments, metrics; "
+            f"print(json.dumps({{'torch': 'torch' in sys.modules, "
+            f"'env': {{k: os.environ.get(k) for k in {names!r}}}}}))")
+    default = json.loads(_python(code).stdout)
+    assert default == {"torch": False, "env": {**PORTABLE, "META_EVAL_NUMERIC": "portable"}}
+    native = json.loads(_python(code, META_EVAL_NUMERIC="native").stdout)
+    assert native["env"] == {**{k: None for k in PORTABLE}, "META_EVAL_NUMERIC": "native"}
+    # a user's own MKL_CBWR is never overridden
+    mine = json.loads(_python(code, MKL_CBWR="AVX512").stdout)
+    assert mine["env"]["MKL_CBWR"] == "AVX512" and mine["env"]["ATEN_CPU_CAPABILITY"] == "avx2"
+
+
+def test_the_mode_is_in_force_in_torch_and_torch_used_first_is_refused_with_a_sentence():
+    conftest.require_module("torch", conftest.NEURAL_FIX)
+    conftest.require_module("transformers", conftest.NEURAL_FIX)
+    check = ("from metrics import numeric; from metrics.encoder import prepare_torch\n"
+             "try:\n    prepare_torch(); print('ok', numeric.effective()['MKL_CBWR'])\n"
+             "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation
+    assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", "AVX2,STRICT"]
+    used = _python("import torch; torch.ones(4) @ torch.ones(4)\nimport metrics\n" + check).stdout
+    if numeric.cpu_vector_width() == "avx512":  # on an AVX2 CPU the native kernels are the portable ones
+        assert used.startswith("EncoderError the portable numeric mode is not in force")
+        assert "META_EVAL_NUMERIC=native" in used
+    native = _python("import torch; torch.ones(4) @ torch.ones(4)\nimport metrics\n" + check,
+                     META_EVAL_NUMERIC="native").stdout
+    assert native.split()[:2] == ["ok", "OFF"]
+
+
+def test_this_test_process_computes_in_the_portable_mode():
+    """Fails when something imported and used torch before meta-eval set the mode in this pytest process (or a test
+    changed the mode): every bit-for-bit test here would then test the wrong thing."""
+    torch = conftest.require_module("torch", conftest.NEURAL_FIX)
+    if os.environ.get(numeric.ENV, "portable") != "portable" or not numeric.bit_portable():
+        pytest.skip(f"the suite runs in {numeric.ident()}: the bit-for-bit tests compare within tolerances")
+    torch.ones(8, 8) @ torch.ones(8, 8)
+    state = numeric.effective()
+    assert state["MKL_CBWR"] == "AVX2,STRICT" and state["ATEN_CPU_CAPABILITY"] == "AVX2", state
+    numeric.verify()
+    with pytest.raises(numeric.NumericModeError, match="cannot change from portable to native once torch"):
+        numeric.set_mode("native")
+    assert numeric.current_mode() == "portable"
+
+
+def _init_and_report(mode: str) -> dict:
+    return {"mode": numeric.current_mode(), "env": {k: os.environ.get(k) for k in PORTABLE}, "ident": numeric.ident()}
+
+
+def test_a_pool_worker_runs_in_the_mode_it_is_given():
+    """The local engine starts its workers with the driver's mode (meta_eval/engines.py, _init_worker): a worker
+    told ``native`` drops the variables it inherited from a portable driver, and keeps a user's own."""
+    from meta_eval.engines import _init_worker
+
+    for mode in ("native", "portable"):
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_init_worker,
+                                 initargs=(os.getpid(), mode)) as pool:
+            seen = pool.submit(_init_and_report, mode).result(timeout=120)
+        assert seen["mode"] == mode
+        if mode == "native":
+            assert seen["env"] == {k: None for k in PORTABLE}
+            assert seen["ident"] == f"num:native(cpu={numeric.cpu_vector_width()})"
+        else:
+            assert seen["env"] == PORTABLE and seen["ident"] == numeric.ident()
+
+
+def test_the_cli_option_and_the_variable_choose_the_mode_and_a_bad_one_is_a_sentence():
+    for argv, env in ((["--numeric", "fast", "metrics"], {}), (["metrics"], {"META_EVAL_NUMERIC": "fast"})):
+        done = subprocess.run([sys.executable, "-m", "cli", *argv], cwd=REPO, env=_clean_env(**env),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "unknown numeric mode 'fast': use one of portable, native" in " ".join(done.stderr.split())
+
+
+TEXTS = ["The cat sat on the mat.", "A dog sat on the rug.", "Police arrested three men on Sunday night.",
+         "Stocks fell.", "Shares rose.", "The storm knocked out power to thousands of homes across the region.",
+         "The minister resigned after the report was published on Tuesday."]
+
+
+@pytest.mark.parametrize("name", ["wms-ctx", "bertscore"])
+def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tolerance(name, tmp_path):
+    """The same rows scored by the CLI in both modes: each signature names its mode, the portable scores are this
+    process's (library) bits, the native ones within ``conftest.SCORE_TOL`` of them (not claimed bit-identical)."""
+    conftest.require_module("torch", conftest.NEURAL_FIX)
+    conftest.require_metrics(name)
+    conftest.require_minilm()
+    from metrics import Example, create
+
+    cands, refs = TEXTS, TEXTS[2:] + TEXTS[:2]
+    (tmp_path / "c.txt").write_text("\n".join(cands) + "\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    here = create(name).score([Example(c, (r,)) for c, r in zip(cands, refs)])
+    runs = {}
+    for mode, argv, env in (("portable", [], {}), ("native", ["--numeric", "native"], {}),
+                            ("native-env", [], {"META_EVAL_NUMERIC": "native"})):
+        out = tmp_path / f"{mode}.jsonl"
+        done = subprocess.run([sys.executable, "-m", "cli", *argv, "score", "-c", str(tmp_path / "c.txt"), "-r",
+                               str(tmp_path / "r.txt"), "-m", name, "--no-cache", "--workers", "1", "--output",
+                               str(out)], cwd=REPO, env=_clean_env(**env), capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        runs[mode] = (lines[0]["signatures"], {v: np.array([row[v] for row in lines[1:]]) for v in here})
+    width = numeric.cpu_vector_width()
+    assert all("|num:portable|" in s for s in runs["portable"][0])
+    for mode in ("native", "native-env"):
+        assert all(f"|num:native(cpu={width})|" in s for s in runs[mode][0])
+    for variant, values in here.items():
+        conftest.assert_same_scores(runs["portable"][1][variant], values, variant)
+        for mode in ("native", "native-env"):
+            assert np.allclose(runs[mode][1][variant], values, rtol=0, atol=conftest.SCORE_TOL), (mode, variant)
+
+
+def test_every_neural_signature_names_its_numeric_mode():
+    """Every registered metric whose scores depend on torch signs the mode they were computed in (computed without
+    importing torch: a fully cached run never loads it)."""
+    from metrics import MetricError, create, registry
+
+    signed = {}
+    for name in registry.names():
+        try:  # a signature needs no model, so unavailable metrics are checked too
+            signature = create(name).signature()
+        except MetricError:  # needs options to be built (a learned model's path)
+            continue
+        if "torch==" in signature:
+            signed[name] = signature
+    assert {"bertscore", "moverscore", "wms-ctx", "sms-ctx", "s+wms-ctx", "bert-lm"} <= set(signed)
+    for name, signature in signed.items():
+        assert f"|torch=={signature.split('|torch==')[1].split('|')[0]}|{numeric.ident()}|" in signature, name
