@@ -300,6 +300,8 @@ def run(
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY, e.g. vectors=spacy:en_core_web_md"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
+                               "meta-eval did not write; never an input of the run"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
@@ -328,7 +330,9 @@ def run(
     import judgments as judgment_sets
     from meta_eval.evaluate import evaluate
 
-    _check_output(output)  # before any loading or scoring: a bad --output is found in a second, not after hours
+    # before any loading or scoring: a bad --output is found in a second, not after hours
+    _check_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                  options=option)
     scoring = _make_engine(engine, workers, address, actors)  # a bad engine choice or Ray missing: now
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
@@ -479,12 +483,34 @@ def run(
     _exit_if_incomplete(failed, not_run, output)
 
 
-def _check_output(path: Optional[Path], option: str = "--output") -> None:
-    """:func:`meta_eval.outputs.check_output`, exiting with code 2 on an :class:`~meta_eval.outputs.OutputError`."""
+def _check_output(path: Optional[Path], option: str = "--output", *, force: bool = False, judgments=None,
+                  data_dir=None, cache=None, no_cache: bool = False, files=(), options=()) -> None:
+    """:func:`meta_eval.outputs.check_output` against the run's inputs, exiting with code 2 on an
+    :class:`~meta_eval.outputs.OutputError`: the judgment file (or, for a built-in set, its data folder), the score
+    cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a saved
+    model, a baseline file)."""
     from meta_eval.outputs import OutputError, check_output
 
+    if path is None:
+        return
+    inputs, protected = list(files), []
+    if judgments is not None:
+        import judgments as judgment_sets
+
+        if judgments.split(":")[0] in judgment_sets.BUILTIN:
+            protected.append(("the judgment data folder", judgment_sets.data_dir(data_dir)))
+        else:
+            inputs.append(("the judgment file", Path(judgments)))
+    if not no_cache:
+        from meta_eval.cache import default_cache_path
+
+        inputs.append(("the score cache", cache or default_cache_path()))
+    for item in options:
+        value = item.split("=", 1)[1] if "=" in item else ""
+        if value and Path(value).expanduser().is_file():
+            inputs.append((f"an input given by -o {item.split('=', 1)[0]}", Path(value).expanduser()))
     try:
-        check_output(path, option)
+        check_output(path, option, inputs=inputs, protected=protected, force=force)
     except OutputError as exc:
         _fail(str(exc))
 
@@ -500,8 +526,12 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` as indented JSON, atomically (:func:`_atomic_write`)."""
-    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8"))
+    """Write ``doc`` to ``path`` as indented JSON, marked as meta-eval's (:func:`meta_eval.outputs.with_marker`: a
+    later run may replace it without --force), atomically (:func:`_atomic_write`)."""
+    from meta_eval.outputs import with_marker
+
+    marked = with_marker(doc)
+    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(marked, indent=2) + "\n", encoding="utf-8"))
 
 
 def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
@@ -776,6 +806,8 @@ def score(
                                           "(instead of the line files)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write per-example scores (.jsonl, .csv, .tsv)"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
+                               "meta-eval did not write; never an input of the run"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
@@ -794,7 +826,9 @@ def score(
         _fail("give either --candidates (with --references/--sources line files) or --input FILE.jsonl")
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         _fail(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
-    _check_output(output)  # before any scoring
+    texts = [("the candidates file", candidates), ("the input file", input_), ("the sources file", sources),
+             *(("a references file", r) for r in references)]
+    _check_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option)  # before scoring
     scoring = _make_engine(engine, workers, address, actors)
     try:
         examples = read_jsonl(input_) if input_ is not None else read_line_files(candidates, references, sources)
@@ -1060,6 +1094,8 @@ def learn(
                                        "(then usable as --metrics learned:NAME; stored in $META_EVAL_HOME/learned or "
                                        "the user data dir) or as a path ending in .json"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
+                               "meta-eval did not write; never an input of the run"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
@@ -1081,8 +1117,9 @@ def learn(
         save_path = None if save is None else model_path(save)
     except ValueError as exc:
         _fail(str(exc))
-    _check_output(save_path, "--save")  # before any loading, scoring or fitting
-    _check_output(output)
+    given = dict(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option)
+    _check_output(save_path, "--save", **given)  # before any loading, scoring or fitting
+    _check_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
     started = time.perf_counter()
     try:
         data = learn_run.load_target(judgments, data_dir, subset, target)

@@ -1,6 +1,10 @@
-"""Writing result files safely: checked before the work starts, written atomically, never half-written.
+"""Writing result files safely: checked before the work starts, never over an input or a file meta-eval did not write,
+written atomically, never half-written.
 
-:func:`check_output` tries (never guesses) that a file can be created at the path before hours of scoring;
+:func:`check_output` refuses a path that is one of the run's inputs (:func:`same_file`: the path, a link to it or
+another name of the same file) or lies in a protected folder (the judgment data folder), and an existing file that
+meta-eval did not write (:func:`written_by_meta_eval`) unless ``force``; then it tries (never guesses) that a file can
+be created at the path before hours of scoring;
 :func:`atomic_write` writes beside the target and renames into place, removing its temporary file and the folders it
 made on any error; :func:`write_json` writes a JSON document that way. Failures are :class:`OutputError`
 (a ValueError) naming the path; the command line prints them and exits with code 2.
@@ -12,18 +16,82 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["OutputError", "atomic_write", "check_output", "write_json"]
+__all__ = ["MARKER", "OutputError", "atomic_write", "check_output", "same_file", "with_marker", "write_json",
+           "written_by_meta_eval"]
+
+#: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
+#: a file it may replace.
+MARKER = "written_by"
+_SNIFF = 4096  # bytes read to recognise a file
 
 
 class OutputError(ValueError):
     """A result file that cannot be written where asked (the message names the path and the reason)."""
 
 
-def check_output(path: Path | None, option: str = "--output") -> None:
+def with_marker(doc: dict) -> dict:
+    """``doc`` with :data:`MARKER` first (``"written_by": "meta-eval <version>"``), as meta-eval writes JSON."""
+    from metrics.base import package_version
+
+    return {MARKER: f"meta-eval {package_version('meta-eval')}", **{k: v for k, v in doc.items() if k != MARKER}}
+
+
+def written_by_meta_eval(path: Path) -> bool:
+    """Whether the existing file ``path`` is one meta-eval writes, from its first bytes: a JSON document starting
+    with :data:`MARKER` (results of ``run``/``learn``, :func:`with_marker`), a learned model (``"format":
+    "meta-eval-learned-model"``), per-example scores of ``meta-eval score`` (JSONL whose first line is
+    ``{"signatures": ...}``; CSV/TSV whose header starts with ``index`` and whose first row is index 0), or an empty
+    file. Anything else, or a file that cannot be read, is the user's."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF)
+    except OSError:
+        return False
+    if not head.strip():
+        return True
+    text = head.decode("utf-8", errors="replace")
+    compact = "".join(text.split())
+    if compact.startswith('{"' + MARKER + '":"meta-eval') or '"format":"meta-eval-learned-model"' in compact:
+        return True
+    if compact.startswith('{"signatures":['):
+        return True
+    lines = text.splitlines()
+    if len(lines) >= 1 and Path(path).suffix.lower() in (".csv", ".tsv"):
+        sep = "," if Path(path).suffix.lower() == ".csv" else "\t"
+        header = lines[0].split(sep)
+        return header[0] == "index" and (len(lines) == 1 or lines[1].split(sep)[0] == "0")
+    return False
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name the same file: the same path once links are resolved, or the same inode (a hard
+    link, a bind mount). False where either does not exist."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(path).expanduser().resolve().relative_to(Path(folder).expanduser().resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def check_output(path: Path | None, option: str = "--output", *, inputs=(), protected=(), force: bool = False
+                 ) -> None:
     """Raise :class:`OutputError` unless a file can be written at ``path`` (None: no output); the command line calls
     it before any loading or scoring and exits with code 2.
 
-    Refused, with one line naming the path: a folder, or any other existing non-regular file (a device or FIFO would
+    Never over what is not meta-eval's: ``path`` must not be any of ``inputs`` (pairs ``(what, path)``: the judgment
+    file, the score cache, the texts being scored, a saved model in use; :func:`same_file`, so a link or a hard link
+    is caught), nor lie inside a ``protected`` folder (pairs ``(what, folder)``: the judgment data folder), even with
+    ``force``; an existing file meta-eval did not write (:func:`written_by_meta_eval`) is replaced only with
+    ``force``. Each refusal names both paths.
+
+    Refused too, with one line naming the path: a folder, or any other existing non-regular file (a device or FIFO would
     be replaced by the atomic rename of :func:`atomic_write`); a parent that cannot be created because a regular
     file is in the way (this fails even for root); a folder where no file can be created. The last is tried, not
     guessed from permission bits (``os.access`` says yes to root on a 0555 folder and on file systems that refuse
@@ -33,6 +101,16 @@ def check_output(path: Path | None, option: str = "--output") -> None:
     if path is None:
         return
     path = Path(path).expanduser().absolute()
+    for what, other in inputs:
+        if other is not None and same_file(path, Path(other)):
+            raise OutputError(f"{option} {path} is {what} of this run ({other}): writing there would replace it; "
+                              f"choose another path")
+    for what, folder in protected:
+        if folder is not None and _inside(path, Path(folder)):
+            raise OutputError(f"{option} {path} is inside {what} ({folder}), which this run reads; write elsewhere")
+    if path.is_file() and not force and not written_by_meta_eval(path):
+        raise OutputError(f"{option} {path} exists and meta-eval did not write it (it is not a meta-eval results, "
+                          f"scores or model file); choose another path, or pass --force to replace it")
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give the path of a file (in that folder, for example)")
     if path.exists() and not path.is_file():
@@ -113,5 +191,7 @@ def atomic_write(path: Path, write) -> None:
 
 
 def write_json(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` as indented JSON, atomically (:func:`atomic_write`)."""
-    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8"))
+    """Write ``doc`` to ``path`` as indented JSON with :data:`MARKER` first (:func:`with_marker`), atomically
+    (:func:`atomic_write`)."""
+    marked = with_marker(doc)
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(marked, indent=2) + "\n", encoding="utf-8"))

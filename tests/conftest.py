@@ -103,6 +103,8 @@ NEURAL_FIX = "pip install torch==2.13.0 && pip install 'meta-eval[neural]'"
 #: architecture or BLAS, user-set MKL/ATen/oneDNN variables): a neural score may move in its last bits with its batch
 #: or machine, by under 1e-6; a correlation over such scores by under 1e-3 (a few rank flips among near ties).
 SCORE_TOL, CORRELATION_TOL = 1e-6, 1e-3
+#: The same for a hidden state, relative to the largest value of its array (float32 through six layers).
+STATE_RTOL = 1e-6
 
 
 def same_bits() -> tuple[bool, str]:
@@ -113,18 +115,26 @@ def same_bits() -> tuple[bool, str]:
     if numeric.bit_portable():
         return True, ""
     return False, (f"{numeric.ident()}: meta-eval claims the same bits only in the portable mode on x86-64 with "
-                   f"AVX2, so this compares within {SCORE_TOL:g}")
+                   f"AVX2, so this compares within a tolerance")
 
 
-def assert_same_scores(a, b, where: object = "") -> None:
-    """``a`` and ``b`` (arrays of neural scores or states) bit-identical where :func:`same_bits`, else within
-    :data:`SCORE_TOL`."""
+def assert_same_scores(a, b, where: object = "", *, tol: float = SCORE_TOL) -> None:
+    """``a`` and ``b`` (arrays of neural scores) bit-identical where :func:`same_bits`, else within ``tol``
+    (:data:`SCORE_TOL`)."""
     exact, why = same_bits()
     a, b = np.asarray(a), np.asarray(b)
     if exact:
         assert np.array_equal(a, b), where
     else:
-        assert a.shape == b.shape and np.allclose(a, b, rtol=0, atol=SCORE_TOL), (where, why)
+        assert a.shape == b.shape and np.allclose(a, b, rtol=0, atol=tol), (where, f"{why} ({tol:g})")
+
+
+def assert_same_states(a, b, where: object = "") -> None:
+    """:func:`assert_same_scores` for hidden states: float32 values of every size up to ~10, compared within
+    :data:`STATE_RTOL` times the array's largest value where the bits are not claimed (native MiniLM states moved
+    by up to 2.0e-6 with their batch, largest value 10.5)."""
+    b = np.asarray(b)
+    assert_same_scores(a, b, where, tol=STATE_RTOL * float(np.abs(b).max(initial=1.0)))
 
 
 def require_minilm() -> None:

@@ -124,7 +124,7 @@ def test_a_pool_worker_runs_in_the_mode_it_is_given():
             assert seen["env"] == {k: None for k in PORTABLE}
             assert seen["ident"] == f"num:native(cpu={numeric.cpu_vector_width()})"
         else:
-            assert seen["env"] == PORTABLE and seen["ident"] == numeric.ident()
+            assert seen["env"] == PORTABLE and seen["ident"] == numeric.ident("portable")
 
 
 def test_the_cli_option_and_the_variable_choose_the_mode_and_a_bad_one_is_a_sentence():

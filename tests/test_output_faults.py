@@ -173,7 +173,8 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
     assert info.value.exit_code == 2
     assert target.read_text() == '{"old": true}\n' and [p.name for p in tmp_path.iterdir()] == ["res.json"]
     cli._write_json(tmp_path / "made" / "deeper" / "new.json", {"ok": 1})  # missing parents are made at write time
-    assert json.loads((tmp_path / "made" / "deeper" / "new.json").read_text()) == {"ok": 1}
+    written = json.loads((tmp_path / "made" / "deeper" / "new.json").read_text())
+    assert written == {"written_by": written["written_by"], "ok": 1}  # marked as meta-eval's (meta_eval/outputs.py)
     assert sorted(p.name for p in (tmp_path / "made" / "deeper").iterdir()) == ["new.json"]
 
 
@@ -323,7 +324,7 @@ def test_hostile_names_print_literally_in_score(tmp_path):
 
 
 def test_the_output_helpers_raise_output_errors_naming_the_path(tmp_path):
-    from meta_eval.outputs import OutputError, atomic_write, check_output, write_json
+    from meta_eval.outputs import OutputError, atomic_write, check_output, with_marker, write_json
 
     with pytest.raises(OutputError, match=f"--output {tmp_path} is a folder"):
         check_output(tmp_path)
@@ -334,5 +335,5 @@ def test_the_output_helpers_raise_output_errors_naming_the_path(tmp_path):
     with pytest.raises(OutputError, match=f"cannot write {blocker / 'sub' / 'out.json'}"):
         atomic_write(blocker / "sub" / "out.json", lambda tmp: tmp.write_text("{}"))
     write_json(tmp_path / "ok.json", {"a": 1})
-    assert json.loads((tmp_path / "ok.json").read_text()) == {"a": 1}
+    assert json.loads((tmp_path / "ok.json").read_text()) == with_marker({"a": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "ok.json"]
