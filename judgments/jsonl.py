@@ -56,6 +56,7 @@ import zlib
 from pathlib import Path
 
 from judgments.base import Judgment, JudgmentError, JudgmentSet
+from judgments.limits import check_regular_file, iter_lines
 from judgments.text import check_encodable, decode_line, repair_text, text_fixer
 
 CONVENTIONAL_DEFAULT = "overall"
@@ -89,9 +90,15 @@ def _judges(value: object, where: str) -> dict[str, tuple[float, ...]]:
 def _number(value: object, where: str, name: str = "human score") -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgmentError(f"{where}: {name} {value!r} is not a finite number or null")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer too large for a float (hundreds of digits)
+        number = math.inf
+    if not math.isfinite(number):
+        shown = value if not isinstance(value, int) or abs(value) < 10 ** 30 else f"{str(value)[:12]}... " \
+            f"({len(str(abs(value)))} digits)"
+        raise JudgmentError(f"{where}: {name} {shown!r} is not a finite number or null")
+    return number
 
 
 def _label(obj: dict, key: str, where: str) -> str | None:
@@ -144,26 +151,28 @@ def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
     ``where`` is ``"<path>:<line>"`` (lines counted from 1 as an editor does: ``\\n``, ``\\r\\n`` and ``\\r`` end a
     line). A missing, unreadable, corrupt or truncated file raises ``error`` naming the file; a line that is not
     UTF-8 (:func:`judgments.text.decode_line`: the line and the column) or not JSON raises it naming the line. A
-    UTF-8 byte-order mark at the start of the file is skipped.
+    UTF-8 byte-order mark at the start of the file is skipped. Reading is bounded (:mod:`judgments.limits`): a FIFO,
+    a device or a folder is refused before it is opened, and a line or a file over the limits raises ``error``
+    naming the line and the limit.
     """
-    path = Path(path)
+    path = check_regular_file(path, error)  # a FIFO or a device is refused before it is opened
     opener = gzip.open if path.suffix == ".gz" else open
     lineno = 0
     try:
         with opener(path, "rb") as fh:
-            for chunk in fh:
-                for raw in chunk.splitlines():
-                    lineno += 1
-                    where = f"{path}:{lineno}"
-                    line = decode_line(raw, where, error, first=lineno == 1)
-                    if not line.strip():
-                        continue
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise error(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); is the file "
-                                    "truncated?") from None
-                    yield where, obj
+            for lineno, raw in iter_lines(fh, path, error):  # bounded: judgments/limits.py
+                where = f"{path}:{lineno}"
+                line = decode_line(raw, where, error, first=lineno == 1)
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise error(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); is the file "
+                                "truncated?") from None
+                except ValueError as exc:  # e.g. an integer of more digits than Python converts
+                    raise error(f"{where}: cannot read this line's JSON ({exc})") from None
+                yield where, obj
     except FileNotFoundError:
         raise error(f"{path} does not exist") from None
     except (OSError, EOFError, zlib.error) as exc:

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from judgments.base import LabelledExamples
+from judgments.limits import max_line_bytes, read_bytes
 from judgments.text import check_encodable, decode_lines, repair_text
 from metrics.base import Example
 
@@ -29,12 +30,12 @@ __all__ = ["read_line_files", "read_jsonl", "write_scores"]
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{path} does not exist") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
+    data = read_bytes(path)  # a regular file of bounded size (judgments/limits.py), else a ValueError
+    longest = max_line_bytes()
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if len(line) > longest:
+            raise ValueError(f"{path}:{lineno}: a line longer than {longest:,} bytes, meta-eval's limit for one line "
+                             "(set META_EVAL_MAX_LINE_BYTES to raise it)")
     lines = decode_lines(data, path, ValueError)
     if lines and lines[-1] == "":
         lines.pop()  # the final newline does not start another text
