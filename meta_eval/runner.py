@@ -30,6 +30,7 @@ holds it: ``run -m all`` over chaganty peaks at the largest of its neural metric
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import time
 from dataclasses import dataclass, field
@@ -140,7 +141,10 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     shared_before = _shared_seconds()
     if labels is None:
         labels = getattr(examples, "labels", None)
-    examples = list(examples)
+    # a private copy of every example for this metric: a metric (a plugin) that changes the examples it is given,
+    # even through object.__setattr__ on the frozen dataclass, changes its own copies only, never what the next
+    # metric or the caller sees (the texts themselves are immutable str and tuples, so this is a shallow copy)
+    examples = [copy.copy(ex) for ex in examples]
     if labels is not None and len(labels) != len(examples):
         raise ValueError(f"{len(labels)} labels for {len(examples)} examples")
     check_examples(metric, examples, labels)

@@ -425,9 +425,10 @@ class Metric(abc.ABC):
             return {v: np.zeros(0) for v in self.variants}
         policy = self.refs_policy
         native = policy is None or policy == self.refs_native or policy in self.refs_own
+        n = len(examples)  # counted before the metric sees the list: it gets a list of its own, which it may change
         if self.needs_references and not native and not self.refs_fixed:
-            return self._checked(self._score_by_reference(examples, policy), len(examples))
-        return self._checked(self._score(examples), len(examples))
+            return self._checked(self._score_by_reference(list(examples), policy), n)
+        return self._checked(self._score(list(examples)), n)
 
     @abc.abstractmethod
     def _score(self, examples: list[Example]) -> Mapping[str, Sequence[float]]:
