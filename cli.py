@@ -411,6 +411,15 @@ def run(
     chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=jset.name,
                                       has_sources=jset.has_sources, has_references=jset.max_references > 0,
                                       language=jset.language)
+    if baseline is not None:  # checked before the scoring, not after it
+        planned = [v for m in chosen for v in m.variants]
+        if baseline not in planned:
+            from difflib import get_close_matches
+
+            close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
+            _fail(f"--baseline {baseline!r} is not a variant of the chosen metrics"
+                  + (f" (did you mean {', '.join(close)}?)" if close else "") + f"; their variants: "
+                  + ", ".join(planned))
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
               + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False,
               markup=False)
@@ -1257,6 +1266,9 @@ def leaderboard_publish(
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
     actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
+                                             "pair: error, mean or first, as for `meta-eval run` \\[default: "
+                                             "the set's declared policy]"),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -1278,7 +1290,7 @@ def leaderboard_publish(
     scoring = _make_engine(engine, workers, address, actors)
     try:
         blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction,
-                                 data_dir, cache, no_cache, batch_size, scoring)
+                                 data_dir, cache, no_cache, batch_size, scoring, duplicates)
     finally:
         scoring.close()
     command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
@@ -1289,7 +1301,7 @@ def leaderboard_publish(
 
 
 def _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction, data_dir,
-                    cache, no_cache, batch_size, scoring) -> list[dict]:
+                    cache, no_cache, batch_size, scoring, duplicates=None) -> list[dict]:
     """Score every set of ``leaderboard publish`` on the engine ``scoring`` and build its leaderboard block."""
     import judgments as judgment_sets
     from leaderboard.publish import default_variant_filter, set_results
@@ -1308,6 +1320,9 @@ def _publish_blocks(judgments, metrics, variants, option, resamples, seed, corre
             jset = judgment_sets.load(name, data_dir, subset=subset)
             dim = jset.default_dimension
             jset = jset.scored(dim)
+            jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
+            if report.message:
+                err.print(report.message, highlight=False, markup=False, soft_wrap=True)
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,

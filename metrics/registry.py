@@ -251,7 +251,11 @@ def get_class(name: str) -> type[Metric]:
         return _registry[name]
     broken = f"; broken plugins: {', '.join(sorted(_plugin_errors))} (see `meta-eval metrics`)" if _plugin_errors \
         else ""
-    raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(_registry))}{broken}")
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, list(_registry), n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise UnknownMetricError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(_registry))}{broken}")
 
 
 def create(name: str, **config: object) -> Metric:

@@ -1,0 +1,64 @@
+"""Messages say true things, at the right time (issue: a hint naming an option the command lacks, a --baseline typo
+reported only after all the scoring, an unknown metric without a suggestion).
+
+- ``--baseline`` is checked against the chosen metrics' variants before anything is scored (the cache is never
+  opened), with the closest names;
+- an unknown metric name gets the closest known names;
+- ``leaderboard publish`` has ``--duplicates`` (its error used to recommend it), and checks repeated pairs before
+  scoring.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from metrics import UnknownMetricError, create
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _set(path: Path, repeat: bool = False) -> Path:
+    rows = [{"id": f"r{i}", "doc_id": f"d{i % 5 if repeat else i // 3}", "system": f"s{i % 3}",
+             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
+             "scores": {"overall": float(i * 7 % 5)}} for i in range(30)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_baseline_typo_is_reported_before_any_scoring_with_the_closest_variants(tmp_path):
+    cache = tmp_path / "scores.sqlite"
+    done = runner.invoke(app, ["run", "-j", str(_set(tmp_path / "s.jsonl")), "-m", "rouge", "--baseline", "rougel-f",
+                               "--cache", str(cache)])
+    assert done.exit_code == 2
+    assert "--baseline 'rougel-f' is not a variant of the chosen metrics (did you mean rougeL-f" in _flat(done.output)
+    assert not cache.exists()  # nothing was scored
+
+
+def test_an_unknown_metric_gets_the_closest_names():
+    with pytest.raises(UnknownMetricError, match=r"unknown metric 'rogue' \(did you mean rouge"):
+        create("rogue")
+    with pytest.raises(UnknownMetricError) as info:
+        create("zzzzzz")
+    assert "did you mean" not in str(info.value)
+
+
+def test_publish_has_the_duplicates_option_its_error_names_and_checks_before_scoring(tmp_path):
+    data = _set(tmp_path / "dup.jsonl", repeat=True)
+    cache = tmp_path / "scores.sqlite"
+    done = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--cache", str(cache),
+                               "--out", str(tmp_path / "board")])
+    assert done.exit_code == 2 and "--duplicates mean" in _flat(done.output)
+    assert not cache.exists() and not (tmp_path / "board" / "results.json").exists()
+    done = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--no-cache", "--resamples",
+                               "20", "--duplicates", "first", "--out", str(tmp_path / "board")])
+    assert done.exit_code == 0, done.output
+    board = json.loads((tmp_path / "board" / "results.json").read_text())
+    assert board["sets"][0]["n_rows"] == 15  # the first row of each of the 15 repeated pairs
