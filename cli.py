@@ -1381,9 +1381,39 @@ def leaderboard_index(
     out.print(f"wrote {root}/README.md, {root}/index.html", highlight=False, markup=False)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread by :func:`main`'s handler: like Ctrl-C, the run stops between two batches'
+    commits, its ``finally`` blocks close the cache and the engine, and :func:`main` exits with 143. A BaseException
+    (not a KeyboardInterrupt) so that neither a metric's ``except Exception`` nor click's Ctrl-C handling takes it."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line (``warning: ...``, the category named unless it is a plain UserWarning), not Python's
+    ``file:line`` with a line of source, which reads like a crash."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    err.print(f"[yellow]warning{kind}:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. SIGTERM ends a run as Ctrl-C does, with a message and exit code 143 (128 + 15);
+    warnings print as one line each."""
+    import signal
+    import warnings
+
+    warnings.showwarning = _show_warning
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        app()
+    except Terminated:
+        err.print("[yellow]terminated[/] (SIGTERM): every finished batch is in the cache; rerun the same command to "
+                  "resume")
+        sys.exit(143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

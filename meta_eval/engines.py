@@ -109,11 +109,19 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _workers(workers: int | None) -> int:
+def _workers(workers: int | None, cap: bool = True) -> int:
+    """The worker count of an engine on this machine: ``workers``, at most the cores this process may use (more
+    processes than cores only compete for them: ``--workers 1000`` once started 14 on 2 cores), with a warning when
+    capped; ``cap=False`` (a Ray cluster's workers) only validates."""
     if workers is None:
         return default_workers()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise EngineError(f"workers must be a positive integer, got {workers!r}")
+    cores = default_workers()
+    if cap and workers > cores:
+        warnings.warn(f"--workers {workers} is more than the {cores} core(s) this process may use: using {cores}",
+                      stacklevel=2)
+        return cores
     return workers
 
 
@@ -516,7 +524,7 @@ class RayEngine(Engine):
             raise EngineError(f"actors must be a positive integer, got {actors!r}")
         self.actors = actors
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        self.workers = _workers(workers) if workers is not None or not self.address else 0
+        self.workers = _workers(workers, cap=not self.address) if workers is not None or not self.address else 0
         self._started = False
         self._ready = False
         self._failed: EngineError | None = None

@@ -111,3 +111,37 @@ def test_killed_cli_run_resumes_to_the_uninterrupted_result(shared_data, tmp_pat
     assert fresh["n"] == resumed["n"] == 2085
     assert resumed["results"] and resumed["results"] == fresh["results"]  # every number, to the last digit
     assert _comparable(resumed) == _comparable(fresh)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="needs SIGTERM (POSIX)")
+def test_sigterm_ends_a_run_like_ctrl_c_with_143_and_the_rerun_resumes(shared_data, tmp_path):
+    """SIGTERM (what a batch scheduler or `kill` sends) stops between two batch commits with one line and exit code
+    143, stops the workers, leaves no traceback, leaked-semaphore warning or result file, and the rerun resumes."""
+    require_metrics(METRIC)
+    cache, out = tmp_path / "term.sqlite", tmp_path / "t.json"
+    proc = subprocess.Popen(_command(shared_data, cache, out), cwd=REPO, env=_env(shared_data),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while _rows(cache) < 10 * BATCH:
+            assert proc.poll() is None, f"the run ended before SIGTERM: {proc.stderr.read()[-3000:]}"
+            assert time.monotonic() < deadline, "no scores reached the cache in 180 s"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        said = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert code == 143, said[-3000:]
+    assert "terminated (SIGTERM): every finished batch is in the cache" in " ".join(said.split())
+    assert "Traceback" not in said and "leaked semaphore" not in said, said[-3000:]
+    assert not out.exists()
+    saved = _rows(cache)
+    assert 0 < saved < DISTINCT and saved % BATCH == 0
+    rerun = subprocess.run(_command(shared_data, cache, out), cwd=REPO, env=_env(shared_data), capture_output=True,
+                           text=True, timeout=300, check=False)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert json.loads(out.read_text(encoding="utf-8"))["timing"][METRIC]["cached"] == saved

@@ -5,7 +5,9 @@ reported only after all the scoring, an unknown metric without a suggestion).
   opened), with the closest names;
 - an unknown metric name gets the closest known names;
 - ``leaderboard publish`` has ``--duplicates`` (its error used to recommend it), and checks repeated pairs before
-  scoring.
+  scoring;
+- ``--workers`` above this machine's cores is capped with a one-line warning (1000 once started 14 processes on 2
+  cores), but not on a Ray cluster, whose CPUs are elsewhere.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from conftest import require_module
 from metrics import UnknownMetricError, create
 
 runner = CliRunner()
@@ -62,3 +65,18 @@ def test_publish_has_the_duplicates_option_its_error_names_and_checks_before_sco
     assert done.exit_code == 0, done.output
     board = json.loads((tmp_path / "board" / "results.json").read_text())
     assert board["sets"][0]["n_rows"] == 15  # the first row of each of the 15 repeated pairs
+
+
+def test_workers_above_the_cores_are_capped_with_a_warning_but_not_on_a_ray_cluster():
+    from meta_eval.engines import LocalEngine, default_workers, make_engine
+
+    cores = default_workers()
+    with pytest.warns(UserWarning, match=f"--workers {cores + 998} is more than the {cores} core"):
+        engine = make_engine("local", cores + 998)
+    assert getattr(engine, "workers", 1) == cores
+    if isinstance(engine, LocalEngine):
+        engine.close()
+    require_module("ray", "pip install 'meta-eval[ray]'")
+    from meta_eval.engines import RayEngine
+
+    assert RayEngine(workers=cores + 998, address="127.0.0.1:1").workers == cores + 998  # a cluster's CPUs
