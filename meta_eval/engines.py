@@ -109,10 +109,11 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _workers(workers: int | None, cap: bool = True) -> int:
-    """The worker count of an engine on this machine: ``workers``, at most the cores this process may use (more
-    processes than cores only compete for them: ``--workers 1000`` once started 14 on 2 cores), with a warning when
-    capped; ``cap=False`` (a Ray cluster's workers) only validates."""
+def _workers(workers: int | None, cap: bool = False) -> int:
+    """The worker count of an engine: ``workers`` validated (default: every core this process may use); with ``cap``
+    (:func:`make_engine`, the command line's ``--workers`` on this machine) at most those cores, with a warning when
+    capped: more processes than cores only compete for them (``--workers 1000`` once started 14 on 2 cores). An
+    engine built directly (``LocalEngine(3)``) gets what it asks for."""
     if workers is None:
         return default_workers()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -524,7 +525,7 @@ class RayEngine(Engine):
             raise EngineError(f"actors must be a positive integer, got {actors!r}")
         self.actors = actors
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        self.workers = _workers(workers, cap=not self.address) if workers is not None or not self.address else 0
+        self.workers = _workers(workers) if workers is not None or not self.address else 0
         self._started = False
         self._ready = False
         self._failed: EngineError | None = None
@@ -695,12 +696,13 @@ def make_engine(name: str = "local", workers: int | None = None, address: str | 
     """
     if name not in ENGINES:
         raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
-    if name == "ray":
-        return RayEngine(workers, address, actors)
+    if name == "ray":  # a local Ray instance runs on this machine's cores; a cluster's are elsewhere
+        return RayEngine(workers if address or os.environ.get("RAY_ADDRESS") else _workers(workers, cap=True),
+                         address, actors)
     if address:
         raise EngineError("--address is the Ray cluster's address: it needs --engine ray")
     if actors is not None:
         raise EngineError("--actors counts Ray actors: it needs --engine ray (the local engine runs a neural metric "
                           "in its driver with --workers threads)")
-    count = _workers(workers)
+    count = _workers(workers, cap=True)
     return InProcess() if count == 1 else LocalEngine(count)

@@ -80,3 +80,5 @@ def test_workers_above_the_cores_are_capped_with_a_warning_but_not_on_a_ray_clus
     from meta_eval.engines import RayEngine
 
     assert RayEngine(workers=cores + 998, address="127.0.0.1:1").workers == cores + 998  # a cluster's CPUs
+    assert make_engine("ray", cores + 998, "127.0.0.1:1").workers == cores + 998
+    assert LocalEngine(cores + 1).workers == cores + 1  # asked for directly in Python: given
