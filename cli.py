@@ -1277,26 +1277,34 @@ def leaderboard_publish(
     """
     import shlex
 
-    from leaderboard.publish import check_out_dir, write_leaderboard
+    from leaderboard.publish import BoardLock, PublishError, write_leaderboard
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):
         _fail(f"--correction must be holm, bh or none, not {correction!r}")
+    board = BoardLock(out_dir, force)
     try:
-        check_out_dir(out_dir, force)  # before any scoring
-    except ValueError as exc:
+        board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
+    except PublishError as exc:
         _fail(str(exc))
-    scoring = _make_engine(engine, workers, address, actors)
     try:
-        blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction,
-                                 data_dir, cache, no_cache, batch_size, scoring, duplicates)
+        scoring = _make_engine(engine, workers, address, actors)
+        try:
+            blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha,
+                                     correction, data_dir, cache, no_cache, batch_size, scoring, duplicates)
+        finally:
+            scoring.close()
+        command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
+            if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
+        try:
+            write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
+                              confidence=0.95, alpha=alpha, correction=correction, primary=correlation)
+        except PublishError as exc:
+            _fail(str(exc), code=1)
+        board.written()
     finally:
-        scoring.close()
-    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
-        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
-    write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed, confidence=0.95,
-                      alpha=alpha, correction=correction, primary=correlation)
+        board.__exit__(None, None, None)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Sequence
 
@@ -36,7 +37,7 @@ from meta_eval.runner import MetricScores
 from metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard",
-           "default_variant_filter", "check_out_dir", "OUTPUT_FILES"]
+           "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
@@ -261,10 +262,95 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                                           "others, same statistic, level and bootstrap draws"},
            "sets": sets}
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for filename, text in (("results.json", json.dumps(doc, indent=1) + "\n"), ("README.md", render_readme(doc)),
-                           ("index.html", render_html(doc))):
-        tmp = out / f".{filename}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out / filename)
+    texts = [("results.json", json.dumps(doc, indent=1) + "\n"), ("README.md", render_readme(doc)),
+             ("index.html", render_html(doc))]
+    temporary = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for filename, text in texts:  # every file written in full first, then all renamed into place
+            tmp = out / f".{filename}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            temporary.append((tmp, out / filename))
+            tmp.write_text(text, encoding="utf-8")
+        for tmp, final in temporary:
+            os.replace(tmp, final)
+        temporary = []
+    except OSError as exc:
+        raise PublishError(f"cannot write the leaderboard in {out}: {exc.strerror or exc}"
+                           + (f" ({exc.filename})" if exc.filename else "")
+                           + "; nothing of it was written (the scores are in the cache: rerun to publish)") from None
+    finally:
+        for tmp, _ in temporary:
+            tmp.unlink(missing_ok=True)
     return doc
+
+
+class PublishError(ValueError):
+    """A leaderboard folder that cannot be used or written (the message names it and what to do)."""
+
+
+class BoardLock:
+    """Holds ``out_dir`` for one publisher from its check (before any scoring) until its board is written.
+
+    ``out_dir`` is created if missing (and removed again on release if this publisher made it and left it empty),
+    and locked with ``flock`` on the folder itself, so no lock file is left in the user's tree. A second publisher
+    into the same folder gets a :class:`PublishError` at once, before it scores anything; with ``force`` it waits
+    for the first one and then replaces that board completely. :func:`check_out_dir` runs under the lock, so two
+    publishers can never both find a new folder empty and write one after the other. A folder that cannot be made
+    (under a regular file, on ``/proc``, read-only) is a :class:`PublishError` here too, before any scoring.
+    """
+
+    def __init__(self, out_dir: str | Path, force: bool = False) -> None:
+        self.out, self.force = Path(out_dir), force
+        self._fd: int | None = None
+        self._made: list[Path] = []
+
+    def __enter__(self) -> "BoardLock":
+        import fcntl
+
+        if self.out.exists() and not self.out.is_dir():
+            raise PublishError(f"--out {self.out} is a file, not a folder")
+        folder = self.out.absolute()
+        missing = []
+        while not folder.exists() and folder != folder.parent:
+            missing.append(folder)
+            folder = folder.parent
+        try:
+            for new in reversed(missing):
+                new.mkdir()
+                self._made.append(new)
+            self._fd = os.open(self.out, os.O_RDONLY)
+            probe = self.out / f".publish-probe.{os.getpid()}-{secrets.token_hex(4)}"
+            os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            probe.unlink()
+        except OSError as exc:
+            self.__exit__(None, None, None)
+            raise PublishError(f"--out {self.out}: cannot write a leaderboard there: {exc.strerror or exc}"
+                               + (f" ({exc.filename})" if exc.filename else "")) from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | (0 if self.force else fcntl.LOCK_NB))
+        except BlockingIOError:
+            self.__exit__(None, None, None)
+            raise PublishError(f"--out {self.out}: another meta-eval is publishing a leaderboard there right now; "
+                               "wait for it and choose another folder, or pass --force to replace its board when "
+                               "it is done") from None
+        try:
+            check_out_dir(self.out, self.force)
+        except ValueError as exc:
+            self.__exit__(None, None, None)
+            raise PublishError(str(exc)) from None
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+            self._fd = None
+        for made in reversed(self._made):  # a folder this publisher made and nothing was written to
+            try:
+                made.rmdir()
+            except OSError:
+                break
+        self._made = []
+
+    def written(self) -> None:
+        """The board is in place: the folders made for it stay."""
+        self._made = []

@@ -1,0 +1,96 @@
+"""Publishing is atomic per board and fails early (leaderboard/publish.py, BoardLock and write_leaderboard).
+
+- ``--out`` under a regular file or on ``/proc`` is refused before any scoring (it used to fail after all of it,
+  leaving ``.results.json.tmp``);
+- a second publisher into a folder being published gets a clear error at once; with ``--force`` it waits and then
+  replaces the first board completely, so the folder always holds one whole board from one run;
+- a write that fails (a full disk) leaves the old board as it was and no temporary file;
+- a folder made for a publish that then failed is removed again.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from leaderboard.publish import BoardLock, PublishError, write_leaderboard
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _set(path: Path) -> Path:
+    rows = [{"id": f"r{i}", "doc_id": f"d{i // 3}", "system": f"s{i % 3}",
+             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
+             "scores": {"overall": float(i * 7 % 5)}} for i in range(30)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _publish(data: Path, out: Path, *extra: str):
+    return runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "20",
+                               "--out", str(out), *extra])
+
+
+def test_a_folder_that_cannot_be_made_is_refused_before_any_scoring(tmp_path):
+    data = _set(tmp_path / "s.jsonl")
+    (tmp_path / "afile").write_text("x")
+    cache = tmp_path / "scores.sqlite"
+    for out, why in ((tmp_path / "afile" / "board", "Not a directory"), (Path("/proc/meta-eval-board"), "")):
+        done = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--cache", str(cache),
+                                   "--out", str(out)])
+        assert done.exit_code == 2 and f"--out {out}: cannot write a leaderboard there: {why}" in _flat(done.output)
+    assert not cache.exists()  # refused before the cache was opened
+
+
+def test_a_second_publisher_is_refused_at_once_and_with_force_waits_and_replaces(tmp_path):
+    data = _set(tmp_path / "s.jsonl")
+    out = tmp_path / "board"
+    with BoardLock(out):  # a publisher at work in this folder
+        done = _publish(data, out, "--no-cache")
+        assert done.exit_code == 2
+        assert "another meta-eval is publishing a leaderboard there right now" in _flat(done.output)
+    assert not out.exists()  # the first publisher made the folder, wrote nothing: gone again
+
+    first = BoardLock(out).__enter__()
+    release = threading.Timer(1.5, first.__exit__, (None, None, None))
+    release.start()
+    started = time.monotonic()
+    done = _publish(data, out, "--no-cache", "--force")  # waits for the first, then writes its whole board
+    release.join()
+    assert done.exit_code == 0, done.output
+    assert time.monotonic() - started >= 1.4
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "index.html", "results.json"]
+    again = _publish(data, out, "--no-cache")  # a finished board is replaced only with --force
+    assert again.exit_code == 2 and "already holds a leaderboard" in _flat(again.output)
+
+
+def test_a_write_that_fails_leaves_the_old_board_and_no_temporary(tmp_path, monkeypatch):
+    data = _set(tmp_path / "s.jsonl")
+    out = tmp_path / "board"
+    assert _publish(data, out, "--no-cache").exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = Path.write_text
+
+    def full_disk(self, text, *args, **kwargs):
+        if self.name.startswith(".README.md"):
+            raise OSError(28, "No space left on device", str(self))
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    done = _publish(data, out, "--no-cache", "--force", "--seed", "7")
+    assert done.exit_code == 1
+    assert f"cannot write the leaderboard in {out}: No space left on device" in _flat(done.output)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary, no half-new board
+    with pytest.raises(PublishError, match="No space left on device"):
+        write_leaderboard(out, "b", [], "test", n_resamples=10, seed=0, confidence=0.95, alpha=0.05,
+                          correction="holm", primary="spearman")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
