@@ -40,6 +40,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import sqlite3
 import sys
 import time
@@ -89,6 +90,20 @@ def _warn(message: str) -> None:
 
 def _code(exc: sqlite3.Error) -> int:
     return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
+def _write_failure(exc: sqlite3.DatabaseError, path: Path) -> str:
+    """Why writing the cache at ``path`` failed, in words for a warning: the real cause, not "read-only" (a full
+    disk was reported as read-only)."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = None
+    if _code(exc) == 13 or (free is not None and free < 1 << 20):  # SQLITE_FULL, or under 1 MiB left
+        return f"cannot be written: the disk is full ({exc}; {free if free is not None else '?'} bytes free)"
+    if _code(exc) == 10:
+        return f"cannot be written: an I/O error ({exc})"
+    return f"cannot be written ({exc})"
 
 
 def _writable(path: Path, folder: bool = False) -> bool:
@@ -142,6 +157,7 @@ class ScoreCache:
         self.read_only = False
         self._reason = ""
         self._owned = False
+        self._cause = ""  # why writing the file failed, when it did (disk full, I/O error, read-only file system)
         self._warned: set[str] = set()
         self._conn: sqlite3.Connection | None = None
         self._conn = self._memory() if self.path is None else self._open(self.path)
@@ -251,7 +267,8 @@ class ScoreCache:
                         raise
                     if conn is not None:
                         conn.close()
-                    writable = False  # a real write attempt failed (read-only file system, ...)
+                    writable = False  # a real write attempt failed (read-only file system, full disk, ...)
+                    self._cause = _write_failure(exc, path)
             if not writable:
                 conn = self._connect_read_only(path)
                 state = self._identify(conn, app_id)
@@ -264,15 +281,16 @@ class ScoreCache:
             if state == "fresh":  # only when read-only: an empty database file
                 conn.close()
                 self.read_only = True
-                self._warn("read-only", f"score cache {path} is read-only and empty: scores will not be saved")
+                self._warn("read-only", f"score cache {path} {self._cause or 'is read-only'} and empty: scores will "
+                                        "not be saved")
                 return self._memory()
             if writable:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
             else:
                 self.read_only = True
-                self._warn("read-only", f"score cache {path} is read-only: cached scores are used, new scores will "
-                                        "not be saved")
+                self._warn("read-only", f"score cache {path} {self._cause or 'is read-only'}: cached scores are used, "
+                                        "new scores will not be saved")
             return conn
         except sqlite3.DatabaseError as exc:
             if conn is not None:
@@ -288,6 +306,9 @@ class ScoreCache:
                 raise CacheError(f"score cache {path} is damaged ({exc}) and cannot be proven to be a meta-eval "
                                  "cache, so it was left untouched: move or delete it, or pass another --cache file "
                                  "path") from None
+            if code in _UNWRITABLE:  # not even readable as it is (a full disk with a WAL to recover, an I/O error)
+                return self._in_memory_instead(f"{self._cause or _write_failure(exc, path)}, and it cannot be read "
+                                               f"either ({exc})")
             raise
         except BaseException:
             if conn is not None:
@@ -373,7 +394,7 @@ class ScoreCache:
                        "computed again"))
         elif writing:
             self.read_only = True
-            what = f"{exc}: new scores are no longer saved in this run"
+            what = f"{_write_failure(exc, self.path)}: new scores are no longer saved in this run"
         else:
             what = f"{exc}: cached scores could not be read; they are computed again"
         self._warn(f"{code}-{writing}", f"score cache {self.path} {what}")
