@@ -40,7 +40,7 @@ import numpy as np
 
 from meta_eval.cache import ScoreCache, example_key
 from meta_eval.engines import Engine, InProcess
-from metrics.base import Example, Metric, MetricError
+from metrics.base import Example, Metric, MetricError, NonFiniteScore
 
 __all__ = ["MetricScores", "check_examples", "release_done", "run_order", "score_examples"]
 
@@ -160,15 +160,25 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
         on_progress(total - len(todo), total)
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
     done = total - len(todo)
-    for index, out in (engine or InProcess()).score_batches(metric, [[distinct[k] for k in b] for b in batches]):
-        batch = batches[index]
-        fresh = {k: {v: float(out[v][j]) for v in metric.variants} for j, k in enumerate(batch)}
-        if cache is not None:
-            cache.put_many(signature, fresh)
-        found.update(fresh)
-        done += len(batch)
-        if on_progress:
-            on_progress(done, total)
+    try:
+        for index, out in (engine or InProcess()).score_batches(metric, [[distinct[k] for k in b] for b in batches]):
+            batch = batches[index]
+            fresh = {k: {v: float(out[v][j]) for v in metric.variants} for j, k in enumerate(batch)}
+            if cache is not None:
+                cache.put_many(signature, fresh)
+            found.update(fresh)
+            done += len(batch)
+            if on_progress:
+                on_progress(done, total)
+    except NonFiniteScore as exc:  # name the row, not the example's place in a batch
+        if exc.example is None:
+            raise
+        key = example_key(exc.example)
+        rows = [_name(i, labels) for i, k in enumerate(keys) if k == key]
+        where = rows[0] if rows else "an example"
+        raise MetricError(f"{metric.name}/{exc.variant}: non-finite score ({exc.value}) for {where}"
+                          + (f" (and {len(rows) - 1} more row(s) with the same texts)" if len(rows) > 1 else "")
+                          + "; a metric must return a finite number for every example") from None
     scores = {v: np.array([found[k][v] for k in keys], dtype=np.float64) for v in metric.variants}
     shared = {k: v - shared_before.get(k, 0.0) for k, v in _shared_seconds().items()}
     shared = {k: v for k, v in shared.items() if v > 0}

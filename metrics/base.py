@@ -17,7 +17,8 @@ from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["REFS_POLICIES", "Example", "Metric", "MetricError", "boolean", "choice", "package_version", "positive_int"]
+__all__ = ["REFS_POLICIES", "Example", "Metric", "MetricError", "NonFiniteScore", "boolean", "choice",
+           "package_version", "positive_int"]
 
 #: Multi-reference policies every reference-based metric accepts (``--option refs=...``); see :meth:`Metric.with_refs`.
 REFS_POLICIES = ("max", "mean", "first", "jackknife")
@@ -25,6 +26,19 @@ REFS_POLICIES = ("max", "mean", "first", "jackknife")
 
 class MetricError(ValueError):
     """A metric was given input or configuration it cannot handle."""
+
+
+class NonFiniteScore(RuntimeError):
+    """A metric returned NaN or an infinity for an example: ``variant``, the ``value``, the ``index`` in the batch and
+    the ``example`` itself, so that :func:`meta_eval.runner.score_examples` names its row (file and line) whatever
+    the batch (picklable with its fields: the error of a worker process reaches the driver whole)."""
+
+    def __init__(self, message: str, variant: str, value: float, index: int, example: "Example | None" = None):
+        super().__init__(message)
+        self.variant, self.value, self.index, self.example = variant, value, index, example
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.variant, self.value, self.index, self.example)
 
 
 @dataclass(frozen=True)
@@ -367,7 +381,8 @@ class Metric(abc.ABC):
                 raise RuntimeError(f"{self.name}/{variant}: {arr.shape} scores for {n} examples{what}")
             if not np.all(np.isfinite(arr)):
                 bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-                raise RuntimeError(f"{self.name}/{variant}: non-finite score for example {bad}{what}")
+                raise NonFiniteScore(f"{self.name}/{variant}: non-finite score ({arr[bad]}) for example {bad}{what}",
+                                     variant, float(arr[bad]), bad)
             result[variant] = arr
         return result
 
@@ -426,9 +441,14 @@ class Metric(abc.ABC):
         policy = self.refs_policy
         native = policy is None or policy == self.refs_native or policy in self.refs_own
         n = len(examples)  # counted before the metric sees the list: it gets a list of its own, which it may change
-        if self.needs_references and not native and not self.refs_fixed:
-            return self._checked(self._score_by_reference(list(examples), policy), n)
-        return self._checked(self._score(list(examples)), n)
+        try:
+            if self.needs_references and not native and not self.refs_fixed:
+                return self._checked(self._score_by_reference(list(examples), policy), n)
+            return self._checked(self._score(list(examples)), n)
+        except NonFiniteScore as exc:
+            if exc.example is None and 0 <= exc.index < n:
+                exc.example = examples[exc.index]  # for the runner to name its row
+            raise
 
     @abc.abstractmethod
     def _score(self, examples: list[Example]) -> Mapping[str, Sequence[float]]:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from cli import app
 from conftest import require_module
-from metrics import UnknownMetricError, create
+from metrics import Metric, UnknownMetricError, create
 
 runner = CliRunner()
 
@@ -82,3 +82,48 @@ def test_workers_above_the_cores_are_capped_with_a_warning_but_not_on_a_ray_clus
     assert RayEngine(workers=cores + 998, address="127.0.0.1:1").workers == cores + 998  # a cluster's CPUs
     assert make_engine("ray", cores + 998, "127.0.0.1:1").workers == cores + 998
     assert LocalEngine(cores + 1).workers == cores + 1  # asked for directly in Python: given
+
+
+class NaNOnMarker(Metric):
+    """NaN for a candidate holding ``MARK`` (module level: pool workers import it)."""
+
+    name = "messages-nan"
+    variants = ("x",)
+    needs_references = False
+    MARK = "marked"
+
+    def _score(self, examples):
+        return {"x": [float("nan") if self.MARK in ex.candidate else 1.0 for ex in examples]}
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 256])
+def test_a_non_finite_score_names_the_row_not_its_place_in_a_batch(tmp_path, batch_size):
+    from meta_eval.runner import score_examples
+    from metrics import MetricError
+
+    import judgments
+
+    path = _set(tmp_path / "s.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[12])
+    row["candidate"] = "a marked candidate"
+    lines[12] = json.dumps(row)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    examples = judgments.load(str(path)).examples()
+    with pytest.raises(MetricError, match=rf"messages-nan/x: non-finite score \(nan\) for {path}:13 \(id 'r12'\); a metric must"):
+        score_examples(NaNOnMarker(), examples, None, batch_size)
+
+
+def test_a_non_finite_score_from_a_worker_names_the_row(tmp_path):
+    from meta_eval.engines import LocalEngine
+    from meta_eval.runner import score_examples
+    from metrics import MetricError
+
+    import judgments
+
+    path = _set(tmp_path / "s.jsonl")
+    text = path.read_text(encoding="utf-8").replace("the cat sat on the mat 3 ", "a marked cat ")
+    path.write_text(text, encoding="utf-8")
+    with LocalEngine(2, start_after=0) as engine:
+        with pytest.raises(MetricError, match=rf"non-finite score \(nan\) for {path}:4 \(id 'r3'\);"):
+            score_examples(NaNOnMarker(), judgments.load(str(path)).examples(), None, 2, engine=engine)
