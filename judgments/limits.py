@@ -9,6 +9,12 @@ first grew a process to 23 GB), and a file of one endless line would be held who
   the file, the line and the limit. Default 8 GiB; ``META_EVAL_MAX_INPUT_BYTES`` changes it.
 - A line of more than :func:`max_line_bytes` bytes: refused naming the file and the line. Default 256 MiB (a
   judged row with its source document is kilobytes); ``META_EVAL_MAX_LINE_BYTES`` changes it.
+- A text (candidate, reference or source) of more than :func:`max_text_chars` characters: refused before any
+  scoring, naming the row (:func:`meta_eval.runner.check_examples`). Default 1,000,000 (some 400 pages);
+  ``META_EVAL_MAX_TEXT_CHARS`` changes it. Why a limit: NLTK stops every regular expression that runs longer than
+  5 s of wall-clock time, so a 20 MB text failed every metric, and 4-8 MB texts passed or failed with the machine's
+  load that minute. Under the limit a text's longest regular expression takes well under a second (Punkt's split
+  of 1 MB: 2 s in all, in many calls; WordPunct: 0.2 s), so the outcome never depends on the load.
 """
 from __future__ import annotations
 
@@ -17,10 +23,11 @@ import stat
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-__all__ = ["check_regular_file", "iter_lines", "max_input_bytes", "max_line_bytes", "read_bytes"]
+__all__ = ["check_regular_file", "iter_lines", "max_input_bytes", "max_line_bytes", "max_text_chars", "read_bytes"]
 
 _DEFAULT_INPUT = 8 << 30
 _DEFAULT_LINE = 256 << 20
+_DEFAULT_TEXT = 1_000_000
 _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
 
@@ -41,6 +48,11 @@ def _limit(variable: str, default: int, error: type[Exception]) -> int:
 def max_input_bytes(error: type[Exception] = ValueError) -> int:
     """The most bytes read from one input file: ``$META_EVAL_MAX_INPUT_BYTES``, else 8 GiB."""
     return _limit("META_EVAL_MAX_INPUT_BYTES", _DEFAULT_INPUT, error)
+
+
+def max_text_chars(error: type[Exception] = ValueError) -> int:
+    """The longest text scored: ``$META_EVAL_MAX_TEXT_CHARS``, else 1,000,000 characters."""
+    return _limit("META_EVAL_MAX_TEXT_CHARS", _DEFAULT_TEXT, error)
 
 
 def max_line_bytes(error: type[Exception] = ValueError) -> int:

@@ -81,11 +81,13 @@ def check_examples(metric: Metric, examples: Sequence[Example], labels: Sequence
     Raises
     ------
     MetricError
-        Naming the first three examples that lack a reference (checked first) or a source, and how many do.
+        Naming the first three examples with a text over :func:`judgments.limits.max_text_chars` (checked first),
+        or that lack a reference or a source, and how many do.
     """
     for i, ex in enumerate(examples):
         if not isinstance(ex, Example):
             raise MetricError(f"{_name(i, labels)} is a {type(ex).__name__}, not a metrics.Example")
+    _check_lengths(metric, examples, labels)
     for needed, what, lacks in ((metric.needs_references, "a reference", lambda ex: not ex.references),
                                 (metric.needs_source, "a source", lambda ex: not ex.source)):
         bad = [i for i, ex in enumerate(examples) if lacks(ex)] if needed else []
@@ -101,6 +103,26 @@ def check_examples(metric: Metric, examples: Sequence[Example], labels: Sequence
         raise MetricError(f"{metric.name} needs {what} for every row, but {count}{empty}: {listed}{more}. Add "
                           f"{what} to {'these rows' if len(bad) > 1 else 'it'}, leave the rows out, or choose "
                           f"metrics that do not need one{hint}")
+
+
+def _check_lengths(metric: Metric, examples: Sequence[Example], labels: Sequence[str] | None) -> None:
+    """:class:`MetricError` naming the rows with a text over :func:`judgments.limits.max_text_chars` (see there
+    why: past it, NLTK's wall-clock limit on a regular expression makes the outcome depend on the machine's load)."""
+    from judgments.limits import max_text_chars
+
+    most = max_text_chars(MetricError)
+    long = []
+    for i, ex in enumerate(examples):
+        fields = [("candidate", ex.candidate), *(("reference", r) for r in ex.references), ("source", ex.source or "")]
+        worst = max(fields, key=lambda f: len(f[1]))
+        if len(worst[1]) > most:
+            long.append((i, worst[0], len(worst[1])))
+    if long:
+        shown = "; ".join(f"{_name(i, labels)} has a {what} of {n:,} characters" for i, what, n in long[:_SHOWN])
+        more = f" (and {len(long) - _SHOWN} more rows)" if len(long) > _SHOWN else ""
+        raise MetricError(f"{metric.name}: {shown}{more}: over meta-eval's limit of {most:,} characters per text, "
+                          "past which NLTK's 5 s limit on a regular expression makes the outcome depend on the "
+                          "machine's load; shorten or leave out these rows, or raise META_EVAL_MAX_TEXT_CHARS")
 
 
 def _name(i: int, labels: Sequence[str] | None) -> str:

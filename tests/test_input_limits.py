@@ -117,3 +117,25 @@ def test_the_line_reader_is_splitlines_or_a_refusal_of_a_long_line(data, limit):
             assert numbers == list(range(1, len(expected) + 1))
     finally:
         del os.environ["META_EVAL_MAX_LINE_BYTES"]
+
+
+def test_a_text_over_the_per_text_limit_is_refused_before_scoring_naming_its_row(tmp_path, monkeypatch):
+    """NLTK stops a regular expression after 5 s of wall-clock time: a 20 MB text failed every metric with NLTK's
+    own message and no row, and 4-8 MB texts passed or failed with the load. Over the documented limit (1,000,000
+    characters) a text is refused up front, naming the row, whatever the machine; at the limit it is scored."""
+    rows = [{"id": f"r{i}", "doc_id": f"d{i // 2}", "system": f"s{i % 2}", "candidate": "a reference " + "word " * i,
+             "references": ["a reference text"], "scores": {"q": float(i % 3)}} for i in range(8)]
+    rows[5]["candidate"] = "x " * 500_001  # 1,000,002 characters
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    cache = tmp_path / "scores.sqlite"
+    done = runner.invoke(app, ["run", "-j", str(path), "-m", "rouge,wms", "--cache", str(cache), "--workers", "1"])
+    said = _flat(done.output)
+    assert done.exit_code != 0 and "Traceback" not in done.output
+    for metric in ("rouge", "wms"):
+        assert (f"{metric}: {path}:6 (id 'r5') has a candidate of 1,000,002 characters: over meta-eval's limit of "
+                f"1,000,000 characters per text") in said, said
+    monkeypatch.setenv("META_EVAL_MAX_TEXT_CHARS", "2000000")
+    done = runner.invoke(app, ["run", "-j", str(path), "-m", "rouge", "--no-cache", "--workers", "1", "--level",
+                               "global"])
+    assert done.exit_code == 0, done.output
