@@ -62,6 +62,7 @@ import secrets
 import shutil
 import socket
 import sys
+import time
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -78,6 +79,8 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
+
+from judgments.limits import max_input_bytes
 
 ENV_VAR = "META_EVAL_DATA"
 MIRROR_ENV_VAR = "META_EVAL_MIRROR"
@@ -294,18 +297,38 @@ def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, lab
     """
     req = urllib.request.Request(url, headers={"User-Agent": "meta-eval"})
     h, got, total = hashlib.sha256(), 0, None
+    most = size if size is not None else max_input_bytes(DataError)  # the pinned size, plus nothing
+    allowed = download_seconds(size)
+    started = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             length = resp.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
             if set_total and total is not None:
                 bar.update(task, total=total)
-            while chunk := resp.read(_CHUNK):
+            # read1: whatever has arrived (a server that drips a byte at a time never blocks a full chunk)
+            while chunk := resp.read1(min(_CHUNK, most + 1 - got)):
+                if got + len(chunk) > most:  # one byte past the pinned size: stop, write nothing of it
+                    raise _Oversize(got + len(chunk))
                 out.write(chunk)
                 h.update(chunk)
                 got += len(chunk)
                 bar.update(task, advance=len(chunk))
+                if time.monotonic() - started > allowed:
+                    raise _TooSlow(got)
         out.flush()
+    except _Oversize as exc:
+        pinned = "the pinned size" if size is not None else "meta-eval's limit for an input file"
+        raise DataError(
+            f"Could not download {label} from {url}: the server sent more than {pinned} ({most:,} bytes; at least "
+            f"{exc.args[0]:,} arrived), so it is not the pinned file; the download was stopped there and nothing was "
+            f"written to {dest}. Fix: check the mirror or URL, or " + _manual_fix(f, dest)) from None
+    except _TooSlow as exc:
+        raise DataError(
+            f"Could not download {label} from {url}: only {exc.args[0]:,} of {size or total or 0:,} bytes arrived in "
+            f"{allowed:.0f} s, the time allowed for this file ({_FLOOR_RATE // 1000} kB/s at least, {_GRACE:.0f} s "
+            f"to start); nothing was written to {dest}. Fix: retry on a faster connection, set "
+            f"{DEADLINE_ENV_VAR}=<seconds> to allow longer, or " + _manual_fix(f, dest)) from None
     except Exception as exc:
         raise DataError(
             f"Could not download {label} from {url}: {type(exc).__name__}: {exc}. "
@@ -325,6 +348,36 @@ def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, lab
             f"({sizes}). The whole response arrived, so this is not a network error and retrying will not help: "
             f"{_mismatch_fix(url, github_url, sha256, actual)} Nothing was written to {dest}. To get the file "
             "another way: " + _manual_fix(f, dest))
+
+
+class _Oversize(Exception):
+    """More bytes arrived than the pinned size (args: how many)."""
+
+
+class _TooSlow(Exception):
+    """The download ran past its deadline (args: bytes that arrived)."""
+
+
+#: Sets the seconds a download may take in all (default: :func:`download_seconds`).
+DEADLINE_ENV_VAR = "META_EVAL_DOWNLOAD_SECONDS"
+_FLOOR_RATE = 20_000  # bytes/s: a slower download is given up
+_GRACE = 60.0  # seconds added to every deadline (connection, a slow start)
+
+
+def download_seconds(size: int | None) -> float:
+    """The overall deadline of one download: ``$META_EVAL_DOWNLOAD_SECONDS``, else 60 s plus the pinned size at
+    20 kB/s (930 kB: 107 s; 50 MB: 43 min); for a file of unknown size, 60 s plus 1 GiB at that rate. The socket
+    timeout alone never ends a download that sends a byte now and then."""
+    raw = os.environ.get(DEADLINE_ENV_VAR, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if not value > 0:
+            raise DataError(f"{DEADLINE_ENV_VAR}={raw!r} is not a positive number of seconds")
+        return value
+    return _GRACE + (size if size is not None else 1 << 30) / _FLOOR_RATE
 
 
 def _run_converter(f: DataFile, fetched: list[Fetched], out: Path, dest: Path) -> None:

@@ -19,11 +19,13 @@ import pickle
 import pickletools
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import judgments
+import judgments.files as files_module
 from judgments import DataError, chaganty, essays, realsumm, summeval
 from judgments.convert import ConversionError, GzipFormat, bartscore, write_gzip
 from judgments.files import (
@@ -660,3 +662,91 @@ def test_the_checksum_message_names_the_cause_and_the_fix(serve, sources, tmp_pa
     monkeypatch.delenv(MIRROR_ENV_VAR)
     text = _mismatch_fix(source.url, source.github_url, source.sha256, "f" * 64)
     assert source.url.startswith(GITHUB) and "proxy" in text and "report" in text and "f" * 64 in text
+
+
+# -- bounded downloads: never past the pinned size, never past a deadline ------------------------------------------
+
+class _EndlessHandler(http.server.BaseHTTPRequestHandler):
+    """Streams zeros for ever (no Content-Length), until the client hangs up."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b"\0" * 65536)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+class _DripHandler(http.server.BaseHTTPRequestHandler):
+    """Announces the file's length, then sends one byte every 0.2 s (never idle long enough for a socket timeout)."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        try:
+            for _ in range(1000):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_mirror_that_streams_for_ever_is_cut_at_the_pinned_size(serve, tmp_path, monkeypatch):
+    source = summeval.SOURCE
+    url, _ = serve(tmp_path, _EndlessHandler)
+    monkeypatch.setenv(MIRROR_ENV_VAR, url)
+    seen = [0]
+    real_fetch = files_module._fetch
+
+    class Watched:  # the real .part file, its size recorded after every write
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            written = self.fh.write(data)
+            seen.append(self.fh.tell())
+            return written
+
+        def flush(self):
+            self.fh.flush()
+
+    monkeypatch.setattr(files_module, "_fetch", lambda url, sha, size, out, **kw: real_fetch(url, sha, size,
+                                                                                          Watched(out), **kw))
+    started = time.monotonic()
+    with pytest.raises(DataError) as info:
+        judgments.load("summeval", tmp_path / "data")
+    message = " ".join(str(info.value).split())
+    assert f"the server sent more than the pinned size ({source.size:,} bytes" in message
+    assert max(seen) <= source.size  # the .part never held a byte past the pinned size
+    assert time.monotonic() - started < 60
+    assert _files(tmp_path / "data") == []
+
+
+def test_a_mirror_that_drips_is_given_up_at_the_deadline(serve, tmp_path, monkeypatch):
+    url, _ = serve(tmp_path, _DripHandler)
+    monkeypatch.setenv(MIRROR_ENV_VAR, url)
+    monkeypatch.setenv("META_EVAL_DOWNLOAD_SECONDS", "2")
+    started = time.monotonic()
+    with pytest.raises(DataError) as info:
+        judgments.load("summeval", tmp_path / "data")
+    assert time.monotonic() - started < 20
+    message = " ".join(str(info.value).split())
+    assert "arrived in 2 s, the time allowed for this file" in message and "META_EVAL_DOWNLOAD_SECONDS" in message
+    assert _files(tmp_path / "data") == []
+    from judgments.files import download_seconds
+
+    monkeypatch.delenv("META_EVAL_DOWNLOAD_SECONDS")
+    assert download_seconds(930_000) == pytest.approx(60 + 930_000 / 20_000)
+    monkeypatch.setenv("META_EVAL_DOWNLOAD_SECONDS", "soon")
+    with pytest.raises(DataError, match="META_EVAL_DOWNLOAD_SECONDS='soon' is not a positive number"):
+        download_seconds(1)
