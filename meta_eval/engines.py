@@ -26,6 +26,12 @@ Engines
     ``workers`` CPUs (no dashboard). Batches of a CPU metric are Ray tasks (one CPU each); a neural metric gets one
     actor that loads its model once and scores its batches in turn. Results come back with ``ray.wait``.
 
+Numeric mode (:mod:`metrics.numeric`)
+    Every worker computes in the driver's mode: the pool's initializer and each Ray task or actor call
+    :func:`metrics.numeric.set_mode` with it before a metric can load torch, and a Ray instance or cluster gets the
+    mode's variables in its ``runtime_env``; a worker whose torch already computed in another mode refuses to score
+    (:func:`metrics.numeric.verify`), so a score is never signed with a mode it was not computed in.
+
 Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
     ``"process"`` (CPU metrics: ROUGE, the GloVe movers, sacrebleu's, ...): batches spread over the workers.
     ``"single"`` (neural metrics: BERTScore, MoverScore, the contextual movers, BERT-LM, QA): one process holds the

@@ -31,8 +31,10 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
 - words: each token carries the index of the word it belongs to (fast tokenizer ``word_ids``), so metrics that work
   on words can pool or filter sub-word pieces.
 
-The encoder's identity (model name or path, weights fingerprint, transformers and torch versions) goes into the
-signatures of the metrics that use it.
+The encoder's identity (model name or path, weights fingerprint, transformers and torch versions, and the numeric
+mode: :mod:`metrics.numeric`) goes into the signatures of the metrics that use it. The bit-identity above holds on one
+machine in either mode, and across x86-64 machines in the portable mode (the default), which fixes MKL's, ATen's and
+oneDNN's kernels before torch computes.
 """
 from __future__ import annotations
 

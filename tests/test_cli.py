@@ -88,7 +88,7 @@ def test_missing_human_scores_are_left_out_and_reported(jsonl, tmp_path):
     (["--metrics", "rogue"], "unknown metric 'rogue'"),
     (["--human", "nope"], "no human dimension 'nope'"),
     (["--human", "other"], "only 0 rows have a 'other' score"),
-    (["--metrics", "wms", "--baseline", "rougeL-f"], "baseline 'rougeL-f' was not scored"),
+    (["--metrics", "wms", "--baseline", "rougeL-f"], "--baseline 'rougeL-f' is not a variant of the chosen metrics"),
     (["--option", "vectors"], "KEY=VALUE"),
     (["--metrics", "rouge", "--option", "vectors=x"], "no chosen metric takes"),
 ])
