@@ -190,3 +190,28 @@ def test_every_neural_signature_names_its_numeric_mode():
     assert {"bertscore", "moverscore", "wms-ctx", "sms-ctx", "s+wms-ctx", "bert-lm"} <= set(signed)
     for name, signature in signed.items():
         assert f"|torch=={signature.split('|torch==')[1].split('|')[0]}|{numeric.ident()}|" in signature, name
+
+
+#: bench/bench_numeric.py --fingerprint in the portable mode with torch 2.13.0+cpu, measured on an x86-64 CPU with
+#: AVX-512 (this project's machines) and on an AVX2 CPU without AVX-512 (qemu-x86_64 -cpu Haswell, emulated): the
+#: same digest, which is the portable mode's promise. The native mode gave another digest on the AVX-512 CPU.
+PORTABLE_FINGERPRINT = {"2.13.0+cpu": "5ee093f29853b367d119395adf69c5f1c7525da2d797b4f96415226d1f182de4"}
+
+
+def test_the_portable_bits_are_those_measured_on_an_avx512_and_an_avx2_cpu():
+    torch = conftest.require_module("torch", conftest.NEURAL_FIX)
+    expected = PORTABLE_FINGERPRINT.get(torch.__version__)
+    if expected is None:
+        pytest.skip(f"the fingerprint was measured with torch {', '.join(PORTABLE_FINGERPRINT)}; this is "
+                    f"{torch.__version__}, whose kernels may round otherwise")
+    runs = {}
+    for mode in ("portable", "native"):
+        done = _python("import runpy, sys; sys.argv = ['bench_numeric', '--fingerprint']; "
+                       "runpy.run_path('bench/bench_numeric.py', run_name='__main__')", META_EVAL_NUMERIC=mode)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    if runs["portable"]["ident"] != "num:portable":
+        pytest.skip(f"{runs['portable']['ident']}: no bit-identity across machines is claimed here")
+    assert runs["portable"]["sha256"] == expected, runs["portable"]
+    if numeric.cpu_vector_width() == "avx512":
+        assert runs["native"]["sha256"] != expected  # the mode is what makes them the same
