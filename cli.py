@@ -418,7 +418,7 @@ def run(
 
             close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
             _fail(f"--baseline {baseline!r} is not a variant of the chosen metrics"
-                  + (f" (did you mean {', '.join(close)}?)" if close else "") + f"; their variants: "
+                  + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
                   + ", ".join(planned))
     err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
               + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False,

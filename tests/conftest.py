@@ -145,6 +145,20 @@ def require_minilm() -> None:
     require(reason is None, "the offline MiniLM encoder", str(reason))
 
 
+def small_set(path: Path, rows: int = 30, *, repeat: bool = False) -> Path:
+    """Write a small generic JSON-lines judgment set to ``path`` and return it: ``rows`` rows ``r<i>``, three systems,
+    three rows per document (with ``repeat``, documents ``d<i % 5>``: 15 repeated (document, system) pairs), texts
+    that ROUGE tells apart, a human dimension ``overall``."""
+    import json
+
+    lines = [json.dumps({"id": f"r{i}", "doc_id": f"d{i % 5 if repeat else i // 3}", "system": f"s{i % 3}",
+                         "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4),
+                         "references": [f"a cat on a mat {i}"], "scores": {"overall": float(i * 7 % 5)}})
+             for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     require(HAVE_DATA, f"the real judgment data at {SHARED}", DATA_FIX)

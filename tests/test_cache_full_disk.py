@@ -7,7 +7,6 @@ the case the issue met, ``sqlite3.OperationalError: disk I/O error``), and a pro
 """
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
@@ -18,15 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import small_set
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _set(path: Path) -> Path:
-    rows = [{"id": f"r{i}", "doc_id": f"d{i // 3}", "system": f"s{i % 3}",
-             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
-             "scores": {"overall": float(i * 7 % 5)}} for i in range(30)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def _run(data: Path, cache: Path, metrics: str, limit: int | None = None) -> subprocess.CompletedProcess:
@@ -47,7 +42,7 @@ def _ok(done: subprocess.CompletedProcess) -> str:
 
 
 def test_a_cache_that_cannot_grow_is_used_without_saving_and_the_cause_is_named(tmp_path):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     cache = tmp_path / "c.sqlite"
     _ok(_run(data, cache, "rouge"))  # a healthy cache with rouge's scores
     size = cache.stat().st_size + sum(Path(f"{cache}{s}").stat().st_size for s in ("-wal", "-shm")
@@ -85,7 +80,7 @@ def _fill(folder: Path) -> None:
 
 
 def test_an_existing_cache_on_a_full_disk(full_disk, tmp_path):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     cache = full_disk / "c.sqlite"
     _ok(_run(data, cache, "rouge"))
     _fill(full_disk)
@@ -94,7 +89,7 @@ def test_an_existing_cache_on_a_full_disk(full_disk, tmp_path):
 
 
 def test_a_new_cache_on_a_full_disk_is_not_called_read_only(full_disk, tmp_path):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     _fill(full_disk)
     said = _ok(_run(data, full_disk / "new.sqlite", "rouge"))
     assert f"score cache {full_disk / 'new.sqlite'} cannot be written: the disk is full" in said

@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
+from conftest import small_set
 from meta_eval.outputs import MARKER, check_output, OutputError, with_marker, write_json, written_by_meta_eval
 
 runner = CliRunner()
 
 
-def _set(path: Path, rows: int = 12) -> Path:
-    lines = [json.dumps({"id": f"r{i}", "doc_id": f"d{i // 3}", "system": f"s{i % 3}",
-                         "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4),
-                         "references": [f"a cat sat on a mat {i}"], "scores": {"overall": float(i * 7 % 5)}})
-             for i in range(rows)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _refused(argv: list[str], *must: str) -> None:
@@ -42,7 +35,7 @@ def _refused(argv: list[str], *must: str) -> None:
 
 
 def test_the_judgment_file_is_never_an_output_even_through_links_or_with_force(tmp_path):
-    data = _set(tmp_path / "mine.jsonl")
+    data = small_set(tmp_path / "mine.jsonl")
     before = data.read_bytes()
     (tmp_path / "soft.jsonl").symlink_to(data)
     os.link(data, tmp_path / "hard.jsonl")
@@ -53,7 +46,7 @@ def test_the_judgment_file_is_never_an_output_even_through_links_or_with_force(t
 
 
 def test_the_cache_and_the_data_folder_are_never_outputs(tmp_path):
-    data = _set(tmp_path / "mine.jsonl")
+    data = small_set(tmp_path / "mine.jsonl")
     cache = tmp_path / "scores.sqlite"
     _refused(["run", "-j", str(data), "-m", "rouge", "--cache", str(cache), "--output", str(cache)],
              "is the score cache of this run")
@@ -64,7 +57,7 @@ def test_the_cache_and_the_data_folder_are_never_outputs(tmp_path):
 
 
 def test_a_file_meta_eval_did_not_write_needs_force_and_its_own_results_do_not(tmp_path):
-    data = _set(tmp_path / "mine.jsonl")
+    data = small_set(tmp_path / "mine.jsonl")
     mine = tmp_path / "myconfig.json"
     mine.write_text('{"learning_rate": 0.1}\n', encoding="utf-8")
     argv = ["run", "-j", str(data), "-m", "rouge", "--no-cache", "--workers", "1", "--output"]
@@ -77,7 +70,7 @@ def test_a_file_meta_eval_did_not_write_needs_force_and_its_own_results_do_not(t
 
 
 def test_score_never_writes_over_its_texts_and_replaces_its_own_score_files(tmp_path):
-    data = _set(tmp_path / "in.jsonl")
+    data = small_set(tmp_path / "in.jsonl")
     before = data.read_bytes()
     _refused(["score", "-i", str(data), "-m", "rouge", "--no-cache", "--force", "--output", str(data)],
              "is the input file of this run")
@@ -95,7 +88,7 @@ def test_score_never_writes_over_its_texts_and_replaces_its_own_score_files(tmp_
 
 
 def test_learn_save_never_replaces_a_users_file(tmp_path):
-    data = _set(tmp_path / "mine.jsonl")
+    data = small_set(tmp_path / "mine.jsonl")
     victim = tmp_path / "victim"
     victim.write_text("precious\n", encoding="utf-8")
     _refused(["learn", "-j", str(data), "-m", "rouge", "--no-cache", "--save", str(victim)],

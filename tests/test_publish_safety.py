@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from conftest import small_set
 from leaderboard.publish import BoardLock, PublishError, write_leaderboard
 
 runner = CliRunner()
@@ -27,12 +27,6 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _set(path: Path) -> Path:
-    rows = [{"id": f"r{i}", "doc_id": f"d{i // 3}", "system": f"s{i % 3}",
-             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
-             "scores": {"overall": float(i * 7 % 5)}} for i in range(30)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def _publish(data: Path, out: Path, *extra: str):
@@ -41,7 +35,7 @@ def _publish(data: Path, out: Path, *extra: str):
 
 
 def test_a_folder_that_cannot_be_made_is_refused_before_any_scoring(tmp_path):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     (tmp_path / "afile").write_text("x")
     cache = tmp_path / "scores.sqlite"
     for out, why in ((tmp_path / "afile" / "board", "Not a directory"), (Path("/proc/meta-eval-board"), "")):
@@ -52,7 +46,7 @@ def test_a_folder_that_cannot_be_made_is_refused_before_any_scoring(tmp_path):
 
 
 def test_a_second_publisher_is_refused_at_once_and_with_force_waits_and_replaces(tmp_path):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     out = tmp_path / "board"
     with BoardLock(out):  # a publisher at work in this folder
         done = _publish(data, out, "--no-cache")
@@ -74,7 +68,7 @@ def test_a_second_publisher_is_refused_at_once_and_with_force_waits_and_replaces
 
 
 def test_a_write_that_fails_leaves_the_old_board_and_no_temporary(tmp_path, monkeypatch):
-    data = _set(tmp_path / "s.jsonl")
+    data = small_set(tmp_path / "s.jsonl")
     out = tmp_path / "board"
     assert _publish(data, out, "--no-cache").exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}

@@ -12,13 +12,12 @@ reported only after all the scoring, an unknown metric without a suggestion).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from conftest import require_module
+from conftest import require_module, small_set
 from metrics import Metric, UnknownMetricError, create
 
 runner = CliRunner()
@@ -28,17 +27,11 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _set(path: Path, repeat: bool = False) -> Path:
-    rows = [{"id": f"r{i}", "doc_id": f"d{i % 5 if repeat else i // 3}", "system": f"s{i % 3}",
-             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
-             "scores": {"overall": float(i * 7 % 5)}} for i in range(30)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def test_a_baseline_typo_is_reported_before_any_scoring_with_the_closest_variants(tmp_path):
     cache = tmp_path / "scores.sqlite"
-    done = runner.invoke(app, ["run", "-j", str(_set(tmp_path / "s.jsonl")), "-m", "rouge", "--baseline", "rougel-f",
+    done = runner.invoke(app, ["run", "-j", str(small_set(tmp_path / "s.jsonl")), "-m", "rouge", "--baseline", "rougel-f",
                                "--cache", str(cache)])
     assert done.exit_code == 2
     assert "--baseline 'rougel-f' is not a variant of the chosen metrics (did you mean rougeL-f" in _flat(done.output)
@@ -54,7 +47,7 @@ def test_an_unknown_metric_gets_the_closest_names():
 
 
 def test_publish_has_the_duplicates_option_its_error_names_and_checks_before_scoring(tmp_path):
-    data = _set(tmp_path / "dup.jsonl", repeat=True)
+    data = small_set(tmp_path / "dup.jsonl", repeat=True)
     cache = tmp_path / "scores.sqlite"
     done = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--cache", str(cache),
                                "--out", str(tmp_path / "board")])
@@ -103,7 +96,7 @@ def test_a_non_finite_score_names_the_row_not_its_place_in_a_batch(tmp_path, bat
 
     import judgments
 
-    path = _set(tmp_path / "s.jsonl")
+    path = small_set(tmp_path / "s.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines()
     row = json.loads(lines[12])
     row["candidate"] = "a marked candidate"
@@ -121,7 +114,7 @@ def test_a_non_finite_score_from_a_worker_names_the_row(tmp_path):
 
     import judgments
 
-    path = _set(tmp_path / "s.jsonl")
+    path = small_set(tmp_path / "s.jsonl")
     text = path.read_text(encoding="utf-8").replace("the cat sat on the mat 3 ", "a marked cat ")
     path.write_text(text, encoding="utf-8")
     with LocalEngine(2, start_after=0) as engine:
