@@ -100,7 +100,8 @@ def test_this_test_process_computes_in_the_portable_mode():
     torch.ones(8, 8) @ torch.ones(8, 8)
     state = numeric.effective()
     assert state["MKL_CBWR"] == "AVX2,STRICT" and state["ATEN_CPU_CAPABILITY"] == "AVX2", state
-    numeric.verify()
+    numeric.apply_to_torch()  # what every model loader does: oneDNN off, then the check
+    assert numeric.effective()["onednn"] == "off"
     with pytest.raises(numeric.NumericModeError, match="cannot change from portable to native once torch"):
         numeric.set_mode("native")
     assert numeric.current_mode() == "portable"
@@ -154,8 +155,8 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
     (tmp_path / "r.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
     here = create(name).score([Example(c, (r,)) for c, r in zip(cands, refs)])
     runs = {}
-    for mode, argv, env in (("portable", [], {}), ("native", ["--numeric", "native"], {}),
-                            ("native-env", [], {"META_EVAL_NUMERIC": "native"})):
+    # META_EVAL_NUMERIC itself is tested above (importing applies it) and by the pool test
+    for mode, argv, env in (("portable", [], {}), ("native", ["--numeric", "native"], {})):
         out = tmp_path / f"{mode}.jsonl"
         done = subprocess.run([sys.executable, "-m", "cli", *argv, "score", "-c", str(tmp_path / "c.txt"), "-r",
                                str(tmp_path / "r.txt"), "-m", name, "--no-cache", "--workers", "1", "--output",
@@ -166,12 +167,10 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
         runs[mode] = (lines[0]["signatures"], {v: np.array([row[v] for row in lines[1:]]) for v in here})
     width = numeric.cpu_vector_width()
     assert all("|num:portable|" in s for s in runs["portable"][0])
-    for mode in ("native", "native-env"):
-        assert all(f"|num:native(cpu={width})|" in s for s in runs[mode][0])
+    assert all(f"|num:native(cpu={width})|" in s for s in runs["native"][0])
     for variant, values in here.items():
         conftest.assert_same_scores(runs["portable"][1][variant], values, variant)
-        for mode in ("native", "native-env"):
-            assert np.allclose(runs[mode][1][variant], values, rtol=0, atol=conftest.SCORE_TOL), (mode, variant)
+        assert np.allclose(runs["native"][1][variant], values, rtol=0, atol=conftest.SCORE_TOL), variant
 
 
 def test_every_neural_signature_names_its_numeric_mode():
