@@ -6,7 +6,6 @@ judgment sets. Heavy libraries are imported only inside the metrics that need th
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -535,12 +534,14 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    """Write ``doc`` to ``path`` as indented JSON, marked as meta-eval's (:func:`meta_eval.outputs.with_marker`: a
-    later run may replace it without --force), atomically (:func:`_atomic_write`)."""
-    from meta_eval.outputs import with_marker
+    """:func:`meta_eval.outputs.write_json` (marked as meta-eval's, atomic), exiting with code 2 on an
+    :class:`~meta_eval.outputs.OutputError`."""
+    from meta_eval.outputs import OutputError, write_json
 
-    marked = with_marker(doc)
-    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(marked, indent=2) + "\n", encoding="utf-8"))
+    try:
+        write_json(path, doc)
+    except OutputError as exc:
+        _fail(str(exc))
 
 
 def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
