@@ -382,7 +382,7 @@ def run(
     started = time.perf_counter()
     if duplicates not in (None, "error", "mean", "first"):
         _fail(f"--duplicates must be error, mean or first, not {duplicates!r}")
-    from meta_eval.evaluate import check_level
+    from meta_eval.evaluate import check_level, level_warning
 
     try:
         jset = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
@@ -391,8 +391,10 @@ def run(
         jset = jset.scored(dim)
         dropped = total_rows - len(jset)
         jset, dup_report = jset.resolve_duplicates(duplicates)
+        few = None
         if len(jset) >= 4:
             check_level(jset, dim, level)
+            few = level_warning(jset, dim, level)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         _fail(str(exc))
     if len(jset) < 4:
@@ -462,7 +464,7 @@ def run(
     results.sort(key=lambda r: float("inf") if r.value is None else -r.value)
     setting = stats_.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                               n_permutations=permutations)
-    _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling)
+    _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling, few)
     for name, reason in failed:
         out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     fit_checks = _learned_fit_checks(chosen, scored, jset)  # a learned model scored on rows it was fitted on
@@ -474,7 +476,7 @@ def run(
                "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
                "notes": set_notes, **setting,
                "correlation": statistic if statistic in stats_.CORRELATIONS else None, "baseline": baseline,
-               "resamples": resamples, "ceiling": ceiling.as_dict(), "control": control,
+               "resamples": resamples, "level_warning": few, "ceiling": ceiling.as_dict(), "control": control,
                "delta_band": list(band) if band else None,
                "results": [{**r.as_dict(), **fit_checks.get(r.metric, {})} for r in results],
                "skipped": [{"metric": n, "reason": r} for n, r in skipped],
@@ -705,7 +707,7 @@ def _plain(value, style: str = "") -> Text:
     return Text(str(value), style=style)
 
 
-def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling=None) -> None:
+def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling=None, few=None) -> None:
     level, statistic = setting["level"], setting["statistic"]
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
@@ -723,6 +725,7 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
     for col in cols:
         table.add_column(col, justify="right")
     test = "Williams p" if williams else "perm. p"
+    mark = " (!)" if few else ""  # the warning printed under the table
     table.add_column(_plain(f"{test} vs {baseline}" if baseline else test), justify="right")
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
@@ -732,10 +735,10 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
         eps = [] if statistic != "acc-t" else ["-" if r.epsilon is None else f"{r.epsilon:.3g}"]
         lead = [] if statistic in correlations else [_fmt(r.value), *eps]
         if williams:
-            cells = [_fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), str(r.n)]
+            cells = [_fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), f"{r.n}{mark}"]
         else:
             ci = "-" if not r.ci else f"[{_fmt(r.ci[0])}, {_fmt(r.ci[1])}]"
-            cells = [_fmt(r.spearman), _fmt(r.pearson), _fmt(r.kendall), str(r.n), ci]
+            cells = [_fmt(r.spearman), _fmt(r.pearson), _fmt(r.kendall), f"{r.n}{mark}", ci]
         if partial:
             cells.append(_fmt(r.partial))
         if delta:
@@ -759,6 +762,8 @@ def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceili
               + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
               + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
               + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
+    if few:
+        out.print(f"[yellow]warning[/] (!): {escape(few)}", highlight=False, soft_wrap=True)
     if partial:
         out.print(f"partial r (system): the {statistic} correlation controlling for the system (FRANK, Pagnoni et al. "
                   "2021: residuals after removing each system's mean)", highlight=False, soft_wrap=True)

@@ -153,6 +153,11 @@ class JudgmentSet:
         The language (ISO 639-1) of the candidate texts, e.g. ``"de"`` for WMT21 en-de; metrics built for other
         languages (:meth:`metrics.base.Metric.supported_languages`) are skipped with the reason. ``None`` (user JSONL
         files): not declared, nothing is skipped for it.
+    pooled_datasets : str
+        Non-empty when the rows' ``system`` field is really the label of a source dataset (qags ``all``: QAGS-C is
+        one system's CNN/DM summaries, QAGS-X another's XSum summaries): the sentence saying so. No level statistic
+        is computed on such a set (:func:`meta_eval.evaluate.check_level` refuses with this reason): a correlation
+        over the pool compares the datasets, and every resampling of "systems" resamples the datasets.
     """
 
     name: str
@@ -170,6 +175,7 @@ class JudgmentSet:
     data_source: str = ""
     annotators: str = ""
     language: str | None = None
+    pooled_datasets: str = ""
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}

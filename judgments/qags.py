@@ -28,8 +28,14 @@ Each row: candidate = the summary (``sys_summ``, its sentences joined by one spa
 partly lower-cased as released), **no reference** (the source has none): reference-based metrics are skipped with
 that reason by ``meta-eval run``, never fed the article instead. Texts are kept exactly as in the file.
 
-Subsets: ``all`` (default, 474 rows; QAGS-C and QAGS-X pooled), ``cnndm`` (235) and ``xsum`` (239); the QAGS paper
-reports the two datasets separately. Each article has one summary, from one system per dataset, so only the global
+Subsets: ``cnndm`` (default, 235 rows, QAGS-C), ``xsum`` (239, QAGS-X) and ``all`` (474; the two pooled); the QAGS
+paper reports the two datasets separately, and so does meta-eval: in ``all`` the ``system`` field is the dataset
+(``bottom_up`` is every CNN/DM summary, ``bart`` every XSum one), so a statistic over the pool would compare the
+datasets, and resampling "systems" would resample the two datasets. ``all`` is therefore marked ``pooled_datasets``
+and every level statistic refuses it with that reason (it is still there for ``meta-eval score`` and for reading the
+rows). Until 2026-11-26 ``all`` was the default.
+
+Each article has one summary, from one system per dataset, so only the global
 level ("no grouping") is defined: the summary level needs 3 systems per document, the system level 3 systems.
 XSum summaries are one sentence long, so their ``factuality`` is 0 or 1.
 """
@@ -64,7 +70,7 @@ FILE = DataFile(
 DIMENSIONS = ("factuality", "consistent", "mean_yes")
 DATASETS = ("cnndm", "xsum")
 SUBSETS = ("all", *DATASETS)
-DEFAULT_SUBSET = "all"
+DEFAULT_SUBSET = "cnndm"
 WORKERS = 3
 DEFAULT_REASON = ("factuality is the QAGS paper's human score: the share of the summary's sentences a majority of "
                   "3 crowd workers judged consistent with the article (Wang et al. 2020)")
@@ -148,20 +154,24 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
              ("crowd workers: judges slot k is the k-th of each summary's 3 workers (ids differ between summaries), "
               "a pseudo-annotator for the human ceiling"),
              "one summary per article: only the global level is defined"]
+    pooled = ""
     if subset == "all":
         notes.insert(0, "QAGS-C (CNN/DM) and QAGS-X (XSum) pooled; the QAGS paper reports them separately "
                         "(--subset cnndm, --subset xsum)")
+        pooled = ("qags 'all' pools two datasets and its 'system' field is the dataset (bottom_up: every CNN/DM "
+                  "summary, bart: every XSum one), so a statistic over the pool would compare the datasets; the QAGS "
+                  "paper reports them separately: use --subset cnndm or --subset xsum")
     return JudgmentSet(
         "qags", rows, DIMENSIONS, "factuality", subset=subset,
         description="QAGS (Wang et al. 2020), CNN/DM (Bottom-Up) and XSum (BART) summaries, share of sentences "
                     "judged consistent by a majority of 3 workers, 0..1",
-        default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality", language="en",
+        default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality", language="en", pooled_datasets=pooled,
         licence="none stated for the data (W4ngatang/qags has no licence file for it): cite the paper",
         data_source="W4ngatang/qags@47798e9 data/mturk_{cnndm,xsum}.jsonl; Wang, Cho & Lewis, ACL 2020",
         annotators="3 Mechanical Turk workers per summary (the same 3 for all its sentences), per-worker values kept")
 
 
 def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool = True) -> JudgmentSet:
-    """Load QAGS; ``subset`` is ``all`` (default, 474 rows), ``cnndm`` (235) or ``xsum`` (239)."""
+    """Load QAGS; ``subset`` is ``cnndm`` (default, 235 rows), ``xsum`` (239) or ``all`` (474, both pooled)."""
     check_subset("qags", subset, SUBSETS)
     return read(ensure_file(FILE, root, download=download), subset)

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.clusters import significance_clusters
+from meta_eval.evaluate import units_warning
 from meta_eval.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
 from meta_eval.statistics import GROUPING
@@ -133,7 +134,7 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
     valid = ~np.isnan(Z)
     units = int((valid.sum(axis=1) >= 2).sum()) if level == "summary" else int((valid.sum(axis=0) > 0).sum())
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
-            "n_units": units, "results": results, "pairwise": tests, "seed": seed, "n_resamples": n_resamples,
+            "n_units": units, "warning": units_warning(level, units), "results": results, "pairwise": tests, "seed": seed, "n_resamples": n_resamples,
             "ci_method": setting["resampling"]["method"], "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
             "undefined": [variants[i] for i in range(len(variants)) if i not in set(ok)],
@@ -182,7 +183,8 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],
-                           "n_units": _units(Z, level), "results": results, "pairwise": tests, "seed": seed,
+                           "n_units": _units(Z, level), "warning": units_warning(level, _units(Z, level)),
+                           "results": results, "pairwise": tests, "seed": seed,
                            "n_resamples": n_resamples, "ci_method": "boot-both", "confidence": confidence,
                            "undefined": skipped,
                            "ceiling": _ceiling(jset, dimension, kind, level, n_resamples, seed, confidence,

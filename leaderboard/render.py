@@ -54,8 +54,9 @@ def render_readme(doc: dict) -> str:
             kinds = [k for k in (primary, *[k for k in ("spearman", "pearson", "kendall") if k != primary])
                      if k in blocks]
             first = blocks[kinds[0]]
-            lines += [f"### {level} level (n = {first['n_units']} {_UNITS[level]})", "",
-                      "| rank | metric | " + " | ".join(kinds) + " |", "|---:|---|" + "---|" * len(kinds)]
+            lines += [f"### {level} level (n = {first['n_units']} {_UNITS[level]})", ""]
+            lines += [f"> **Warning:** {first['warning']}.", ""] if first.get("warning") else []
+            lines += ["| rank | metric | " + " | ".join(kinds) + " |", "|---:|---|" + "---|" * len(kinds)]
             cells = {k: {r["variant"]: r for r in blocks[k]["results"]} for k in kinds}
             for r in first["results"]:
                 row = [str(r["rank"]) if r["rank"] is not None else "-", r["variant"]]
@@ -99,6 +100,7 @@ def _extra_table(b: dict) -> list[str]:
     stat = b["statistic"]
     lines = [f"### {b['level']} level: {stat} ({b['paper']}; grouping: {b['grouping']}, n = {b['n_units']} "
              f"{_UNITS[b['level']]})", ""]
+    lines += [f"> **Warning:** {b['warning']}.", ""] if b.get("warning") else []
     eps = stat == "acc-t"
     lines += ["| rank | metric | " + stat + " | " + ("epsilon | " if eps else ""),
               "|---:|---|---|" + ("---:|" if eps else "")]
@@ -192,7 +194,7 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
     "; intervals: " + block.ci_method + (block.n_permutations ? "; " + block.n_permutations +
     " permutations per system pair" : "") + "; human ceiling: " + (c && c.value !== null && c.value !== undefined ?
     `${fmt(c.value)} (each of ${c.annotators} annotators against the mean of the others)` :
-    ((c && c.note) || "none"));
+    ((c && c.note) || "none")) + (block.warning ? "; WARNING: " + block.warning : "");
   t.querySelectorAll("th").forEach(th => th.addEventListener("click", () => { const k = th.dataset.key;
     if (k === sortKey) sortDir = -sortDir; else { sortKey = k; sortDir = k === "variant" ? 1 : -1; } draw(); })); }
 function drawChart(block){ const rows = block.results.filter(r => r.r !== null);

@@ -16,6 +16,7 @@ one variant has no correlation (e.g. a constant metric) gives that variant a not
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -25,7 +26,15 @@ from meta_eval.correlation import correlate
 from meta_eval.runner import MetricScores
 from meta_eval.significance import williams_test
 
-__all__ = ["LevelError", "VariantResult", "check_level", "evaluate", "evaluate_level"]
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "check_level", "evaluate", "evaluate_level", "level_warning",
+           "units_warning"]
+
+#: The fewest units a level's statistic is reported without a warning (:func:`level_warning`): below it the number
+#: is printed with a warning beside it and a ``level_warning`` in the JSON. System level 5: with n systems there are
+#: only n! orderings, so with 4 even a perfect rank correlation has a one-sided permutation p of 1/24 = 0.042 (5:
+#: 1/120), and the bootstrap redraws 4 systems; a summary-level average over fewer than 10 documents, or a global
+#: correlation over fewer than 10 rows, rests on a handful of values.
+MIN_UNITS = {"system": 5, "summary": 10, "global": 10}
 
 
 @dataclass
@@ -68,7 +77,9 @@ def check_level(jset, dimension: str, level: str) -> str:
     - global: 3 or more rows whose human scores are not all equal;
     - system: every row has a system, and 3 or more systems whose mean human scores are not all equal;
     - summary: every row has a system, and at least one document with 3 or more judged systems whose human scores
-      are not all equal (documents without are skipped and counted, as in Deutsch et al. 2021).
+      are not all equal (documents without are skipped and counted, as in Deutsch et al. 2021);
+    - and at no level a set whose ``system`` field is a dataset label (``JudgmentSet.pooled_datasets``, qags
+      ``all``): the set's sentence is the reason.
 
     Returns
     -------
@@ -82,9 +93,48 @@ def check_level(jset, dimension: str, level: str) -> str:
         (document, system) pair under the ``"error"`` policy raises :class:`judgments.JudgmentError` (also a
         ``ValueError``) naming the file and rows.
     """
+    n, noun = _level_units(jset, dimension, level)
+    return f"{n} {noun}"
+
+
+def level_warning(jset, dimension: str, level: str) -> str | None:
+    """The warning printed beside a level's numbers when it has fewer units than :data:`MIN_UNITS`, else ``None``.
+
+    Raises :class:`LevelError` as :func:`check_level` does when the level cannot be computed at all.
+
+    Example: chaganty's ``sms`` subset has 4 systems, so its system level warns
+    (``"only 4 systems (fewer than 5): ..."``).
+    """
+    return units_warning(level, _level_units(jset, dimension, level)[0])
+
+
+def units_warning(level: str, n: int) -> str | None:
+    """The warning for ``n`` units at ``level`` (:data:`MIN_UNITS`), ``None`` if there are enough.
+
+    >>> units_warning("system", 5) is None
+    True
+    >>> units_warning("system", 4)[:38]
+    'only 4 systems (fewer than 5): only 24'
+    """
+    least = MIN_UNITS[level]
+    if n >= least:
+        return None
+    noun = {"system": "systems", "summary": "documents", "global": "rows"}[level]
+    why = {"system": f"only {math.factorial(n)} orderings of {n} systems exist, so even a perfect rank correlation "
+                     f"has a one-sided permutation p of 1/{math.factorial(n)}, and the bootstrap redraws the same {n} "
+                     "systems",
+           "summary": f"the average rests on {n} documents",
+           "global": f"the correlation rests on {n} rows"}[level]
+    return f"only {n} {noun} (fewer than {least}): {why}; read the value and its interval as indicative only"
+
+
+def _level_units(jset, dimension: str, level: str) -> tuple[int, str]:
+    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`)."""
     from meta_eval.matrix import judgment_matrices
 
     where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
+    if getattr(jset, "pooled_datasets", ""):
+        raise LevelError(f"{where}: {jset.pooled_datasets}")
     if level == "global":
         h = jset.human(dimension)
         h = h[np.isfinite(h)]
@@ -92,7 +142,7 @@ def check_level(jset, dimension: str, level: str) -> str:
             raise LevelError(f"{where}: it needs 3 or more rows with a score, there are {len(h)}")
         if np.all(h == h[0]):
             raise LevelError(f"{where}: every row has the same human score ({h[0]:g}), so no correlation is defined")
-        return f"{len(h)} rows"
+        return len(h), "rows"
     if level not in ("summary", "system"):
         raise ValueError(f"level must be global, summary or system, not {level!r}")
     jset.require_systems(f"the {level} level needs")
@@ -108,7 +158,7 @@ def check_level(jset, dimension: str, level: str) -> str:
             means = np.nanmean(Z[:, judged], axis=0)
         if np.all(means == means[0]):
             raise LevelError(f"{where}: all {n} systems have the same mean human score ({means[0]:g})")
-        return f"{n} systems"
+        return n, "systems"
     per_doc = valid.sum(axis=1)
     enough = per_doc >= 3
     lo, hi = np.where(valid, Z, np.inf).min(axis=1), np.where(valid, Z, -np.inf).max(axis=1)
@@ -121,7 +171,7 @@ def check_level(jset, dimension: str, level: str) -> str:
         notes = "".join(f" ({n})" for n in jset.notes if "doc_id" in n)
         raise LevelError(f"{where}: it needs documents judged for 3 or more systems with differing human scores; "
                          f"{why}{notes}")
-    return f"{int(usable.sum())} documents"
+    return int(usable.sum()), "documents"
 
 
 def _no_result(results: list[VariantResult], level: str, kind: str, origin: str | None = None) -> None:

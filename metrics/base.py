@@ -4,8 +4,9 @@ A metric is *batch-first*: :meth:`Metric.score` takes a sequence of :class:`Exam
 metric's variants, one score per example (ROUGE returns rouge1/rouge2/rougeL x P/R/F in one pass). Scoring must be
 side-effect free so that the same object can run in a worker process (for example a Ray task).
 
-Every metric has a *signature* (as in sacrebleu): its name, its configuration and the versions of the libraries and
-resources its scores depend on. The signature is printed with every result and keys every cache entry.
+Every metric has a *signature* (as in sacrebleu): its name, its configuration, the versions of the libraries and
+resources its scores depend on, and a digest of its own code (:mod:`metrics.code_digest`). The signature is printed
+with every result and keys every cache entry.
 """
 from __future__ import annotations
 
@@ -256,10 +257,22 @@ class Metric(abc.ABC):
         return {}
 
     def versions(self) -> dict[str, str]:
-        """Versions of the libraries the scores depend on (part of the signature)."""
+        """Versions of the libraries the scores depend on (part of the signature): ``libraries``, meta-eval, and for
+        a plugin the distribution that installed it (:func:`metrics.code_digest.plugin_distribution`)."""
+        from metrics.code_digest import plugin_distribution
+
         out = {dist: package_version(dist) for dist in self.libraries}
         out["meta-eval"] = package_version("meta-eval")
+        plugin = plugin_distribution(type(self))
+        if plugin is not None:
+            out[plugin[0]] = plugin[1]
         return out
+
+    def code(self) -> str:
+        """Digest of the code that computes this metric's scores (:func:`metrics.code_digest.code_digest`)."""
+        from metrics.code_digest import code_digest
+
+        return code_digest(type(self))
 
     def signature_config(self) -> dict[str, object]:
         """:meth:`config` with the multi-reference policy written in when it is not the default."""
@@ -270,10 +283,15 @@ class Metric(abc.ABC):
         return cfg
 
     def signature(self) -> str:
-        """sacrebleu-style signature: ``name|key:value|...|lib==version``."""
+        """sacrebleu-style signature: ``name|key:value|...|lib==version|code:<digest>``.
+
+        The last part, ``code:``, is the digest of the metric's own source (:mod:`metrics.code_digest`), so an
+        edited metric is a new signature, hence never served from the cache.
+        """
         parts = [self.name]
         parts += [f"{k}:{v}" for k, v in self.signature_config().items()]
         parts += [f"{k}=={v}" for k, v in self.versions().items()]
+        parts.append(f"code:{self.code()}")
         return "|".join(parts)
 
     def supported_languages(self) -> tuple[str, ...] | None:

@@ -52,7 +52,7 @@ def frank_all(shared_data):
 
 @pytest.fixture(scope="module")
 def qags_all(shared_data):
-    return judgments.load("qags", shared_data, download=False)
+    return judgments.load("qags", shared_data, subset="all", download=False)
 
 
 def _by_id(jset):
@@ -242,7 +242,8 @@ def test_run_on_qags_skips_reference_based_metrics(shared_data, tmp_path):
     assert res.exit_code == 1, res.output  # rouge was named with -m: textrank's results written, then exit 1
     doc = json.loads(out.read_text())
     assert doc["skipped"] == [{"metric": "rouge", "reason": "needs references, which qags does not have"}]
-    assert [r["metric"] for r in doc["results"]] == ["textrank"] and doc["results"][0]["n"] == 474
+    assert doc["subset"] == "cnndm"  # the default: QAGS-C (see tests/test_grouping_guards.py for 'all')
+    assert [r["metric"] for r in doc["results"]] == ["textrank"] and doc["results"][0]["n"] == 235
     assert doc["ceiling"]["slots"] == 3 and doc["ceiling"]["value"] is not None
     res = runner.invoke(app, ["run", "-j", "qags", "--data-dir", str(shared_data), "--no-cache", "-m", "rouge"])
     assert res.exit_code != 0 and "needs references, which qags does not have" in " ".join(res.output.split())

@@ -1,0 +1,179 @@
+"""The part of a metric's signature that covers its code: ``code:<digest>`` and, for a plugin, its distribution.
+
+meta-eval's own version stays the same across changes to a metric, and a plugin's ``config()`` does not change when
+its ``_score`` is edited, so a signature made of the configuration and library versions alone let an edited metric be
+served stale scores from the cache. :func:`code_digest` closes that gap: a SHA-256 over the source files of the code
+that computes the metric's scores, so any edit to it is a new signature, hence a new cache key, and every committed
+leaderboard whose metric code changed no longer matches (``tests/test_committed_leaderboards.py``).
+
+Which files ("the code that computes the scores"):
+
+- the module of every class in the metric's MRO (a plugin that subclasses a built-in metric gets both);
+- transitively, every module those modules import (at the top or inside a function, ``import x`` and ``from x import
+  y``, absolute or relative) that belongs to the same top-level package as one of those classes, or to meta-eval's
+  ``metrics`` package; third-party libraries are covered by the versions already in the signature;
+- the files of a ``data/`` folder beside any of those modules (meta-eval's NLTK stopword list);
+- not ``metrics/__init__.py`` nor ``metrics/registry.py``: registering and re-exporting compute no score, and
+  leaving them out keeps a new metric from changing every other metric's signature.
+
+A class with no source file (defined in ``__main__`` of ``python -c`` or in a notebook cell) is digested from the
+compiled code of its methods (:func:`marshal.dumps` of each function's code object; stable within one Python
+version). The digest is the first 12 hex digits (48 bits) of the SHA-256 over the files' package-relative names and
+bytes in sorted order, so it does not depend on where meta-eval is installed.
+
+:func:`plugin_distribution` names the installed distribution that provides a plugin's top-level package, so the
+signature also says ``<distribution>==<version>``, as it does for every library.
+
+Example
+-------
+>>> from metrics.code_digest import code_files
+>>> from metrics.rouge import Rouge
+>>> sorted(code_files(Rouge))[:2]
+['metrics/base.py', 'metrics/data/nltk_english_stopwords.txt']
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import marshal
+import sys
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["code_digest", "code_files", "plugin_distribution"]
+
+#: meta-eval's metric package: always followed, whatever the plugin's own package is
+BUILTIN_PACKAGE = "metrics"
+#: modules that compute no score (registration, re-exports): never part of a digest
+NOT_SCORING = frozenset({"metrics", "metrics.registry"})
+DIGEST_HEX = 12
+
+
+def _module_file(name: str) -> Path | None:
+    """The ``.py`` file of module ``name`` (imported or importable), or None (built-in, extension, not found)."""
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None) if module is not None else None
+    if origin is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError, AttributeError):
+            return None
+        origin = spec.origin if spec is not None else None
+    if not origin or not str(origin).endswith(".py"):
+        return None
+    return Path(origin)
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Module names imported anywhere in ``path`` (the module ``name``), resolved to absolute names."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = name if _is_package(path) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                keep = len(base_parts) - (node.level - 1)
+                if keep <= 0:
+                    continue
+                base = ".".join(base_parts[:keep])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            if not module:
+                continue
+            found.add(module)
+            for alias in node.names:  # `from pkg import submodule`
+                if alias.name != "*":
+                    found.add(f"{module}.{alias.name}")
+    return found
+
+
+def _roots(cls: type) -> list[type]:
+    return [k for k in cls.__mro__ if k is not object and k.__module__ not in ("abc", "builtins")]
+
+
+def code_files(cls: type) -> dict[str, bytes]:
+    """The files whose bytes make :func:`code_digest` of metric class ``cls``, by package-relative name.
+
+    Classes without a source file contribute ``<module>.<qualname>.code`` entries (their methods' compiled code).
+    """
+    roots = _roots(cls)
+    packages = {BUILTIN_PACKAGE} | {k.__module__.split(".")[0] for k in roots}
+    files: dict[str, bytes] = {}
+    seen: set[str] = set()
+    todo = [k.__module__ for k in roots]
+    data_dirs: set[tuple[str, Path]] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in NOT_SCORING or name.split(".")[0] not in packages:
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        files[name.replace(".", "/") + ("/__init__.py" if _is_package(path) else ".py")] = path.read_bytes()
+        package = name if _is_package(path) else name.rpartition(".")[0]
+        if (path.parent / "data").is_dir():
+            data_dirs.add((package, path.parent / "data"))
+        todo.extend(sorted(_imports(name, path) - seen))
+    for package, folder in data_dirs:
+        for item in sorted(folder.rglob("*")):
+            if item.is_file() and "__pycache__" not in item.parts:
+                rel = item.relative_to(folder).as_posix()
+                files[f"{package.replace('.', '/')}/data/{rel}"] = item.read_bytes()
+    for k in roots:  # classes without a file: their compiled methods
+        if _module_file(k.__module__) is None or k.__module__ == "__main__":
+            parts = []
+            for attr, value in sorted(vars(k).items()):
+                func = getattr(value, "__func__", value)
+                code = getattr(func, "__code__", None)
+                if code is not None:
+                    parts.append(attr.encode() + b"\0" + marshal.dumps(code))
+            files[f"{k.__module__}.{k.__qualname__}.code"] = b"\0\0".join(parts)
+    return files
+
+
+@lru_cache(maxsize=None)
+def code_digest(cls: type) -> str:
+    """First 12 hex digits of the SHA-256 over :func:`code_files` of ``cls`` (names and bytes, sorted by name).
+
+    Cached per class object for the life of the process: a file edited while a process runs counts from the next
+    process (or from a reloaded module, whose classes are new objects).
+    """
+    h = hashlib.sha256()
+    for name, data in sorted(code_files(cls).items()):
+        h.update(name.encode("utf-8") + b"\0" + len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()[:DIGEST_HEX]
+
+
+@lru_cache(maxsize=1)
+def _distributions() -> dict[str, list[str]]:
+    return metadata.packages_distributions()
+
+
+def plugin_distribution(cls: type) -> tuple[str, str] | None:
+    """``(distribution, version)`` of the installed distribution providing ``cls``'s top-level package; None for
+    meta-eval's own metrics and for classes not installed from a distribution (a script, a notebook)."""
+    top = cls.__module__.split(".")[0]
+    if top in (BUILTIN_PACKAGE, "__main__"):
+        return None
+    dists = _distributions().get(top) or []
+    if not dists:
+        return None
+    dist = sorted(dists)[0]
+    try:
+        return dist, metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+

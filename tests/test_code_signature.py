@@ -1,0 +1,157 @@
+"""A metric's signature covers its code (issue 24, item 6): ``code:<digest>`` of the source that computes its scores
+(metrics/code_digest.py) and, for a plugin, its distribution's name and version. An edited metric is never served
+from the cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import conftest
+import metrics
+from conftest import WHEEL_FIX, can_build_wheels
+from metrics.code_digest import code_digest, code_files
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_builtin_digests_cover_the_metric_module_and_what_it_imports_from_metrics():
+    rouge = code_files(metrics.get_class("rouge"))
+    assert {"metrics/rouge.py", "metrics/base.py", "metrics/text.py", "metrics/memo.py"} <= set(rouge)
+    assert "metrics/registry.py" not in rouge and "metrics/__init__.py" not in rouge  # registration computes nothing
+    assert not any(name.startswith(("rouge_score", "nltk", "numpy")) for name in rouge)  # libraries: by version
+    assert rouge["metrics/rouge.py"] == (REPO / "metrics" / "rouge.py").read_bytes()
+    mover = code_files(metrics.get_class("wms"))
+    assert {"metrics/mover.py", "metrics/vectors.py"} <= set(mover) and "metrics/rouge.py" not in mover
+    # distinct metrics, distinct digests; the signature ends with the digest
+    digests = {name: code_digest(metrics.get_class(name)) for name in ("rouge", "wms", "chrf", "textrank")}
+    assert len(set(digests.values())) == 4 and all(len(d) == 12 for d in digests.values())
+    assert metrics.create("rouge").signature().endswith(f"|code:{digests['rouge']}")
+
+
+def test_digest_is_the_same_in_another_process_and_from_another_folder(tmp_path):
+    """Same source, same digest: in a fresh interpreter, and from a copy of the package elsewhere (names are
+    package-relative, never absolute paths)."""
+    import shutil
+
+    here = code_digest(metrics.get_class("textrank"))
+    code = ("import metrics; from metrics.code_digest import code_digest; "
+            "print(code_digest(metrics.get_class('textrank')))")
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stdout.strip() == here
+    shutil.copytree(REPO / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    moved = subprocess.run([sys.executable, "-c", code + "; print(metrics.__file__)"], capture_output=True,
+                           text=True, cwd=tmp_path, env=env, timeout=120)
+    assert moved.returncode == 0, moved.stderr
+    digest, where = moved.stdout.split()
+    assert where.startswith(str(tmp_path)) and digest == here
+    # one changed byte in a module the metric imports changes it
+    text = tmp_path / "metrics" / "text.py"
+    text.write_bytes(text.read_bytes() + b"\n# edited\n")
+    edited = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=120)
+    assert edited.returncode == 0 and edited.stdout.strip() != here
+
+
+def _class_from_source(body: str) -> type:
+    """A metric class defined by exec, as in a notebook cell or ``python -c`` (no source file)."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(textwrap.dedent(f'''
+        from metrics import Metric
+
+        class Lengthy(Metric):
+            variants = ("len",)
+
+            def _score(self, examples):
+                return {{"len": [{body} for e in examples]}}
+    '''), namespace)
+    return namespace["Lengthy"]
+
+
+def test_a_class_without_a_file_is_digested_from_its_compiled_code():
+    a, same, other = (_class_from_source("len(e.candidate)"), _class_from_source("len(e.candidate)"),
+                      _class_from_source("len(e.candidate) + 1"))
+    assert code_digest(a) == code_digest(same) != code_digest(other)
+    assert "__main__.Lengthy.code" in code_files(a) and "metrics/base.py" in code_files(a)
+
+
+PLUGIN = '''
+from metrics import Metric, register
+
+from .helper import unit
+
+
+@register("edited-metric")
+class EditedMetric(Metric):
+    """Candidate length in characters (a test plugin whose code is edited between two runs)."""
+    variants = ("edited-metric",)
+
+    def config(self):
+        return {"unit": unit()}
+
+    def _score(self, examples):
+        return {"edited-metric": [float(len(e.candidate)) for e in examples]}
+'''
+
+
+@pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built without network)",
+                     WHEEL_FIX)
+def test_an_edited_plugin_is_recomputed_not_served_from_the_cache(tmp_path):
+    src = tmp_path / "plugin_src"
+    (src / "editplug").mkdir(parents=True)
+    (src / "pyproject.toml").write_text(textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "editplug"
+        version = "0.3"
+
+        [project.entry-points."meta_eval.metrics"]
+        edited-metric = "editplug"
+    """))
+    (src / "editplug" / "__init__.py").write_text(PLUGIN)
+    (src / "editplug" / "helper.py").write_text("def unit():\n    return 'chars'\n")
+    target = tmp_path / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "--target", str(target), str(src)], capture_output=True, text=True,
+                         timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]), "PYTHONDONTWRITEBYTECODE": "1"}
+    data = conftest.small_set(tmp_path / "mine.jsonl", rows=12)
+    cache = tmp_path / "cache.sqlite"
+    code = "from cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
+
+    def run(name: str) -> tuple[dict, str]:
+        out = tmp_path / f"{name}.json"
+        res = subprocess.run([sys.executable, "-c", code, "run", "-j", str(data), "-m", "edited-metric", "--cache",
+                              str(cache), "--output", str(out), "--workers", "1"], capture_output=True, text=True,
+                             env=env, timeout=300, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr + res.stdout
+        return json.loads(out.read_text()), " ".join((res.stdout + res.stderr).split())
+
+    first, log = run("first")
+    sig = first["results"][0]["signature"]
+    assert "|editplug==0.3|" in sig and "|code:" in sig and "12 computed, 0 from cache" in log
+    again, log = run("again")
+    assert again["results"][0]["signature"] == sig and "0 computed, 12 from cache" in log
+    # edit _score only (config() unchanged): a new signature, every row recomputed, new numbers
+    module = target / "editplug" / "__init__.py"
+    module.write_text(module.read_text().replace("float(len(e.candidate))", "-float(len(e.candidate.split()))"))
+    edited, log = run("edited")
+    assert edited["results"][0]["signature"] != sig and "12 computed, 0 from cache" in log
+    assert edited["results"][0]["spearman"] != first["results"][0]["spearman"]
+    # a module the plugin imports (relative import) counts too
+    (target / "editplug" / "helper.py").write_text("def unit():\n    return 'chars'  # same value, new code\n")
+    helper, log = run("helper")
+    assert helper["results"][0]["signature"] not in (sig, edited["results"][0]["signature"])
+    assert "12 computed, 0 from cache" in log
