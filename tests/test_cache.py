@@ -233,23 +233,40 @@ def test_interrupted_run_resumes(tmp_path):
 
 N_KILL = 2000
 
-_SCRIPT = textwrap.dedent("""
-    import sys, time
-    sys.path.insert(0, sys.argv[1])
-    from meta_eval.cache import ScoreCache
-    from meta_eval.runner import score_examples
-    from metrics.base import Example, Metric
+# the metric lives in one module file that the killed run and this test both import: the same code, hence the same
+# signature (a signature covers the metric's code, metrics/code_digest.py)
+_MODULE = textwrap.dedent("""
+    import time
+
+    from metrics.base import Metric
+
 
     class SlowMetric(Metric):
         name = "test-slow"
         variants = ("len",)
+
+        def __init__(self):
+            self.scored = 0
+            self.seen = []
 
         def config(self):
             return {"pause": 0.01}
 
         def _score(self, examples):
             time.sleep(0.01)
+            self.scored += len(examples)
+            self.seen.extend(ex.candidate for ex in examples)
             return {"len": [float(len(ex.candidate)) for ex in examples]}
+""")
+
+_SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    sys.path.insert(0, sys.argv[4])
+    from meta_eval.cache import ScoreCache
+    from meta_eval.runner import score_examples
+    from metrics.base import Example
+    from slowmetric import SlowMetric
 
     examples = [Example(f"slow candidate {i}", (f"slow reference {i}",)) for i in range(int(sys.argv[3]))]
     metric = SlowMetric()
@@ -260,27 +277,26 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-class SlowMetric(CountingMetric):
-    """Same name, variants, config and scores as the script's metric, so the same signature."""
+def _slow_metric(folder: Path):
+    """The module's SlowMetric, imported in this process from ``folder``."""
+    import importlib
 
-    name = "test-slow"
-    variants = ("len",)
-
-    def config(self):
-        return {"pause": 0.01}
-
-    def _score(self, examples):
-        self.scored += len(examples)
-        self.seen.extend(ex.candidate for ex in examples)
-        return {"len": [float(len(ex.candidate)) for ex in examples]}
+    sys.path.insert(0, str(folder))
+    try:
+        sys.modules.pop("slowmetric", None)
+        return importlib.import_module("slowmetric").SlowMetric
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("slowmetric", None)
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 def test_killed_subprocess_resumes(tmp_path):
     script = tmp_path / "slow_run.py"
     script.write_text(_SCRIPT, encoding="utf-8")
+    (tmp_path / "slowmetric.py").write_text(_MODULE, encoding="utf-8")
     path = tmp_path / "killed.sqlite"
-    proc = subprocess.Popen([sys.executable, str(script), str(REPO), str(path), str(N_KILL)], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, str(script), str(REPO), str(path), str(N_KILL), str(tmp_path)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # blocks until imports are done and the run starts
@@ -298,7 +314,7 @@ def test_killed_subprocess_resumes(tmp_path):
         proc.stderr.close()
 
     examples = [Example(f"slow candidate {i}", (f"slow reference {i}",)) for i in range(N_KILL)]
-    metric = SlowMetric()
+    metric = _slow_metric(tmp_path)()
     assert metric.signature() == signature
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a corrupt-cache warning would fail the test
