@@ -37,7 +37,7 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
              "(this CPU's fastest kernels; scores agree to ~1e-6); named in their signatures \\[default: "
              "$META_EVAL_NUMERIC, else portable]")) -> None:
     """Which automatic text-evaluation metric agrees best with people?"""
-    from metrics import numeric as modes
+    from meta_eval.metrics import numeric as modes
 
     try:
         modes.set_mode(numeric if numeric is not None else modes.current_mode())
@@ -47,7 +47,7 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
 
 def _open_store(cache: Optional[Path], no_cache: bool):
     """The score cache of a command (None with --no-cache); a path that cannot be a cache is an error, not a trace."""
-    from meta_eval.cache import CacheError, ScoreCache, default_cache_path
+    from meta_eval.scoring.cache import CacheError, ScoreCache, default_cache_path
 
     if no_cache:
         return None
@@ -68,9 +68,9 @@ _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model 
 
 
 def _make_engine(engine: str, workers: Optional[int], address: Optional[str], actors: Optional[int] = None):
-    """The scoring engine of ``--engine/--workers/--address/--actors`` (:mod:`meta_eval.engines`); a bad choice is an
+    """The scoring engine of ``--engine/--workers/--address/--actors`` (:mod:`meta_eval.scoring.engines`); a bad choice is an
     error."""
-    from meta_eval.engines import EngineError, make_engine
+    from meta_eval.scoring.engines import EngineError, make_engine
 
     try:
         return make_engine(engine, workers, address, actors)
@@ -127,7 +127,7 @@ def _build(cls, config: dict[str, str]):
 
 def _named_skips(skipped: list[tuple[str, str]], requested: Optional[str]) -> list[tuple[str, str]]:
     """The skips of metrics named one by one in ``--metrics`` (not through ``all``): missing results (exit 1)."""
-    from metrics.registry import ALL
+    from meta_eval.metrics.registry import ALL
 
     named = {m.strip() for m in (requested or "").split(",")} - {"", ALL}
     return [(n, r) for n, r in skipped if n in named]
@@ -142,7 +142,7 @@ def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: 
     the default ``run`` takes seconds). ``all`` in ``requested`` stands for every registered metric but the
     named-only ones. A metric built for other languages than the data's ``language`` (when the set declares one)
     is skipped, with the reason (e.g. GloVe WMS on German candidates)."""
-    import metrics.registry as registry
+    import meta_eval.metrics.registry as registry
 
     given = [m.strip() for m in requested.split(",") if m.strip()] if requested else []
     if requested:  # in the order given, "all" expanded in place, each metric once
@@ -205,12 +205,12 @@ def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine
     closes it. With a ``degenerate`` dict, each metric's :meth:`~metrics.base.Metric.degenerate` reasons are put
     there under its name right after it is scored, while its model is still loaded (for :func:`_degenerate_rows`).
 
-    The metrics run in :func:`meta_eval.runner.run_order` and each resource (model, word vectors) is released when
-    no metric still to run holds it; the results are returned in the order of ``chosen``.
+    The metrics run in :func:`meta_eval.scoring.runner.run_order` and each resource (model, word vectors) is released
+    when no metric still to run holds it; the results are returned in the order of ``chosen``.
     """
-    from meta_eval.engines import EngineError
-    from meta_eval.progress import progress_bar
-    from meta_eval.runner import release_done, run_order, score_examples
+    from meta_eval.scoring.engines import EngineError
+    from meta_eval.report.progress import progress_bar
+    from meta_eval.scoring.runner import release_done, run_order, score_examples
 
     scored = []
     order = run_order(chosen)  # metrics sharing a model or vectors together, each resource released when done
@@ -326,7 +326,7 @@ def run(
                                        "as released) [default: repaired]"),
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
-    import judgments as judgment_sets
+    from meta_eval import judgments as judgment_sets
     from meta_eval.evaluate import evaluate
 
     # before any loading or scoring: a bad --output is found in a second, not after hours
@@ -348,7 +348,7 @@ def run(
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
-    from meta_eval import statistics as stats_
+    from meta_eval import stats as stats_
 
     if correlation is not None and correlation not in stats_.CORRELATIONS:
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r} (other statistics: "
@@ -440,8 +440,8 @@ def run(
         _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     from meta_eval.evaluate import add_delta, add_partial, evaluate_level
 
-    from meta_eval.chunks import spread
-    from meta_eval.progress import resampling_progress
+    from meta_eval.scoring.chunks import spread
+    from meta_eval.report.progress import resampling_progress
 
     williams = level == "global" and statistic in stats_.CORRELATIONS
     # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
@@ -495,24 +495,23 @@ def run(
 
 def _check_output(path: Optional[Path], option: str = "--output", *, force: bool = False, judgments=None,
                   data_dir=None, cache=None, no_cache: bool = False, files=(), options=()) -> None:
-    """:func:`meta_eval.outputs.check_output` against the run's inputs, exiting with code 2 on an
-    :class:`~meta_eval.outputs.OutputError`: the judgment file (or, for a built-in set, its data folder), the score
-    cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a saved
+    """:func:`meta_eval.report.outputs.check_output` against the run's inputs, exiting with code 2 on an
+    :class:`~meta_eval.report.outputs.OutputError`: the judgment file (or, for a built-in set, its data folder), the
+    score cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a saved
     model, a baseline file)."""
-    from meta_eval.outputs import OutputError, check_output
+    from meta_eval.report.outputs import OutputError, check_output
 
     if path is None:
         return
     inputs, protected = list(files), []
     if judgments is not None:
-        import judgments as judgment_sets
-
+        from meta_eval import judgments as judgment_sets
         if judgments.split(":")[0] in judgment_sets.BUILTIN:
             protected.append(("the judgment data folder", judgment_sets.data_dir(data_dir)))
         else:
             inputs.append(("the judgment file", Path(judgments)))
     if not no_cache:
-        from meta_eval.cache import default_cache_path
+        from meta_eval.scoring.cache import default_cache_path
 
         inputs.append(("the score cache", cache or default_cache_path()))
     for item in options:
@@ -526,8 +525,8 @@ def _check_output(path: Optional[Path], option: str = "--output", *, force: bool
 
 
 def _atomic_write(path: Path, write) -> None:
-    """:func:`meta_eval.outputs.atomic_write`, exiting with code 2 on an :class:`~meta_eval.outputs.OutputError`."""
-    from meta_eval.outputs import OutputError, atomic_write
+    """:func:`meta_eval.report.outputs.atomic_write`, exiting with code 2 on an :class:`~meta_eval.report.outputs.OutputError`."""
+    from meta_eval.report.outputs import OutputError, atomic_write
 
     try:
         atomic_write(path, write)
@@ -536,9 +535,9 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    """:func:`meta_eval.outputs.write_json` (marked as meta-eval's, atomic), exiting with code 2 on an
-    :class:`~meta_eval.outputs.OutputError`."""
-    from meta_eval.outputs import OutputError, write_json
+    """:func:`meta_eval.report.outputs.write_json` (marked as meta-eval's, atomic), exiting with code 2 on an
+    :class:`~meta_eval.report.outputs.OutputError`."""
+    from meta_eval.report.outputs import OutputError, write_json
 
     try:
         write_json(path, doc)
@@ -558,7 +557,7 @@ def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
 
 def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
     """Summary-level correlation over the documents whose own correlation has p <= ``part.max_p`` (REALSumm)."""
-    from meta_eval.levels import summary_level
+    from meta_eval.stats.levels import summary_level
 
     human = jset.human(part.human)
     docs = [r.doc_id for r in jset.rows]
@@ -578,7 +577,7 @@ def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
 def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples, seed, output,
                   engine=None) -> None:
     """``meta-eval run --protocol NAME``: every part of the protocol, meta-eval's number beside the printed one."""
-    import judgments as judgment_sets
+    from meta_eval import judgments as judgment_sets
     from meta_eval.evaluate import evaluate, evaluate_level
     from meta_eval.protocol import ProtocolError, compare, load_protocol
 
@@ -679,13 +678,13 @@ _TESTS = {"williams": "Williams test", "perm-both": "PERM-BOTH permutation test 
 
 def _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations):
     """The human ceiling at this statistic and level (a Ceiling with value None and the reason if undefined)."""
-    from meta_eval import statistics as stats_
+    from meta_eval.evaluate import ceiling
 
     try:
-        return stats_.ceiling(jset, dim, statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
-                              n_permutations=permutations)
+        return ceiling(jset, dim, statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
+                       n_permutations=permutations)
     except ValueError as exc:
-        from meta_eval.ceiling import Ceiling
+        from meta_eval.stats.ceiling import Ceiling
 
         return Ceiling(value=None, lower=None, upper=None, confidence=0.95, statistic=statistic, level=level,
                        slots=0, slot_values=(), rows_used=0, rows_excluded=0, resample=None, n_resamples=0,
@@ -835,7 +834,7 @@ def score(
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     import numpy as np
 
-    from meta_eval.score_files import read_jsonl, read_line_files, write_scores
+    from meta_eval.scoring.score_files import read_jsonl, read_line_files, write_scores
 
     if (candidates is None) == (input_ is None):
         _fail("give either --candidates (with --references/--sources line files) or --input FILE.jsonl")
@@ -885,7 +884,7 @@ def score(
 @app.command("metrics")
 def list_metrics() -> None:
     """List the registered metrics, their variants and needs, and whether they can run here."""
-    import metrics.registry as registry
+    import meta_eval.metrics.registry as registry
 
     table = Table(title="Registered metrics")
     for col in ("name", "variants", "needs", "higher is better", "status"):
@@ -911,7 +910,7 @@ def list_metrics() -> None:
               f"choice nor in -m {registry.ALL}.", highlight=False, markup=False)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
-    from metrics import numeric
+    from meta_eval.metrics import numeric
 
     out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
               f"(README: Numeric mode).", highlight=False, markup=False)
@@ -1007,8 +1006,8 @@ def list_judgments(
     """List the built-in judgment sets, or describe one file: `meta-eval judgments PATH`."""
     import importlib
 
-    import judgments as judgment_sets
-    from judgments.files import verify_all
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.judgments.files import verify_all
 
     if path is not None and judgments_path is not None and path != judgments_path:
         _fail(f"give the set once: PATH {path!r} or --judgments {judgments_path!r}")
@@ -1054,7 +1053,7 @@ def list_judgments(
 def _learned_fit_checks(chosen, scored, jset) -> dict[str, dict]:
     """Print a warning for every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`)
     and return, per variant of a learned model, the fields its ``run --output`` result entry gets."""
-    from metrics.learned import fit_checks
+    from meta_eval.metrics.learned import fit_checks
 
     ran = {ms.metric for ms in scored}
     checks = fit_checks([m for m in chosen if m.name in ran], jset.examples(), jset.name, jset.subset)
@@ -1123,9 +1122,9 @@ def learn(
     (ungrouped); feature sets are ranked by the mean held-out grouped correlation: every subset when there are at
     most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
     """
-    import judgments as judgment_sets
-    from meta_eval import learn_run
-    from metrics.learned import model_path
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.learning import pipeline as learn_run
+    from meta_eval.metrics.learned import model_path
 
     try:
         search = learn_run.check_settings(correlation, train_fraction, search, no_search)
@@ -1278,12 +1277,13 @@ def leaderboard_publish(
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
-    ``-j`` takes set names, each optionally with a subset after a colon (``-j wmt21-mqm-ted:en-de,wmt21-mqm-ted:zh-en``);
+    ``-j`` takes set names, each optionally with a subset after a colon (``-j
+    wmt21-mqm-ted:en-de,wmt21-mqm-ted:zh-en``);
     every set or subset becomes one section of the leaderboard.
     """
     import shlex
 
-    from leaderboard.publish import BoardLock, PublishError, write_leaderboard
+    from meta_eval.leaderboard.publish import BoardLock, PublishError, write_leaderboard
 
     if correlation not in ("spearman", "pearson", "kendall"):
         _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
@@ -1317,10 +1317,10 @@ def leaderboard_publish(
 def _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction, data_dir,
                     cache, no_cache, batch_size, scoring, duplicates=None) -> list[dict]:
     """Score every set of ``leaderboard publish`` on the engine ``scoring`` and build its leaderboard block."""
-    import judgments as judgment_sets
-    from leaderboard.publish import default_variant_filter, set_results
-    from meta_eval.chunks import spread
-    from meta_eval.progress import resampling_progress
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.leaderboard.publish import default_variant_filter, set_results
+    from meta_eval.scoring.chunks import spread
+    from meta_eval.report.progress import resampling_progress
 
     keep = set(v.strip() for v in variants.split(",")) if variants else None
     variant_filter = (lambda v: v in keep) if keep else default_variant_filter
@@ -1376,8 +1376,8 @@ def leaderboard_index(
                                "command did not write"),
 ) -> None:
     """Write the index of all leaderboards (ROOT/README.md, ROOT/index.html): best metric per set, human ceiling."""
-    from leaderboard.index import write_index
-    from metrics.base import package_version
+    from meta_eval.leaderboard.index import write_index
+    from meta_eval.metrics.base import package_version
 
     try:
         entries = write_index(root, package_version("meta-eval"), force=force)

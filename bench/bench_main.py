@@ -39,15 +39,15 @@ def main() -> None:
 
     if not args.skip_cli:
         _time_cli(args.data_dir, args.all)
-    import judgments
+    from meta_eval import judgments
     jset = timed("load chaganty (2,085 rows)", lambda: judgments.load("chaganty", args.data_dir))
     examples = jset.examples()
     texts = {t for ex in examples for t in (ex.candidate, *ex.references)}
-    timed("import nltk tokenizers + POT + scipy", lambda: __import__("metrics.text") and __import__("ot")
+    timed("import nltk tokenizers + POT + scipy", lambda: __import__("meta_eval.metrics.text") and __import__("ot")
           and __import__("scipy.spatial.distance"))
-    from metrics import create
-    from metrics.text import content_sentences
-    from metrics.vectors import load_vectors
+    from meta_eval.metrics import create
+    from meta_eval.metrics.text import content_sentences
+    from meta_eval.metrics.vectors import load_vectors
     timed("load GloVe 6B 50d (once per process)", load_vectors)
     content_sentences("Warm up the sentence splitter. Twice.")
     start = time.perf_counter()

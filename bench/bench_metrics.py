@@ -44,8 +44,8 @@ def reference_moverscore(refs: list[str], hyps: list[str], batch_size: int = 256
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from metrics import numeric
-    from metrics.encoder import _minilm_path
+    from meta_eval.metrics import numeric
+    from meta_eval.metrics.encoder import _minilm_path
 
     numeric.apply_to_torch()  # the same numeric mode as meta-eval's side (oneDNN off in the portable mode)
     torch.set_num_threads(int(os.environ.get("META_EVAL_TORCH_THREADS", 1)))
@@ -106,7 +106,7 @@ def main() -> None:
                         help="numeric mode of the neural metrics and the reference (metrics/numeric.py) [default: "
                              "$META_EVAL_NUMERIC, else portable]")
     args = parser.parse_args()
-    from metrics import numeric
+    from meta_eval.metrics import numeric
 
     numeric.set_mode(args.numeric or numeric.current_mode())  # before torch; the timed commands inherit it
     print(numeric.describe(), flush=True)
@@ -120,8 +120,8 @@ def main() -> None:
             cold, warm = _run(cmd), _run(cmd)
             print(f"{metric:<12} {cold:8.1f} {warm:8.1f}", flush=True)
 
-    import judgments
-    from metrics import create
+    from meta_eval import judgments
+    from meta_eval.metrics import create
 
     examples = judgments.load("chaganty", args.data_dir).examples()
     print("\nPython API: one loaded metric, batches of 32 pairs (after one warm-up batch)")

@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 def fingerprint() -> dict:
     """The mode, this CPU and the SHA-256 of the fixed transformer stack's outputs (see the module notes)."""
-    import metrics  # noqa: F401  (applies the mode before torch computes)
-    from metrics import numeric
+    from meta_eval import metrics  # noqa: F401  (applies the mode before torch computes)
+    from meta_eval.metrics import numeric
 
     import torch
 
@@ -61,10 +61,10 @@ def fingerprint() -> dict:
 
 def _encode(texts: int, data_dir: str) -> dict:
     """One timing in this process: MiniLM states of the first ``texts`` distinct chaganty summaries."""
-    import judgments
-    from metrics import numeric
-    from meta_eval.engines import default_workers
-    from metrics.encoder import load_encoder
+    from meta_eval import judgments
+    from meta_eval.metrics import numeric
+    from meta_eval.scoring.engines import default_workers
+    from meta_eval.metrics.encoder import load_encoder
 
     rows = judgments.load("chaganty", data_dir).examples()
     chosen = list(dict.fromkeys(ex.candidate for ex in rows))[:texts]
@@ -102,7 +102,7 @@ def main() -> None:
             result = json.loads(done.stdout.strip().splitlines()[-1])
             if mode not in best or result["seconds"] < best[mode]["seconds"]:
                 best[mode] = result
-    from meta_eval.engines import default_workers
+    from meta_eval.scoring.engines import default_workers
 
     print(f"MiniLM states of {best['portable']['texts']} chaganty summaries, {default_workers()} "
           f"forward passes at once, best of {args.repeat} fresh processes per mode:")

@@ -44,7 +44,7 @@ def timed(fn):
 
 
 def summeval_grid(data_dir: Path) -> np.ndarray:
-    import judgments
+    from meta_eval import judgments
     from meta_eval.matrix import judgment_matrices
 
     jset = judgments.load("summeval", data_dir)
@@ -75,7 +75,7 @@ def metrics_on(Z: np.ndarray, n_metrics: int = 10, seed: int = 0) -> np.ndarray:
 
 
 def bench(name: str, Z: np.ndarray, n: int) -> list[tuple[str, float, str]]:
-    from meta_eval import pairwise, spa
+    from meta_eval.stats import pairwise, spa
 
     X = metrics_on(Z)
     rows = []

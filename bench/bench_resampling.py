@@ -7,9 +7,10 @@ Run from the repository root:
 
 The data are generated (``numpy.random.default_rng(0)``): human scores for ``--docs`` documents x ``--systems``
 systems and ``--metrics`` noisy copies of them. Timed, as ``meta-eval run --level summary`` computes them: the
-bootstrap samples of the summary-level Spearman correlation (:func:`meta_eval.statistics.samples`) and the
-permutation p-value matrix of every pair of metrics (:func:`meta_eval.statistics.pvalue_matrix`), each once per
-engine, in this process (``none``) or spread with :func:`meta_eval.chunks.spread` over a local pool or a local Ray
+bootstrap samples of the summary-level Spearman correlation (:func:`meta_eval.stats.samples`) and the
+permutation p-value matrix of every pair of metrics (:func:`meta_eval.stats.pvalue_matrix`), each once per
+engine, in this process (``none``) or spread with :func:`meta_eval.scoring.chunks.spread` over a local pool or a local
+Ray
 instance of ``--workers`` processes. Engine start-up is inside the clock. Every engine's numbers are checked to be
 bit-identical to the in-process ones (printed as ``same bits``).
 
@@ -30,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     import numpy as np
 
-    from meta_eval import statistics
-    from meta_eval.chunks import spread
-    from meta_eval.engines import make_engine
+    from meta_eval import stats as statistics
+    from meta_eval.scoring.chunks import spread
+    from meta_eval.scoring.engines import make_engine
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=5000)

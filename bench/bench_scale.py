@@ -19,7 +19,7 @@ What is timed
     Each (set, metric, engine, workers) runs in a fresh Python process, as a user's ``meta-eval score`` would: the
     metric is created (MoverScore with the offline MiniLM encoder) and fitted (its IDF on the first 10,000 rows), one batch is scored in the driver
     before the clock starts (imports, GloVe and model loading), then batches of ``--batch-size`` rows are handed to
-    the engine (:meth:`meta_eval.engines.Engine.score_batches`), 200 batches (51,200 rows) at a time, until
+    the engine (:meth:`meta_eval.scoring.engines.Engine.score_batches`), 200 batches (51,200 rows) at a time, until
     every row is scored or ``--seconds`` have passed (the rate is then over the rows scored). Worker start-up (a
     local pool's processes, a local Ray instance) is inside the clock: it is part of what a run costs. No cache.
 
@@ -47,7 +47,7 @@ LARGEST = ("wmt21-mqm-ted", "zh-en+human")
 
 
 def _texts(data_dir: str):
-    import judgments
+    from meta_eval import judgments
 
     jset = judgments.load(LARGEST[0], data_dir, subset=LARGEST[1])
     return jset.examples()
@@ -68,7 +68,7 @@ def generated(examples, n_rows: int, batch_size: int, seed: int = 0):
     """Batches of generated rows (see the module notes), made on the fly with ``numpy.random.default_rng(seed)``."""
     import numpy as np
 
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     cands, refs = _sentences(examples)
     rng = np.random.default_rng(seed)
@@ -135,8 +135,8 @@ class PeakMemory:
 
 def _one(set_name: str, metric_name: str, engine_name: str, workers: int, args) -> dict:
     """One configuration, in this (fresh) process."""
-    from meta_eval.engines import make_engine
-    from metrics import create
+    from meta_eval.scoring.engines import make_engine
+    from meta_eval.metrics import create
 
     examples = _texts(args.data_dir)
     if set_name == "largest":

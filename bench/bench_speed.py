@@ -24,7 +24,8 @@ given by both: on a shared machine wall-clock times move with the other processe
 - MoverScore, reference: ``bench_metrics.reference_moverscore``, the ``moverscore_v2`` algorithm (moverscore 1.0.3)
   with the same MiniLM encoder and thread count (``META_EVAL_TORCH_THREADS``, default 1): padded batches of 256
   references and 256 candidates, IDF over the lists, full joint-space transport plan per pair with POT; meta-eval:
-  ``meta_eval.runner.score_examples(MoverScore(model="minilm"), rows)`` as ``meta-eval run`` calls it (IDF fitted on
+  ``meta_eval.scoring.runner.score_examples(MoverScore(model="minilm"), rows)`` as ``meta-eval run`` calls it (IDF
+  fitted on
   the rows, batches of 256, no score cache). The first ``--mover-pairs`` chaganty rows. ``--released`` also times
   :func:`released_moverscore`, closer to the released ``moverscore_v2.py`` (eager attention with attention maps, as
   its config asks; pyemd's transport when pyemd is importable).
@@ -52,7 +53,7 @@ TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 
 
 def _rows(name: str, data_dir: str, limit: int | None = None):
-    import judgments
+    from meta_eval import judgments
 
     rows = judgments.load(name, data_dir).examples()
     return rows[:limit] if limit else rows
@@ -77,8 +78,8 @@ def released_moverscore(refs: list[str], hyps: list[str], batch_size: int = 256)
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from metrics import numeric
-    from metrics.encoder import _minilm_path
+    from meta_eval.metrics import numeric
+    from meta_eval.metrics.encoder import _minilm_path
 
     numeric.apply_to_torch()  # the same numeric mode as meta-eval's side (oneDNN off in the portable mode)
     try:
@@ -186,7 +187,7 @@ def _one(kind: str, name: str, data_dir: str, pairs: int | None) -> dict:
     if kind == "rouge-ref-split":  # rouge-score on the sentences meta-eval splits (the splitting is not timed)
         from rouge_score import rouge_scorer
 
-        from metrics.rouge import prepare
+        from meta_eval.metrics.rouge import prepare
 
         rows = _rows(name, data_dir)
         split = {t: prepare(t) for ex in rows for t in (ex.candidate, *ex.references)}
@@ -197,7 +198,7 @@ def _one(kind: str, name: str, data_dir: str, pairs: int | None) -> dict:
             scorer.score_multi([split[r] for r in ex.references], split[ex.candidate])
         return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rows": len(rows)}
     if kind in ("rouge-meta", "rouge-meta-newline"):
-        from metrics import Example, create
+        from meta_eval.metrics import Example, create
 
         rows = _rows(name, data_dir)
         create("rouge").score([Example("Warm up. The imports.", ("Warm up the stemmer.",))])  # imports only
@@ -206,7 +207,7 @@ def _one(kind: str, name: str, data_dir: str, pairs: int | None) -> dict:
         metric.score(rows)
         return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu, "rows": len(rows)}
     if kind == "rouge-split":
-        from metrics.rouge import prepare
+        from meta_eval.metrics.rouge import prepare
 
         rows = _rows(name, data_dir)
         texts = list(dict.fromkeys([ex.candidate for ex in rows] + [r for ex in rows for r in ex.references]))
@@ -231,9 +232,9 @@ def _one(kind: str, name: str, data_dir: str, pairs: int | None) -> dict:
         return {"seconds": seconds, "cpu": time.process_time() - cpu, "rows": len(rows), "scores": scores,
                 "solver": solver}
     if kind == "mover-meta":
-        from meta_eval.runner import score_examples
-        from metrics.encoder import load_encoder
-        from metrics.moverscore import MoverScore
+        from meta_eval.scoring.runner import score_examples
+        from meta_eval.metrics.encoder import load_encoder
+        from meta_eval.metrics.moverscore import MoverScore
 
         rows = _rows(name, data_dir, pairs)
         load_encoder("minilm")  # the model loads outside the clock, as the reference's does
@@ -260,7 +261,7 @@ def _forward_work(pairs: int, data_dir: str) -> dict:
     import torch
     from transformers import AutoConfig, AutoTokenizer
 
-    from metrics.encoder import _minilm_path
+    from meta_eval.metrics.encoder import _minilm_path
 
     path = str(_minilm_path())
     config, tok = AutoConfig.from_pretrained(path), AutoTokenizer.from_pretrained(path)
@@ -325,7 +326,7 @@ def main() -> None:
                              "$META_EVAL_NUMERIC, else portable]")
     parser.add_argument("--one", nargs=2, metavar=("KIND", "SET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from metrics import numeric
+    from meta_eval.metrics import numeric
 
     numeric.set_mode(args.numeric or numeric.current_mode())  # before torch; the timed processes inherit it
     if args.one:

@@ -1,4 +1,4 @@
-"""Benchmark of the resampling statistics (meta_eval.resampling) on the real SummEval grid: 100 documents x 16 systems.
+"""Benchmark of the resampling statistics (meta_eval.stats.resampling) on the real SummEval grid: 100 documents x 16 systems.
 
 Run from the repository root (needs ../shared/judgments or --data-dir):
 
@@ -46,10 +46,10 @@ def main() -> None:
     parser.add_argument("--all-pairs", action="store_true", help="also time the 45-pair permutation p-value matrix")
     args = parser.parse_args()
 
-    import judgments
-    from meta_eval.clusters import significance_clusters
+    from meta_eval import judgments
+    from meta_eval.stats.clusters import significance_clusters
     from meta_eval.matrix import to_matrix
-    from meta_eval.resampling import LEVELS, bootstrap_ci, level_correlation, pairwise_permutation_pvalues, \
+    from meta_eval.stats.resampling import LEVELS, bootstrap_ci, level_correlation, pairwise_permutation_pvalues, \
         permutation_test
 
     jset = judgments.load("summeval", args.data_dir)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from judgments.base import Judgment, JudgmentError, JudgmentSet
-from judgments.files import DataError, data_dir
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
+from meta_eval.judgments.files import DataError, data_dir
 
 __all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "load"]
 
-BUILTIN = {"chaganty": "judgments.chaganty", "essays": "judgments.essays", "summeval": "judgments.summeval",
-           "realsumm": "judgments.realsumm", "wmt21-mqm-ted": "judgments.wmt21_mqm", "frank": "judgments.frank",
-           "qags": "judgments.qags"}
+BUILTIN = {name: f"meta_eval.judgments.{module}" for name, module in (
+    ("chaganty", "chaganty"), ("essays", "essays"), ("summeval", "summeval"), ("realsumm", "realsumm"),
+    ("wmt21-mqm-ted", "wmt21_mqm"), ("frank", "frank"), ("qags", "qags"))}
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
@@ -39,7 +39,7 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
         repair (the SMS paper scored the essays as released). The other sets are never altered, so there ``text``
         must be ``"repaired"`` (the default) or ``"as-released"`` and both give the same texts.
     """
-    from judgments.text import text_fixer
+    from meta_eval.judgments.text import text_fixer
 
     text_fixer(text)  # validates
     if name in BUILTIN:
@@ -50,7 +50,7 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     if path.suffix in (".jsonl", ".gz") or path.exists():
         if subset not in (None, "all"):
             raise JudgmentError("subsets apply to built-in sets only")
-        from judgments import jsonl
+        from meta_eval.judgments import jsonl
 
         return jsonl.load(path, text=text)
     raise JudgmentError(f"unknown judgment set {name!r}: use one of {', '.join(BUILTIN)} or a path to a .jsonl file")

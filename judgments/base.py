@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from metrics.base import Example
+from meta_eval.metrics.base import Example
 
 __all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples"]
 
@@ -97,7 +97,7 @@ class LabelledExamples(list):
     """A list of :class:`~metrics.base.Example` that also holds ``labels``: one location per example, for messages.
 
     :meth:`JudgmentSet.examples` and the readers of ``meta-eval score`` return one, so that
-    :func:`meta_eval.runner.score_examples` can name the file and line (or the row id) of an example a metric
+    :func:`meta_eval.scoring.runner.score_examples` can name the file and line (or the row id) of an example a metric
     cannot score (e.g. one without a reference), whatever the batch size and the cache. A copy made with ``list()``
     or a slice is a plain list without labels.
     """

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -30,7 +30,7 @@ from judgments.base import (
     make_ids_unique,
     read_gzip_jsonl,
 )
-from judgments.files import DataFile, Source, ensure_file
+from meta_eval.judgments.files import DataFile, Source, ensure_file
 
 # The data file is the authors' original file itself (downloaded and verified, not converted).
 SOURCE = Source("arunchaganty/active-evaluation", "7a777a0c8697a8f55f951f394a048433377643af", "data/lqual.jsonl.gz",

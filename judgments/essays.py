@@ -22,9 +22,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from judgments.base import Judgment, JudgmentError, JudgmentSet, check_subset
-from judgments.files import DataFile, ensure_file
-from judgments.text import text_fixer
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet, check_subset
+from meta_eval.judgments.files import DataFile, ensure_file
+from meta_eval.judgments.text import text_fixer
 
 # Not downloadable: no public file is pinned for this set (shared/judgments/SOURCES.md lists none). The essays are the
 # Kaggle ASAP-AES release (behind a Kaggle login and the competition's terms) or a copy in a student repository
@@ -78,7 +78,7 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True,
                                  scores={"domain1_score": _float(rec["domain1_score"], where)},
                                  judges={"domain1_score": judges}, where=where))
     if subset == "sms":
-        from metrics.text import split_sentences
+        from meta_eval.metrics.text import split_sentences
 
         keep = {rid for rid, raw in raw_texts.items() if 5 <= len(split_sentences(raw)) <= 15}
         rows = [r for r in rows if r.id in keep]

@@ -80,7 +80,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from judgments.limits import max_input_bytes
+from meta_eval.judgments.limits import max_input_bytes
 
 ENV_VAR = "META_EVAL_DATA"
 MIRROR_ENV_VAR = "META_EVAL_MIRROR"

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -49,8 +49,8 @@ from judgments.base import (
     get_field,
     get_number,
 )
-from judgments.convert import frank as _convert
-from judgments.files import DataFile, ensure_file
+from meta_eval.judgments.convert import frank as _convert
+from meta_eval.judgments.files import DataFile, ensure_file
 
 FILE = DataFile(
     relpath="frank/frank.jsonl.gz",
@@ -62,7 +62,7 @@ FILE = DataFile(
                "system) with doc_id, dataset, system, split, src, ref_summ, sys_summ, sys_summ_sentences and scores "
                "(see PROVENANCE.md)",
     sources=_convert.SOURCES,
-    convert="judgments.convert.frank:convert",
+    convert="meta_eval.judgments.convert.frank:convert",
     content_sha256=_convert.CONTENT_SHA256,  # the decompressed bytes
 )
 CATEGORIES = ("Semantic_Frame_Errors", "Discourse_Errors", "Content_Verifiability_Errors", "RelE", "EntE", "CircE",
@@ -137,7 +137,7 @@ def _notes(subset: str) -> tuple[str, ...]:
 
 def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
     """Read and check the converted file at ``path`` (no checksum: :func:`load` verifies it) and keep ``subset``."""
-    from judgments.jsonl import iter_jsonl
+    from meta_eval.judgments.jsonl import iter_jsonl
 
     check_subset("frank", subset, SUBSETS)
     parsed = [_judgment(obj, where) for where, obj in iter_jsonl(path)]

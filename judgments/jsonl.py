@@ -18,7 +18,7 @@ Rules (each choice is printed by ``meta-eval run`` and ``meta-eval judgments PAT
   UTF-8, a byte-order mark at its start is skipped), a text holding a lone surrogate escape (``"\\ud800"``),
   NaN/Infinity scores, wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen metric cannot
   score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval run`` names the
-  first such rows, :func:`meta_eval.runner.score_examples`).
+  first such rows, :func:`meta_eval.scoring.runner.score_examples`).
 - ids must be unique: ``f.jsonl:7: id 'x' on line 7 was already used on line 3``. A row without ``id`` takes its
   line number (as a string) as its id.
 - Texts may be empty or whitespace only (every metric gives them a documented value); they are not errors.
@@ -55,9 +55,9 @@ import math
 import zlib
 from pathlib import Path
 
-from judgments.base import Judgment, JudgmentError, JudgmentSet
-from judgments.limits import check_regular_file, iter_lines
-from judgments.text import check_encodable, decode_line, repair_text, text_fixer
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
+from meta_eval.judgments.limits import check_regular_file, iter_lines
+from meta_eval.judgments.text import check_encodable, decode_line, repair_text, text_fixer
 
 CONVENTIONAL_DEFAULT = "overall"
 

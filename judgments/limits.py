@@ -10,7 +10,7 @@ first grew a process to 23 GB), and a file of one endless line would be held who
 - A line of more than :func:`max_line_bytes` bytes: refused naming the file and the line. Default 256 MiB (a
   judged row with its source document is kilobytes); ``META_EVAL_MAX_LINE_BYTES`` changes it.
 - A text (candidate, reference or source) of more than :func:`max_text_chars` characters: refused before any
-  scoring, naming the row (:func:`meta_eval.runner.check_examples`). Default 1,000,000 (some 400 pages);
+  scoring, naming the row (:func:`meta_eval.scoring.runner.check_examples`). Default 1,000,000 (some 400 pages);
   ``META_EVAL_MAX_TEXT_CHARS`` changes it. Why a limit: NLTK stops every regular expression that runs longer than
   5 s of wall-clock time, so a 20 MB text failed every metric, and 4-8 MB texts passed or failed with the machine's
   load that minute. Under the limit a text's longest regular expression takes well under a second (Punkt's split

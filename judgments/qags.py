@@ -13,7 +13,7 @@ Human dimensions:
   consistent; the paper's score (three annotations per sentence, majority vote, averaged over the summary).
   ``judges["factuality"]`` holds the three workers' own shares (worker k: the share of sentences k said "yes" to),
   so the human ceiling compares workers with each other. Worker ids differ from summary to summary, so slot k is
-  "the k-th worker of this summary", a pseudo-annotator (see :mod:`meta_eval.ceiling`).
+  "the k-th worker of this summary", a pseudo-annotator (see :mod:`meta_eval.stats.ceiling`).
 - ``consistent`` (0 or 1): 1 if every sentence is majority-consistent, the binary label of later benchmarks. It is
   not a function of per-worker labels, so it has no ``judges``.
 - ``mean_yes`` (0..1): the share of "yes" among all sentences x 3 answers, no majority step; it is exactly the mean
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -52,8 +52,8 @@ from judgments.base import (
     get_field,
     get_number,
 )
-from judgments.convert import qags as _convert
-from judgments.files import DataFile, ensure_file
+from meta_eval.judgments.convert import qags as _convert
+from meta_eval.judgments.files import DataFile, ensure_file
 
 FILE = DataFile(
     relpath="qags/qags.jsonl.gz",
@@ -64,7 +64,7 @@ FILE = DataFile(
                "doc_id, dataset, system, src, ref_summ, sys_summ, scores, annotators, worker_ids and "
                "summary_sentences (see PROVENANCE.md)",
     sources=_convert.SOURCES,
-    convert="judgments.convert.qags:convert",
+    convert="meta_eval.judgments.convert.qags:convert",
     content_sha256=_convert.CONTENT_SHA256,  # the decompressed bytes
 )
 DIMENSIONS = ("factuality", "consistent", "mean_yes")
@@ -140,7 +140,7 @@ def _judgment(obj: object, where: str) -> tuple[Judgment, str]:
 
 def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
     """Read and check the converted file at ``path`` (no checksum: :func:`load` verifies it) and keep ``subset``."""
-    from judgments.jsonl import iter_jsonl
+    from meta_eval.judgments.jsonl import iter_jsonl
 
     check_subset("qags", subset, SUBSETS)
     parsed = [_judgment(obj, where) for where, obj in iter_jsonl(path)]

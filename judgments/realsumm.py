@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -29,7 +29,7 @@ from judgments.base import (
     make_ids_unique,
     read_gzip_jsonl,
 )
-from judgments.files import DataFile, Source, ensure_file
+from meta_eval.judgments.files import DataFile, Source, ensure_file
 
 SOURCE = Source("neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe33458", "SUM/REALSumm/data.pkl",
                 "1f9c97d27e8fe3ade81f76ea33dc6d3b5b333a602b1c568130306039bd701942", 1510489)
@@ -40,7 +40,7 @@ FILE = DataFile(
     how_to_get="it is converted from SUM/REALSumm/data.pkl of the repository neulab/BARTScore at commit "
                "248f511cb34ae3753fc81f7d7a945de5bfe33458 (see judgments/convert/bartscore.py)",
     sources=(SOURCE,),
-    convert="judgments.convert.bartscore:realsumm",
+    convert="meta_eval.judgments.convert.bartscore:realsumm",
     content_sha256="4bd69f5e8973873325c5eb53720b69e0dff2af2dfc58b1e2d43cf219cc3bb029",  # the decompressed bytes
 )
 DIMENSIONS = ("litepyramid_recall",)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -33,7 +33,7 @@ from judgments.base import (
     make_ids_unique,
     read_gzip_jsonl,
 )
-from judgments.files import DataFile, Source, ensure_file
+from meta_eval.judgments.files import DataFile, Source, ensure_file
 
 SOURCE = Source("neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe33458", "SUM/SummEval/data.pkl",
                 "008f1639a3352f0248cac88b74ff431c27287a027a888902ef425a26005f0acf", 1176833)
@@ -44,7 +44,7 @@ FILE = DataFile(
     how_to_get="it is converted from SUM/SummEval/data.pkl of the repository neulab/BARTScore at commit "
                "248f511cb34ae3753fc81f7d7a945de5bfe33458 (see judgments/convert/bartscore.py)",
     sources=(SOURCE,),
-    convert="judgments.convert.bartscore:summeval",
+    convert="meta_eval.judgments.convert.bartscore:summeval",
     content_sha256="4a9a975e5c685fcc4da3d835cfd64efede15015524ac8a281dd29cde473500ea",  # the decompressed bytes
 )
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")

@@ -13,7 +13,7 @@ metric's docstring), and a reader decides what it accepts.
 """
 from __future__ import annotations
 
-from judgments.base import JudgmentError
+from meta_eval.judgments.base import JudgmentError
 
 __all__ = ["TEXT_MODES", "check_encodable", "decode_line", "decode_lines", "repair_text", "text_fixer"]
 

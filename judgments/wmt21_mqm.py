@@ -10,7 +10,7 @@ Human score ``mqm`` (the only dimension, so the default): minus the weighted cou
 **higher is better**, 0 = no error, no lower bound. It is the gold score of the WMT21 metrics task for TED talks
 (mt-metrics-eval ``wmt21.tedtalks``: ``std_gold`` ``mqm`` at the segment and system levels). Each item was rated by
 **one** professional translator, so ``judges["mqm"]`` holds that single value: there is no second annotator and no
-human ceiling (:func:`meta_eval.ceiling.no_annotator_reason` says so).
+human ceiling (:func:`meta_eval.stats.ceiling.no_annotator_reason` says so).
 
 Each row: candidate = the system's translation (``sys_summ``), source = the source segment (``src``), references =
 the **standard reference only** (``ref_summ``): ``refA`` (system ``ref``) for en-de and ``refB`` for zh-en, as
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgments.base import (
+from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
@@ -57,8 +57,8 @@ from judgments.base import (
     get_field,
     get_number,
 )
-from judgments.convert import wmt21_mqm as _convert
-from judgments.files import DataFile, ensure_file
+from meta_eval.judgments.convert import wmt21_mqm as _convert
+from meta_eval.judgments.files import DataFile, ensure_file
 
 FILE = DataFile(
     relpath="wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz",
@@ -69,7 +69,7 @@ FILE = DataFile(
                "lines, one object per (language pair, segment, system) with doc_id, lp, system, is_human, "
                "ref_system, src, ref_summ, ref_summs, sys_summ, scores.mqm and annotators.mqm (see PROVENANCE.md)",
     sources=_convert.SOURCES,
-    convert="judgments.convert.wmt21_mqm:convert",
+    convert="meta_eval.judgments.convert.wmt21_mqm:convert",
     content_sha256=_convert.CONTENT_SHA256,  # the decompressed bytes
 )
 DIMENSIONS = ("mqm",)
@@ -131,7 +131,7 @@ def _check_pair(rows: list[tuple[Judgment, dict]]) -> None:
 
 def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
     """Read and check the converted file at ``path`` (no checksum: :func:`load` verifies it) and keep ``subset``."""
-    from judgments.jsonl import iter_jsonl
+    from meta_eval.judgments.jsonl import iter_jsonl
 
     check_subset("wmt21-mqm-ted", subset, SUBSETS)
     parsed = [_judgment(obj, where) for where, obj in iter_jsonl(path)]

@@ -1,20 +1,20 @@
 """Building a leaderboard: correlations at every level with bootstrap intervals, pairwise significance tests and
 significance clusters, for scored judgment sets; written as ``results.json`` + ``README.md`` + ``index.html``.
 
-Statistics (``meta_eval.resampling``, Deutsch, Dror & Roth, TACL 2021): for each set and level (summary, system,
+Statistics (``meta_eval.stats.resampling``, Deutsch, Dror & Roth, TACL 2021): for each set and level (summary, system,
 global) and each correlation (Pearson, Spearman, Kendall tau-b), the correlation of every metric variant with the
 human score and its BOOT-BOTH percentile interval; for the primary correlation, PERM-BOTH permutation p-values for
 every ordered pair of variants and significance clusters (mt-metrics-eval's ranking) after Holm correction.
 Metrics where lower is better are negated first. A row judged for several systems (chaganty's
-``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined for a variant (constant
-scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated (document, system) pairs
-(chaganty's 006588 ml+rl) are averaged into one cell before any level is computed.
+``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined
+for a variant (constant scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated
+(document, system) pairs (chaganty's 006588 ml+rl) are averaged into one cell before any level is computed.
 
-Beside the correlations, the statistics the field reports since 2021 (:mod:`meta_eval.statistics`), where they
+Beside the correlations, the statistics the field reports since 2021 (:mod:`meta_eval.stats`), where they
 apply: system-level pairwise accuracy (Kocmi et al. 2021) and soft pairwise accuracy (SPA, Thompson et al. 2024;
 the WMT24 meta-metric), and acc-t grouped by item (Deutsch, Foster & Freitag 2023; WMT23's segment-level
 statistic), each with its interval, its own significance test and clusters. Every block carries the human ceiling
-(leave-one-annotator-out, :mod:`meta_eval.ceiling`) at its statistic and level, or why a set has none.
+(leave-one-annotator-out, :mod:`meta_eval.stats.ceiling`) at its statistic and level, or why a set has none.
 
 The schema of ``results.json`` is documented in ``leaderboard/SCHEMA.md``.
 """
@@ -28,14 +28,14 @@ from typing import Sequence
 
 import numpy as np
 
-from meta_eval.clusters import significance_clusters
+from meta_eval.stats.clusters import significance_clusters
 from meta_eval.evaluate import units_warning
-from meta_eval.ceiling import annotator_matrices
+from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
-from meta_eval.statistics import GROUPING
-from meta_eval.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
-from meta_eval.runner import MetricScores
-from metrics.base import package_version
+from meta_eval.stats import GROUPING
+from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
+from meta_eval.scoring.runner import MetricScores
+from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard",
            "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError"]
@@ -81,10 +81,10 @@ def _clean(x: float) -> float | None:
 def _ceiling(jset, dimension: str, statistic: str, level: str, n_resamples: int, seed: int,
              confidence: float, pairs) -> dict:
     """The block's human ceiling as a dict (``value`` None and the reason in ``note`` when undefined)."""
-    from meta_eval import statistics
+    from meta_eval.evaluate import ceiling
 
     try:
-        c = statistics.ceiling(jset, dimension, statistic, level, n_resamples=n_resamples, seed=seed,
+        c = ceiling(jset, dimension, statistic, level, n_resamples=n_resamples, seed=seed,
                                confidence=confidence, n_permutations=N_PERMUTATIONS, pairs=pairs).as_dict()
     except ValueError as exc:
         return {"value": None, "note": f"undefined: {exc}"}
@@ -103,7 +103,7 @@ def _ranked(names, point, P, alpha, correction, results):
 def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_resamples, seed, confidence, alpha,
                  correction, pairwise, pairs) -> dict | None:
     """One block of a pairwise statistic or SPA (see the module notes); None if no variant has a value."""
-    from meta_eval import statistics
+    from meta_eval import stats as statistics
 
     try:
         est = statistics.point(X_all, Z, statistic, level, n_permutations=N_PERMUTATIONS, seed=seed)
@@ -134,7 +134,8 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
     valid = ~np.isnan(Z)
     units = int((valid.sum(axis=1) >= 2).sum()) if level == "summary" else int((valid.sum(axis=0) > 0).sum())
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
-            "n_units": units, "warning": units_warning(level, units), "results": results, "pairwise": tests, "seed": seed, "n_resamples": n_resamples,
+            "n_units": units, "warning": units_warning(level, units), "results": results, "pairwise": tests,
+            "seed": seed, "n_resamples": n_resamples,
             "ci_method": setting["resampling"]["method"], "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
             "undefined": [variants[i] for i in range(len(variants)) if i not in set(ok)],
@@ -249,7 +250,7 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
                       seed: int, confidence: float, alpha: float, correction: str, primary: str) -> dict:
     """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document."""
-    from leaderboard.render import render_html, render_readme
+    from meta_eval.leaderboard.render import render_html, render_readme
 
     doc = {"schema": SCHEMA, "name": name, "command": command, "meta_eval_version": package_version("meta-eval"),
            "meta_evaluation": {"signature": publication_signature(n_resamples, seed, confidence, alpha, correction,

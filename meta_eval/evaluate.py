@@ -22,11 +22,11 @@ from typing import Sequence
 
 import numpy as np
 
-from meta_eval.correlation import correlate
-from meta_eval.runner import MetricScores
-from meta_eval.significance import williams_test
+from meta_eval.stats.correlation import correlate
+from meta_eval.scoring.runner import MetricScores
+from meta_eval.stats.significance import williams_test
 
-__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "check_level", "evaluate", "evaluate_level", "level_warning",
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "check_level", "evaluate", "evaluate_level", "ceiling", "level_warning",
            "units_warning"]
 
 #: The fewest units a level's statistic is reported without a warning (:func:`level_warning`): below it the number
@@ -72,7 +72,7 @@ def check_level(jset, dimension: str, level: str) -> str:
     """Raise :class:`LevelError` if ``level`` cannot be computed from ``jset``'s human scores for ``dimension``.
 
     Run it on the set that will be scored (rows without a ``dimension`` score left out, duplicates resolved). The
-    conditions are those under which :func:`meta_eval.resampling.level_correlation` is defined for the human side:
+    conditions are those under which :func:`meta_eval.stats.resampling.level_correlation` is defined for the human side:
 
     - global: 3 or more rows whose human scores are not all equal;
     - system: every row has a system, and 3 or more systems whose mean human scores are not all equal;
@@ -234,22 +234,22 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                    n_permutations: int = 1000) -> list[VariantResult]:
     """A statistic at one level with bootstrap intervals and one-sided tests against ``baseline``.
 
-    ``kind`` is any statistic of :mod:`meta_eval.statistics` (the correlations, ``accuracy``, ``acc-eq``, ``acc-t``,
+    ``kind`` is any statistic of :mod:`meta_eval.stats` (the correlations, ``accuracy``, ``acc-eq``, ``acc-t``,
     ``spa``) that exists at ``level``; the correlations at the global level are :func:`evaluate` (Williams tests).
     Every variant also gets its three correlations at the level. Intervals and tests are those of
-    :func:`meta_eval.statistics.describe`, all seeded with ``seed``.
+    :func:`meta_eval.stats.describe`, all seeded with ``seed``.
 
     Raises
     ------
     LevelError
         If the level cannot be computed for the human scores (:func:`check_level`) or no variant has a defined
         value; a variant without one while others have one gets a note instead.
-    meta_eval.statistics.StatisticError
+    meta_eval.stats.StatisticError
         If the statistic does not exist at this level.
     """
-    from meta_eval import statistics
+    from meta_eval import stats as statistics
     from meta_eval.matrix import judgment_matrices
-    from meta_eval.resampling import level_correlation
+    from meta_eval.stats.resampling import level_correlation
 
     statistic = kind
     statistics.check_statistic(statistic, level)
@@ -304,9 +304,9 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
 def add_partial(results: list[VariantResult], jset, dimension: str, metric_scores: Sequence[MetricScores],
                 kind: str) -> None:
     """Set each result's ``partial``/``partial_p``: its ``kind`` correlation with the humans controlling for the
-    system, as FRANK reports it (:func:`meta_eval.partial.partial_correlation`, residuals within systems, p-value
+    system, as FRANK reports it (:func:`meta_eval.stats.partial.partial_correlation`, residuals within systems, p-value
     with n - S - 1 degrees of freedom). Every row needs a system (else :class:`judgments.JudgmentError`)."""
-    from meta_eval.partial import partial_correlation
+    from meta_eval.stats.partial import partial_correlation
 
     jset.require_systems("the partial correlation controlling for the system needs")
     systems = [r.system for r in jset.rows]
@@ -323,9 +323,9 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
               lower: float, upper: float) -> None:
     """Set each result's ``delta``: Kendall's tau over the system pairs whose metric difference |delta| (of the
     system means, oriented) lies in [lower, upper], with the number of pairs (Deutsch, Dror & Roth 2022,
-    :func:`meta_eval.system_level.delta_correlation`)."""
+    :func:`meta_eval.stats.system_level.delta_correlation`)."""
     from meta_eval.matrix import judgment_matrices
-    from meta_eval.system_level import delta_correlation, system_scores
+    from meta_eval.stats.system_level import delta_correlation, system_scores
 
     variants = {v: s for ms in metric_scores for v, s in _oriented(ms).items()}
     names = [r.metric for r in results]
@@ -335,3 +335,31 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
     for r, X in zip(results, matrices):
         x = system_scores(X, r.metric)
         r.delta = delta_correlation(x[keep], z[keep], lower, upper).as_dict()
+
+
+def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
+            confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None):
+    """The human ceiling of ``jset`` (:mod:`meta_eval.stats.ceiling`) with this statistic, level and the metrics' bootstrap draws.
+
+    Returns a :class:`meta_eval.stats.ceiling.Ceiling`; a set without per-annotator values gives ``value=None`` and the
+    reason in ``note``. ``pairs``: :func:`meta_eval.stats.ceiling.annotator_matrices` of ``jset`` when the caller has
+    them already (one set, several statistics).
+    """
+    from meta_eval import stats
+    from meta_eval.stats.ceiling import annotator_matrices, human_ceiling
+
+    stats.check_statistic(statistic, level)
+    options = {"epsilon": epsilon, "n_permutations": n_permutations}
+
+    def value(A, O):
+        return float(stats.point(A[None], O, statistic, level, seed=seed, **options).values[0])
+
+    def draws(A, O, s):
+        return stats.samples(A[None], O, statistic, level, n_resamples=n_resamples, seed=s, **options)[:, 0]
+
+    value.__name__ = statistic
+    pairs = annotator_matrices(jset, dimension) if pairs is None else pairs
+    c = human_ceiling(pairs, level, None, statistic=value, samples=draws, n_resamples=n_resamples,
+                      confidence=confidence, seed=seed,
+                      resample="documents" if statistic == "spa" else "both")
+    return c

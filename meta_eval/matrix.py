@@ -1,6 +1,6 @@
 """Score matrices: one (document x system) grid of scores per metric or human dimension.
 
-The resampling statistics of :mod:`meta_eval.resampling` work on matrices rather than rows: entry ``M[i, j]`` is
+The resampling statistics of :mod:`meta_eval.stats.resampling` work on matrices rather than rows: entry ``M[i, j]`` is
 the score of system ``j`` on document ``i`` (rows = documents, the paper's "inputs"; columns = systems), NaN where
 that system has no summary of that document or the score is missing. Deutsch, Dror & Roth (TACL 2021, section 2)
 write the same data as a systems x inputs matrix; this package uses the transpose throughout.
@@ -106,7 +106,7 @@ def to_matrix(values, doc_ids: Sequence, systems: Sequence,
 def align_missing(*matrices) -> list[np.ndarray]:
     """Copies of same-shape matrices with NaN in every cell where any of them is NaN.
 
-    The statistics of :mod:`meta_eval.resampling` need metric and human matrices with one NaN pattern (a cell is
+    The statistics of :mod:`meta_eval.stats.resampling` need metric and human matrices with one NaN pattern (a cell is
     either scored by all or left out by all); this is the usual way to get there (pairwise deletion).
 
     Raises
@@ -159,7 +159,7 @@ def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
         If a row has no system (the file and the row are named), or a pair repeats under ``"error"`` (the rows are
         named: file and line for JSONL).
     """
-    from judgments.base import DUPLICATE_POLICIES as SET_POLICIES
+    from meta_eval.judgments.base import DUPLICATE_POLICIES as SET_POLICIES
 
     policy = jset.duplicates if duplicates is None else duplicates
     if policy not in SET_POLICIES:

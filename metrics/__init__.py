@@ -1,15 +1,24 @@
 """Metric registry and metrics. Importing this package is cheap: metric modules import heavy libraries lazily.
 
 Importing it applies the numeric mode (:mod:`metrics.numeric`) before anything can load torch.
+
+Import it as ``meta_eval.metrics``. The old top-level name ``metrics`` (plugins written as ``from metrics import
+Metric, register``) gives this same module (see :mod:`meta_eval._layout`).
 """
-from metrics import numeric as _numeric
+if __name__ != "meta_eval.metrics":  # this folder imported by its old top-level name (a source checkout on the path)
+    import importlib as _importlib
+    import sys as _sys
 
-try:
-    _numeric.prepare()
-except _numeric.NumericModeError:  # a bad $META_EVAL_NUMERIC: reported where the mode is used (the CLI, a signature)
-    pass
-from metrics.base import Example, Metric, MetricError
-from metrics.registry import RegistryError, UnknownMetricError, create, get_class, names, register
+    _sys.modules[__name__] = _importlib.import_module("meta_eval.metrics")
+else:
+    from meta_eval.metrics import numeric as _numeric
 
-__all__ = ["Example", "Metric", "MetricError", "RegistryError", "UnknownMetricError", "create", "get_class", "names",
-           "register"]
+    try:
+        _numeric.prepare()
+    except _numeric.NumericModeError:  # a bad $META_EVAL_NUMERIC: reported where it is used (the CLI, a signature)
+        pass
+    from meta_eval.metrics.base import Example, Metric, MetricError
+    from meta_eval.metrics.registry import RegistryError, UnknownMetricError, create, get_class, names, register
+
+    __all__ = ["Example", "Metric", "MetricError", "RegistryError", "UnknownMetricError", "create", "get_class",
+               "names", "register"]

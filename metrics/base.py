@@ -31,8 +31,8 @@ class MetricError(ValueError):
 
 class NonFiniteScore(RuntimeError):
     """A metric returned NaN or an infinity for an example: ``variant``, the ``value``, the ``index`` in the batch and
-    the ``example`` itself, so that :func:`meta_eval.runner.score_examples` names its row (file and line) whatever
-    the batch (picklable with its fields: the error of a worker process reaches the driver whole)."""
+    the ``example`` itself, so that :func:`meta_eval.scoring.runner.score_examples` names its row (file and line)
+    whatever the batch (picklable with its fields: the error of a worker process reaches the driver whole)."""
 
     def __init__(self, message: str, variant: str, value: float, index: int, example: "Example | None" = None):
         super().__init__(message)
@@ -176,9 +176,9 @@ class Metric(abc.ABC):
     refs_fixed : bool
         True for metrics whose policy cannot be chosen (a learned metric takes its components' saved policies).
     parallel : str
-        How :mod:`meta_eval.engines` may spread the batches: ``"process"`` (default; CPU metrics) over every worker
-        process, ``"single"`` (neural metrics, which hold a loaded model) in one process per metric: the driver for
-        the local engine, one actor for Ray, so a 100 MB+ model is never copied once per core.
+        How :mod:`meta_eval.scoring.engines` may spread the batches: ``"process"`` (default; CPU metrics) over every
+        worker process, ``"single"`` (neural metrics, which hold a loaded model) in one process per metric: the driver
+        for the local engine, one actor for Ray, so a 100 MB+ model is never copied once per core.
     num_gpus : float
         GPUs the Ray engine reserves for a ``"single"`` metric's actor when the cluster has GPUs (else 0). The
         built-in metrics run on CPU: 0.
@@ -187,8 +187,8 @@ class Metric(abc.ABC):
         :func:`metrics.memo.on_release` (``"vectors"``: word vectors; ``"encoder"``: the shared encoders and the
         sentence states memo; ``"bertscore"``, ``"moverscore"``, ``"bertlm"``, ``"qa"``: a model and its memo).
         A run releases a resource once no metric still to run holds it, and runs the metrics that hold the same
-        resources one after the other (:func:`meta_eval.runner.run_order`), so that a run never keeps two metrics'
-        models at once.
+        resources one after the other (:func:`meta_eval.scoring.runner.run_order`), so that a run never keeps two
+        metrics' models at once.
     in_default_run : bool
         False for a metric that runs only when named (``-m NAME``), never in a default choice (``meta-eval run``,
         ``leaderboard publish``) nor in ``-m all``; ``not_default_reason`` says why (TER: minutes on a summarization
@@ -208,9 +208,10 @@ class Metric(abc.ABC):
     Multi-reference policies
     ------------------------
     Every reference-based metric (``needs_references``) accepts ``max``, ``mean``, ``first`` and ``jackknife``
-    (:data:`REFS_POLICIES`), its native policy and its own ones (``refs_own``). When the chosen policy is the native
-    one or an own one, :meth:`_score` sees the examples as they are. Otherwise the base class scores every (candidate, single reference) pair in one
-    :meth:`_score` call (for ``first`` only the first reference) and aggregates each example's M scores per variant:
+    (:data:`REFS_POLICIES`), its native policy and its own ones (``refs_own``). When the chosen policy is the native one
+    or an own one, :meth:`_score` sees the examples as they are. Otherwise the base class scores every (candidate,
+    single reference) pair in one :meth:`_score` call (for ``first`` only the first reference) and aggregates each
+    example's M scores per variant:
 
     - ``max``: the value of the reference with the highest selecting variant (``refs_select``; first on ties);
     - ``mean``: the mean over the M references;
@@ -259,7 +260,7 @@ class Metric(abc.ABC):
     def versions(self) -> dict[str, str]:
         """Versions of the libraries the scores depend on (part of the signature): ``libraries``, meta-eval, and for
         a plugin the distribution that installed it (:func:`metrics.code_digest.plugin_distribution`)."""
-        from metrics.code_digest import plugin_distribution
+        from meta_eval.metrics.code_digest import plugin_distribution
 
         out = {dist: package_version(dist) for dist in self.libraries}
         out["meta-eval"] = package_version("meta-eval")
@@ -270,7 +271,7 @@ class Metric(abc.ABC):
 
     def code(self) -> str:
         """Digest of the code that computes this metric's scores (:func:`metrics.code_digest.code_digest`)."""
-        from metrics.code_digest import code_digest
+        from meta_eval.metrics.code_digest import code_digest
 
         return code_digest(type(self))
 
@@ -425,10 +426,10 @@ class Metric(abc.ABC):
     def fit(self, examples: Sequence[Example]) -> None:
         """Compute statistics over the whole scored set (default: nothing; the scores depend on no set).
 
-        :func:`meta_eval.runner.score_examples` calls it with every example of the set, in input order, duplicates
-        included, *before* it takes the signature and looks up the cache, so that a metric whose scores depend on
-        the whole set (corpus statistics such as MoverScore's IDF, see :mod:`metrics.moverscore`) computes them
-        once, independently of the batches and of what is cached. An override must be deterministic, should stay
+        :func:`meta_eval.scoring.runner.score_examples` calls it with every example of the set, in input order,
+        duplicates included, *before* it takes the signature and looks up the cache, so that a metric whose scores
+        depend on the whole set (corpus statistics such as MoverScore's IDF, see :mod:`metrics.moverscore`) computes
+        them once, independently of the batches and of what is cached. An override must be deterministic, should stay
         cheap (it also runs when every score is cached: defer heavy work to :meth:`_score`), and must name what it
         fitted on in :meth:`config` under the key ``"fit"`` (e.g. a hash of the set's texts), so that scores
         fitted on different sets never share a signature, hence a cache key.
@@ -447,7 +448,8 @@ class Metric(abc.ABC):
             if not isinstance(ex, Example):
                 raise MetricError(f"example {i} of the {len(examples)} given to score() (from 0) is a "
                                   f"{type(ex).__name__}, not a metrics.Example")
-            # positions in this call only: meta_eval.runner.score_examples checks whole sets first and names rows
+            # positions in this call only: meta_eval.scoring.runner.score_examples checks whole sets first and
+            # names rows
             if self.needs_references and not ex.references:
                 raise MetricError(f"{self.name}: example {i} of the {len(examples)} given to score() (from 0) has "
                                   "no reference, and this metric needs one")

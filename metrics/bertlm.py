@@ -56,11 +56,11 @@ import os
 from functools import lru_cache
 from typing import Sequence
 
-from metrics.base import Example, Metric, MetricError, positive_int
-from metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
+from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
+from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
                              prepare_torch)
-from metrics.memo import on_release
-from metrics.registry import register
+from meta_eval.metrics.memo import on_release
+from meta_eval.metrics.registry import register
 
 __all__ = ["BertLM", "BertLMPerplexity", "MaskedLM", "load_masked_lm", "DEFAULT_MODEL"]
 
@@ -199,7 +199,7 @@ on_release("bertlm", load_masked_lm.cache_clear)
 class _PseudoPerplexity(Metric):
     needs_references = False
     requires = ("torch", "transformers")
-    parallel = "single"  # one process holds the model (meta_eval.engines)
+    parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     holds = ("bertlm",)  # the masked LM and its memo
     in_quick_run = False
     not_quick_reason = "a masked LM runs once per word piece of every text (pseudo-perplexity)"
@@ -257,7 +257,7 @@ class BertLM(_PseudoPerplexity):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> metric = create("bert-lm")
     >>> metric.config()["score"]
     'pll/n'
@@ -281,7 +281,7 @@ class BertLMPerplexity(_PseudoPerplexity):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> create("bert-lm-ppl").higher_is_better
     False
     >>> create("bert-lm-ppl").score([Example("")])["bert-lm-ppl"]  # doctest: +SKIP

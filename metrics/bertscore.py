@@ -96,12 +96,12 @@ from typing import Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
-from metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
+from meta_eval.metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
+from meta_eval.metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
                              map_in_threads, model_unavailable_reason, prepare_torch)
-from metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
-from metrics.registry import register
-from metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
+from meta_eval.metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
 
 __all__ = ["BertScore", "BERTSCORE_HINT", "bertscore_hash", "resolve_model"]
 
@@ -139,7 +139,7 @@ def resolve_model(model: str) -> Path:
     if reason is not None:
         raise MetricError(f"bertscore: {reason}")
     if model == MINILM:
-        from metrics.encoder import _minilm_path
+        from meta_eval.metrics.encoder import _minilm_path
 
         return _minilm_path()
     folder = Path(os.path.expanduser(model))
@@ -206,7 +206,7 @@ def _load(folder: str, layer: int, fast: bool, check_minilm: bool):
     from bert_score.utils import get_model, get_tokenizer
 
     if check_minilm:
-        from metrics.encoder import _verify_weights
+        from meta_eval.metrics.encoder import _verify_weights
 
         _verify_weights(Path(folder))
     with _LOAD_LOCK, _offline():
@@ -255,7 +255,7 @@ class BertScore(Metric):
     language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "bert_score")
     holds = ("bertscore",)  # its model and memo
-    parallel = "single"  # one process holds the model (meta_eval.engines)
+    parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     install_hint = BERTSCORE_HINT
     in_quick_run = False
     not_quick_reason = ("a transformer encodes every text (MiniLM by default: 34-54 s for chaganty's 2,667 texts "

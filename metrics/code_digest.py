@@ -26,8 +26,8 @@ signature also says ``<distribution>==<version>``, as it does for every library.
 
 Example
 -------
->>> from metrics.code_digest import code_files
->>> from metrics.rouge import Rouge
+>>> from meta_eval.metrics.code_digest import code_files
+>>> from meta_eval.metrics.rouge import Rouge
 >>> sorted(code_files(Rouge))[:2]
 ['metrics/base.py', 'metrics/data/nltk_english_stopwords.txt']
 """
@@ -44,10 +44,12 @@ from pathlib import Path
 
 __all__ = ["code_digest", "code_files", "plugin_distribution"]
 
-#: meta-eval's metric package: always followed, whatever the plugin's own package is
-BUILTIN_PACKAGE = "metrics"
+#: meta-eval's metric package: always followed, whatever the plugin's own package is; its files are named
+#: ``metrics/<path>`` in the digest wherever it is installed and whatever name it is imported under
+BUILTIN_PACKAGE = "meta_eval.metrics"
+BUILTIN_LABEL = "metrics"
 #: modules that compute no score (registration, re-exports): never part of a digest
-NOT_SCORING = frozenset({"metrics", "metrics.registry"})
+NOT_SCORING = frozenset({"meta_eval.metrics", "meta_eval.metrics.registry"})
 DIGEST_HEX = 12
 
 
@@ -97,8 +99,35 @@ def _imports(name: str, path: Path) -> set[str]:
     return found
 
 
+def _canonical(module: str) -> str:
+    """``metrics[.x]`` (the plugin API's old name, :mod:`meta_eval._layout`) as ``meta_eval.metrics[.x]`` when the
+    old name is meta-eval's own package."""
+    top = module.split(".")[0]
+    if top == BUILTIN_LABEL and sys.modules.get(top) is not None and sys.modules.get(top) is sys.modules.get(
+            BUILTIN_PACKAGE):
+        return f"meta_eval.{module}"
+    return module
+
+
 def _roots(cls: type) -> list[type]:
     return [k for k in cls.__mro__ if k is not object and k.__module__ not in ("abc", "builtins")]
+
+
+def _package_of(module: str) -> str:
+    """The package whose modules a digest follows for ``module``: meta-eval's metrics, else its top-level package."""
+    if module == BUILTIN_PACKAGE or module.startswith(BUILTIN_PACKAGE + "."):
+        return BUILTIN_PACKAGE
+    return module.split(".")[0]
+
+
+def _label(module: str, package: str, path: Path) -> str:
+    """``<package label>/<path inside the package>``: the same wherever the package is installed."""
+    label = BUILTIN_LABEL if package == BUILTIN_PACKAGE else package
+    if module == package and not _is_package(path):  # a top-level module, not a package
+        return path.name
+    base = _module_file(package)
+    root = base.parent if base is not None else path.parent
+    return f"{label}/{path.relative_to(root).as_posix()}"
 
 
 def code_files(cls: type) -> dict[str, bytes]:
@@ -107,7 +136,7 @@ def code_files(cls: type) -> dict[str, bytes]:
     Classes without a source file contribute ``<module>.<qualname>.code`` entries (their methods' compiled code).
     """
     roots = _roots(cls)
-    packages = {BUILTIN_PACKAGE} | {k.__module__.split(".")[0] for k in roots}
+    packages = {BUILTIN_PACKAGE} | {_package_of(k.__module__) for k in roots}
     files: dict[str, bytes] = {}
     seen: set[str] = set()
     todo = [k.__module__ for k in roots]
@@ -117,21 +146,20 @@ def code_files(cls: type) -> dict[str, bytes]:
         if name in seen:
             continue
         seen.add(name)
-        if name in NOT_SCORING or name.split(".")[0] not in packages:
+        package = _package_of(name)
+        if name in NOT_SCORING or package not in packages:
             continue
         path = _module_file(name)
         if path is None:
             continue
-        files[name.replace(".", "/") + ("/__init__.py" if _is_package(path) else ".py")] = path.read_bytes()
-        package = name if _is_package(path) else name.rpartition(".")[0]
+        files[_label(name, package, path)] = path.read_bytes()
         if (path.parent / "data").is_dir():
-            data_dirs.add((package, path.parent / "data"))
-        todo.extend(sorted(_imports(name, path) - seen))
-    for package, folder in data_dirs:
+            data_dirs.add((_label(name, package, path).rsplit("/", 1)[0], path.parent / "data"))
+        todo.extend(sorted({_canonical(m) for m in _imports(name, path)} - seen))
+    for prefix, folder in data_dirs:
         for item in sorted(folder.rglob("*")):
             if item.is_file() and "__pycache__" not in item.parts:
-                rel = item.relative_to(folder).as_posix()
-                files[f"{package.replace('.', '/')}/data/{rel}"] = item.read_bytes()
+                files[f"{prefix}/data/{item.relative_to(folder).as_posix()}"] = item.read_bytes()
     for k in roots:  # classes without a file: their compiled methods
         if _module_file(k.__module__) is None or k.__module__ == "__main__":
             parts = []
@@ -166,7 +194,7 @@ def plugin_distribution(cls: type) -> tuple[str, str] | None:
     """``(distribution, version)`` of the installed distribution providing ``cls``'s top-level package; None for
     meta-eval's own metrics and for classes not installed from a distribution (a script, a notebook)."""
     top = cls.__module__.split(".")[0]
-    if top in (BUILTIN_PACKAGE, "__main__"):
+    if _package_of(cls.__module__) == BUILTIN_PACKAGE or top == "__main__":
         return None
     dists = _distributions().get(top) or []
     if not dists:

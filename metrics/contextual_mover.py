@@ -51,12 +51,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, positive_int
-from metrics.encoder import MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder, model_unavailable_reason
-from metrics.memo import BytesLRU, on_release, return_free_memory
-from metrics.mover import _Bags, _distribution, mover_distance
-from metrics.registry import register
-from metrics.text import STOPWORDS, split_sentences
+from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
+from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder,
+                                      model_unavailable_reason)
+from meta_eval.metrics.memo import BytesLRU, on_release, return_free_memory
+from meta_eval.metrics.mover import _Bags, _distribution, mover_distance
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.text import STOPWORDS, split_sentences
 
 __all__ = ["ContextualWordMoversSimilarity", "ContextualSentenceMoversSimilarity",
            "ContextualSentenceWordMoversSimilarity", "sentence_word_vectors"]
@@ -110,7 +111,7 @@ class _ContextualMover(Metric):
     kind: ClassVar[str] = ""
     language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
     requires = ("torch", "transformers", "ot")
-    parallel = "single"  # one process holds the model (meta_eval.engines)
+    parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     holds = ("encoder",)  # the shared encoder and the sentence memo
     in_quick_run = False
     not_quick_reason = ("a transformer encodes every sentence (MiniLM by default, shared by the three contextual "
@@ -241,7 +242,7 @@ class ContextualWordMoversSimilarity(_ContextualMover):
 
     Examples
     --------
-    >>> from metrics import Example
+    >>> from meta_eval.metrics import Example
     >>> m = ContextualWordMoversSimilarity()
     >>> s = m.score([Example("A cat sat.", ("A cat sat.",)), Example("A cat sat.", ("The dog ran.",))])
     >>> [f"{x:.2e}" for x in s["wms-ctx"]]   # unnormalised MiniLM states lie far apart: exp(-12.3)

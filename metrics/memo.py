@@ -90,7 +90,7 @@ def release(resources: Iterable[str]) -> list[str]:
     The next use loads them again. Returns the names that had something registered, sorted. Unknown names are
     ignored (a metric may hold a resource whose module was never imported here).
 
-    >>> from metrics.memo import on_release, release
+    >>> from meta_eval.metrics.memo import on_release, release
     >>> memo = {"a": 1}
     >>> on_release("doctest-memo", memo.clear)
     >>> release(["doctest-memo", "never-registered"]), memo

@@ -33,10 +33,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from metrics.base import Example, Metric
-from metrics.registry import register
-from metrics.text import TOKENIZERS, content_sentences
-from metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
+from meta_eval.metrics.base import Example, Metric
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.text import TOKENIZERS, content_sentences
+from meta_eval.metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
 
 __all__ = ["WordMoversSimilarity", "SentenceMoversSimilarity", "SentenceWordMoversSimilarity", "mover_distance",
            "text_bags", "text_status"]
@@ -260,7 +260,7 @@ class WordMoversSimilarity(_MoverMetric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> float(create("wms").score([Example("A cat sat.", ("A cat sat.",))])["wms"][0])
     1.0
     >>> float(create("wms").score([Example("zzqx qqzzx.", ("plorkt vexnub.",))])["wms"][0])  # no known word

@@ -107,12 +107,12 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, file_sha256, positive_int
-from metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
-from metrics.memo import BytesLRU, on_release
-from metrics.mover import mover_distance
-from metrics.registry import register
-from metrics.text import STOPWORDS
+from meta_eval.metrics.base import Example, Metric, MetricError, file_sha256, positive_int
+from meta_eval.metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
+from meta_eval.metrics.memo import BytesLRU, on_release
+from meta_eval.metrics.mover import mover_distance
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.text import STOPWORDS
 
 __all__ = ["MoverScore", "IdfSet", "IdfTable", "idf_weights", "piece_weights", "DEFAULT_MODEL"]
 
@@ -175,7 +175,7 @@ def idf_weights(texts: Sequence[str], tokenizer, max_tokens: int | None = None) 
 
     Examples
     --------
-    >>> from metrics.encoder import load_encoder
+    >>> from meta_eval.metrics.encoder import load_encoder
     >>> tok = load_encoder("minilm").tokenizer
     >>> table = idf_weights(["the cat", "the dog"], tok)
     >>> round(table[tok.convert_tokens_to_ids("cat")], 4), table[tok.cls_token_id]
@@ -308,7 +308,7 @@ class MoverScore(Metric):
 
     Examples
     --------
-    >>> from metrics import Example
+    >>> from meta_eval.metrics import Example
     >>> m = MoverScore(model="minilm", idf="none")
     >>> s = m.score([Example("A cat sat.", ("A cat sat.",)), Example("A cat sat.", ("The dog ran.",))])
     >>> [round(float(x), 3) for x in s["moverscore"]]
@@ -323,7 +323,7 @@ class MoverScore(Metric):
     in_quick_run = False
     not_quick_reason = ("a transformer encodes every text (DistilBERT by default; with MiniLM about 160 MT-length "
                         "rows/s per CPU core)")
-    parallel = "single"  # one process holds the model (meta_eval.engines)
+    parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     install_hint = NEURAL_HINT
     libraries = ("pot", "numpy", "scipy")
     refs_native = "max"  # the maximum score over the references (see the module notes)

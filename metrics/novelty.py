@@ -46,9 +46,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from metrics.base import Example, Metric, positive_int
-from metrics.registry import register
-from metrics.text import TOKENIZERS, split_sentences, tokenize
+from meta_eval.metrics.base import Example, Metric, positive_int
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.text import TOKENIZERS, split_sentences, tokenize
 
 __all__ = ["Novelty", "ngrams", "novel_fraction", "words"]
 
@@ -108,7 +108,7 @@ class Novelty(Metric):
 
     Examples
     --------
-    >>> from metrics import Example
+    >>> from meta_eval.metrics import Example
     >>> ex = Example("the cat sat on a mat", ("a cat sat",), source="the cat sat on the mat")
     >>> # trigrams: the-cat-sat, cat-sat-on (copied), sat-on-a, on-a-mat (novel): N = 2/4; length ratio 6/3
     >>> float(Novelty().score([ex])["novelty"][0])

@@ -40,7 +40,7 @@ was not computed in.
 
 Examples
 --------
->>> from metrics import numeric
+>>> from meta_eval.metrics import numeric
 >>> numeric.PORTABLE_ENV["MKL_CBWR"]
 'AVX2,STRICT'
 >>> numeric.ident("portable", env={}, machine="x86_64")

@@ -86,10 +86,10 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, package_version, positive_int
-from metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
-from metrics.memo import on_release
-from metrics.registry import register
+from meta_eval.metrics.base import Example, Metric, MetricError, package_version, positive_int
+from meta_eval.metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
+from meta_eval.metrics.memo import on_release
+from meta_eval.metrics.registry import register
 
 __all__ = ["Cloze", "QAModel", "QASupervised", "QAUnsupervised", "DEFAULT_QA_MODEL", "DEFAULT_SPACY_MODEL", "MASK",
            "cloze_questions", "load_qa_model", "normalize_answer", "squad_f1"]
@@ -343,7 +343,7 @@ def _confidence(out: _Answering, context: str, answer: str, how: str) -> float:
 class _QAMetric(Metric):
     setting: ClassVar[str] = ""
     requires = ("torch", "transformers", "spacy")
-    parallel = "single"  # one process holds the model (meta_eval.engines)
+    parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     holds = ("qa",)  # the QA model, spaCy and the cloze questions
     in_quick_run = False
     not_quick_reason = "a QA model answers several cloze questions per text"
@@ -446,7 +446,7 @@ class QASupervised(_QAMetric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> m = create("qa-sup", model="/path/to/squad-model")                         # doctest: +SKIP
     >>> s = m.score([Example("Smith won in London.", ("John Smith won the game in London.",))])  # doctest: +SKIP
     >>> sorted(s)                                                                   # doctest: +SKIP
@@ -469,7 +469,7 @@ class QAUnsupervised(_QAMetric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> m = create("qa-unsup", model="/path/to/squad-model")                        # doctest: +SKIP
     >>> m.score([Example("Smith won.", source="John Smith won the game in London.")])  # doctest: +SKIP
     """

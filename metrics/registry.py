@@ -31,7 +31,7 @@ stands for every metric :func:`names` lists.
 
 Example
 -------
->>> from metrics import Metric, register
+>>> from meta_eval.metrics import Metric, register
 >>> @register("length-ratio")                         # doctest: +SKIP
 ... class LengthRatio(Metric):
 ...     variants = ("length-ratio",)
@@ -44,16 +44,16 @@ import importlib
 from importlib import metadata
 from typing import Callable, TypeVar
 
-from metrics.base import Metric
+from meta_eval.metrics.base import Metric
 
 __all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create",
            "get_class", "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
-_BUILTIN_MODULES = ("metrics.rouge", "metrics.rouge_coco", "metrics.mover", "metrics.contextual_mover",
-                    "metrics.moverscore", "metrics.bertlm", "metrics.qa", "metrics.textrank", "metrics.novelty",
-                    "metrics.sacrebleu_metrics", "metrics.bertscore", "metrics.learned")
+_BUILTIN_MODULES = tuple(f"meta_eval.metrics.{m}" for m in (
+    "rouge", "rouge_coco", "mover", "contextual_mover", "moverscore", "bertlm", "qa", "textrank", "novelty",
+    "sacrebleu_metrics", "bertscore", "learned"))
 
 _registry: dict[str, type[Metric]] = {}
 _plugin_errors: dict[str, str] = {}

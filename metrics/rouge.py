@@ -92,8 +92,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from metrics.base import Example, Metric, MetricError, boolean, choice, package_version, positive_int
-from metrics.registry import register
+from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, package_version, positive_int
+from meta_eval.metrics.registry import register
 
 __all__ = ["Rouge", "SPLITS", "STOPWORDS", "prepare", "reference", "sentences", "smart_stopwords", "truncate"]
 
@@ -131,7 +131,7 @@ def _stopword_set(name: str) -> frozenset[str]:
     if name == "none":
         return frozenset()
     if name == "nltk":
-        from metrics.text import STOPWORDS as NLTK
+        from meta_eval.metrics.text import STOPWORDS as NLTK
 
         return NLTK
     return smart_stopwords()
@@ -158,7 +158,7 @@ def sentences(text: str, split: str = "auto") -> tuple[str, ...]:
         return tuple(lines)
     if split == "period":
         return tuple(p.strip() for line in lines for p in f" {line} ".split(" . ") if p.strip())
-    from metrics.text import split_sentences
+    from meta_eval.metrics.text import split_sentences
 
     return tuple(s for line in lines for s in split_sentences(line))
 
@@ -537,7 +537,7 @@ class Rouge(Metric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> s = create("rouge").score([Example("the cat sat", ("the cat sat down",))])
     >>> round(float(s["rouge1-r"][0]), 3)
     0.75
@@ -612,7 +612,7 @@ class Rouge(Metric):
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         if self._reference:
             return self._score_reference(examples)
-        from metrics.memo import paused_gc
+        from meta_eval.metrics.memo import paused_gc
 
         with paused_gc():  # acyclic lists, Counters and memo entries: the collector's passes only cost time
             return self._score_fast(examples)

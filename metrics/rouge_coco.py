@@ -24,8 +24,8 @@ The toolkit's LCS is a plain Python dynamic programme (O(|c| |r|)), about 20 s f
 """
 from __future__ import annotations
 
-from metrics.base import Example, Metric, boolean
-from metrics.registry import register
+from meta_eval.metrics.base import Example, Metric, boolean
+from meta_eval.metrics.registry import register
 
 __all__ = ["RougeCoco"]
 
@@ -41,7 +41,7 @@ class RougeCoco(Metric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> s = create("rouge-coco").score([Example("a b c", ("a c",))])["rougeL-coco"]  # P=2/3, R=1
     >>> round(float(s[0]), 6)  # 2.44 * (2/3) / (1 + 1.44 * 2/3)
     0.829932

@@ -60,8 +60,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
-from metrics.registry import register
+from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
+from meta_eval.metrics.registry import register
 
 __all__ = ["Bleu", "Chrf", "REF_SOURCES", "Ter", "SACREBLEU_HINT", "check_reference_source", "reference_texts",
            "require_references"]
@@ -221,7 +221,7 @@ class Bleu(_SacreBleuMetric):
 
     Examples
     --------
-    >>> from metrics import Example, create
+    >>> from meta_eval.metrics import Example, create
     >>> round(float(create("bleu").score([Example("the cat sat", ("the cat sat",))])["bleu"][0]), 6)
     100.0
     """

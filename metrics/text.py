@@ -27,7 +27,7 @@ TOKENIZERS = ("wordpunct", "treebank", "spacy")
 
 @lru_cache(maxsize=None)
 def _stopwords() -> frozenset[str]:
-    text = resources.files("metrics").joinpath("data/nltk_english_stopwords.txt").read_text(encoding="utf-8")
+    text = resources.files("meta_eval.metrics").joinpath("data/nltk_english_stopwords.txt").read_text(encoding="utf-8")
     return frozenset(w.strip() for w in text.splitlines() if w.strip())
 
 

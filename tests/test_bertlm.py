@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import metrics.bertlm as bertlm
-from metrics import Example, MetricError, create
-from metrics.bertlm import BertLM, BertLMPerplexity
+import meta_eval.metrics.bertlm as bertlm
+from meta_eval.metrics import Example, MetricError, create
+from meta_eval.metrics.bertlm import BertLM, BertLMPerplexity
 
 SENTENCE = "The cats sat on the mat."  # 8 pieces: the cat ##s sat on the mat .
 TEXTS = ["The president visited Paris yesterday.", "a big red dog won the game!", "Cat.", SENTENCE,
@@ -138,7 +138,7 @@ def test_minilm_has_no_mlm_head():
 def test_checkpoint_without_its_head_is_refused(tmp_path):
     from conftest import NEURAL_FIX, make_tiny_bert, require_module
     require_module("torch", NEURAL_FIX)
-    from metrics.encoder import EncoderError
+    from meta_eval.metrics.encoder import EncoderError
 
     folder = make_tiny_bert(tmp_path / "tiny-base", head="base")
     with pytest.raises(EncoderError, match="masked-LM head"):

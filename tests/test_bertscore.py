@@ -12,8 +12,8 @@ from conftest import NEURAL_FIX, require_module  # noqa: E402
 require_module("torch", NEURAL_FIX)
 bert_score = require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
 
-from metrics import Example, create  # noqa: E402
-from metrics.base import MetricError  # noqa: E402
+from meta_eval.metrics import Example, create  # noqa: E402
+from meta_eval.metrics.base import MetricError  # noqa: E402
 
 CANDS = ["The cat sat on the mat.", "Police arrested three men on Sunday.", "Stocks fell sharply on Monday.",
          "A dog barked all night long."]
@@ -169,8 +169,8 @@ def test_a_cached_hub_model_with_bert_scores_baseline(tmp_path):
     script = f"""
 import json, bert_score
 from pathlib import Path
-from metrics import Example, create
-from metrics.base import MetricError
+from meta_eval.metrics import Example, create
+from meta_eval.metrics.base import MetricError
 cands, refs = ["the cat sat on the mat", "a dog"], ["the cat sat", "the big dog"]
 m = create("bertscore", model="bert-base-uncased", layer=2, rescale_with_baseline=True)
 out = m.score([Example(c, (r,)) for c, r in zip(cands, refs)])

@@ -15,9 +15,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from meta_eval.cache import CacheError, ScoreCache, example_key  # noqa: E402
-from meta_eval.runner import score_examples  # noqa: E402
-from metrics.base import Example, Metric  # noqa: E402
+from meta_eval.scoring.cache import CacheError, ScoreCache, example_key  # noqa: E402
+from meta_eval.scoring.runner import score_examples  # noqa: E402
+from meta_eval.metrics.base import Example, Metric  # noqa: E402
 
 
 def _examples(n, start=0):
@@ -238,7 +238,7 @@ N_KILL = 2000
 _MODULE = textwrap.dedent("""
     import time
 
-    from metrics.base import Metric
+    from meta_eval.metrics.base import Metric
 
 
     class SlowMetric(Metric):
@@ -263,9 +263,9 @@ _SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[4])
-    from meta_eval.cache import ScoreCache
-    from meta_eval.runner import score_examples
-    from metrics.base import Example
+    from meta_eval.scoring.cache import ScoreCache
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics.base import Example
     from slowmetric import SlowMetric
 
     examples = [Example(f"slow candidate {i}", (f"slow reference {i}",)) for i in range(int(sys.argv[3]))]

@@ -1,4 +1,4 @@
-"""Faults of the score cache (meta_eval/cache.py), with real SQLite files and real processes, no mocks.
+"""Faults of the score cache (meta_eval/scoring/cache.py), with real SQLite files and real processes, no mocks.
 
 What is refused untouched (a folder, a non-SQLite file, another program's SQLite database, a damaged file that is not
 provably meta-eval's), what is opened read-only (chmod a-w file, read-only folder), what is moved aside (only a
@@ -23,9 +23,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from meta_eval.cache import CacheError, ScoreCache, example_key  # noqa: E402
-from meta_eval.runner import score_examples  # noqa: E402
-from metrics.base import Example, Metric  # noqa: E402
+from meta_eval.scoring.cache import CacheError, ScoreCache, example_key  # noqa: E402
+from meta_eval.scoring.runner import score_examples  # noqa: E402
+from meta_eval.metrics.base import Example, Metric  # noqa: E402
 
 
 class LengthMetric(Metric):
@@ -372,7 +372,7 @@ def test_a_lock_held_longer_than_sqlites_default_is_waited_for(tmp_path):
 
 _WORKER = """
 import sys, time
-from meta_eval.cache import ScoreCache
+from meta_eval.scoring.cache import ScoreCache
 path, me, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 while time.time() < start:
     pass

@@ -1,5 +1,5 @@
 """A score cache on a full disk, or one the process may not grow, never ends a run with a traceback and is never
-misreported (meta_eval/cache.py): the run goes on without saving, and the warning names the real cause.
+misreported (meta_eval/scoring/cache.py): the run goes on without saving, and the warning names the real cause.
 
 Two real faults, no mocks: a 64 KiB tmpfs filled to the last byte (where this process may mount one: root on Linux;
 the case the issue met, ``sqlite3.OperationalError: disk I/O error``), and a process whose file-size limit

@@ -1,4 +1,4 @@
-"""Human ceiling (meta_eval.ceiling): hand-built sets with values worked out by hand, and the real chaganty and
+"""Human ceiling (meta_eval.stats.ceiling): hand-built sets with values worked out by hand, and the real chaganty and
 essays sets (essays: 2 raters, so the ceiling is rater 1 vs rater 2)."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judgments.base import Judgment, JudgmentSet
-from meta_eval.ceiling import (AnnotatorPairs, annotator_matrices, has_annotators, human_ceiling,
+from meta_eval.judgments.base import Judgment, JudgmentSet
+from meta_eval.stats.ceiling import (AnnotatorPairs, annotator_matrices, has_annotators, human_ceiling,
                                no_annotator_reason, set_ceiling)
 from meta_eval.matrix import judgment_matrices
-from meta_eval.resampling import bootstrap_ci, level_correlation
+from meta_eval.stats.resampling import bootstrap_ci, level_correlation
 
 
 def _set(spec, name="toy", **kw) -> JudgmentSet:
@@ -174,14 +174,14 @@ LEVELS = ("global", "summary", "system")
 
 @pytest.fixture(scope="module")
 def essays(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     return judgments.load("essays", shared_data)
 
 
 @pytest.fixture(scope="module")
 def chaganty(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     return judgments.load("chaganty", shared_data)
 

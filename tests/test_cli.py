@@ -8,9 +8,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
-from metrics import Metric, register
-from metrics.registry import unregister
+from meta_eval.cli import app
+from meta_eval.metrics import Metric, register
+from meta_eval.metrics.registry import unregister
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval.clusters import adjust_pvalues, holm, significance_clusters
+from meta_eval.stats.clusters import adjust_pvalues, holm, significance_clusters
 
 NAN = np.nan
 
@@ -115,7 +115,7 @@ def test_validation():
 
 
 def test_clusters_from_permutation_pvalues():
-    from meta_eval.resampling import level_correlation, pairwise_permutation_pvalues
+    from meta_eval.stats.resampling import level_correlation, pairwise_permutation_pvalues
 
     rng = np.random.default_rng(0)
     Z = rng.normal(size=10) + rng.normal(size=(30, 10))

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import conftest
-import metrics
+from meta_eval import metrics
 from conftest import WHEEL_FIX, can_build_wheels
-from metrics.code_digest import code_digest, code_files
+from meta_eval.metrics.code_digest import code_digest, code_files
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,12 +41,15 @@ def test_digest_is_the_same_in_another_process_and_from_another_folder(tmp_path)
     import shutil
 
     here = code_digest(metrics.get_class("textrank"))
-    code = ("import metrics; from metrics.code_digest import code_digest; "
+    code = ("from meta_eval import metrics; from meta_eval.metrics.code_digest import code_digest; "
             "print(code_digest(metrics.get_class('textrank')))")
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert fresh.returncode == 0, fresh.stderr
     assert fresh.stdout.strip() == here
-    shutil.copytree(REPO / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("metrics", "meta_eval", "judgments", "leaderboard"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("cli.py", "pyproject.toml"):
+        shutil.copy(REPO / name, tmp_path / name)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     moved = subprocess.run([sys.executable, "-c", code + "; print(metrics.__file__)"], capture_output=True,
                            text=True, cwd=tmp_path, env=env, timeout=120)
@@ -65,7 +68,7 @@ def _class_from_source(body: str) -> type:
     """A metric class defined by exec, as in a notebook cell or ``python -c`` (no source file)."""
     namespace: dict = {"__name__": "__main__"}
     exec(textwrap.dedent(f'''
-        from metrics import Metric
+        from meta_eval.metrics import Metric
 
         class Lengthy(Metric):
             variants = ("len",)
@@ -84,7 +87,7 @@ def test_a_class_without_a_file_is_digested_from_its_compiled_code():
 
 
 PLUGIN = '''
-from metrics import Metric, register
+from meta_eval.metrics import Metric, register
 
 from .helper import unit
 
@@ -129,7 +132,7 @@ def test_an_edited_plugin_is_recomputed_not_served_from_the_cache(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]), "PYTHONDONTWRITEBYTECODE": "1"}
     data = conftest.small_set(tmp_path / "mine.jsonl", rows=12)
     cache = tmp_path / "cache.sqlite"
-    code = "from cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
+    code = "from meta_eval.cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
 
     def run(name: str) -> tuple[dict, str]:
         out = tmp_path / f"{name}.json"

@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 import conftest
-import judgments
-from leaderboard.publish import SCHEMA, set_results
-from meta_eval.clusters import significance_clusters
-from meta_eval.runner import score_examples
-from cli import _build, _metric_config
-from metrics.registry import get_class
+from meta_eval import judgments
+from meta_eval.leaderboard.publish import SCHEMA, set_results
+from meta_eval.stats.clusters import significance_clusters
+from meta_eval.scoring.runner import score_examples
+from meta_eval.cli import _build, _metric_config
+from meta_eval.metrics.registry import get_class
 
 BOARDS = sorted((Path(__file__).resolve().parents[1] / "leaderboard").glob("*/results.json"))
 # TER is left out with the neural metrics: sacrebleu's TER takes minutes on these sets (0.1 s per summary row)

@@ -15,11 +15,12 @@ require_module("torch", NEURAL_FIX)
 require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
-from metrics import Example  # noqa: E402
-from metrics.base import MetricError  # noqa: E402
-from metrics.contextual_mover import ContextualSentenceMoversSimilarity, ContextualSentenceWordMoversSimilarity, \
-    ContextualWordMoversSimilarity, sentence_word_vectors  # noqa: E402
-from metrics.encoder import load_encoder  # noqa: E402
+from meta_eval.metrics import Example  # noqa: E402
+from meta_eval.metrics.base import MetricError  # noqa: E402
+from meta_eval.metrics.contextual_mover import (ContextualSentenceMoversSimilarity,  # noqa: E402
+                                                ContextualSentenceWordMoversSimilarity,
+                                                ContextualWordMoversSimilarity, sentence_word_vectors)
+from meta_eval.metrics.encoder import load_encoder  # noqa: E402
 
 CLASSES = {"wms-ctx": ContextualWordMoversSimilarity, "sms-ctx": ContextualSentenceMoversSimilarity,
            "s+wms-ctx": ContextualSentenceWordMoversSimilarity}
@@ -118,7 +119,7 @@ def test_identical_texts_score_one_and_scores_are_symmetric(tiny, name):
 def test_order_and_batch_invariance(tiny, name):
     examples = [Example(a, (b,)) for a in TEXTS for b in TEXTS]
     together = CLASSES[name](model=tiny, batch_size=2).score(examples)[name]
-    from metrics import contextual_mover
+    from meta_eval.metrics import contextual_mover
 
     contextual_mover._cache.clear()  # recompute: the vectors must not depend on the batches they were in
     reversed_ = CLASSES[name](model=tiny, batch_size=32).score(examples[::-1])[name][::-1]
@@ -170,7 +171,7 @@ def test_availability_and_config_without_torch(tiny):
 
 
 def test_elmo_is_documented_as_unsupported():
-    import metrics.contextual_mover as module
+    import meta_eval.metrics.contextual_mover as module
 
     assert "ELMo itself is not supported" in module.__doc__ and "allennlp" in module.__doc__
 
@@ -182,7 +183,7 @@ CHAGANTY_ROWS = 500  # the first 500 rows: all 2,085 take minutes with MiniLM on
 def test_sms_ctx_minilm_on_chaganty_correlates_positively(shared_data):
     from scipy.stats import spearmanr
 
-    import judgments
+    from meta_eval import judgments
 
     __import__("conftest").require_minilm()
     jset = judgments.load("chaganty", shared_data)

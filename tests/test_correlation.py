@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval.correlation import (
+from meta_eval.stats.correlation import (
     CORRELATIONS,
     Correlation,
     correlate,

@@ -11,9 +11,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import metrics.registry as registry
-from cli import _choose_metrics, app
-from metrics import Metric, register
+import meta_eval.metrics.registry as registry
+from meta_eval.cli import _choose_metrics, app
+from meta_eval.metrics import Metric, register
 
 runner = CliRunner()
 NEURAL = ("bertscore", "wms-ctx", "sms-ctx", "s+wms-ctx", "moverscore", "qa-sup", "qa-unsup", "bert-lm",

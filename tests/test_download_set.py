@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-import judgments
-from judgments import chaganty
+from meta_eval import judgments
+from meta_eval.judgments import chaganty
 
 
 @pytest.fixture()

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
-import judgments
-import judgments.files as files_module
-from judgments import DataError, chaganty, essays, realsumm, summeval
-from judgments.convert import ConversionError, GzipFormat, bartscore, write_gzip
-from judgments.files import (
+from meta_eval import judgments
+import meta_eval.judgments.files as files_module
+from meta_eval.judgments import DataError, chaganty, essays, realsumm, summeval
+from meta_eval.judgments.convert import ConversionError, GzipFormat, bartscore, write_gzip
+from meta_eval.judgments.files import (
     GITHUB,
     MIRROR_ENV_VAR,
     DataFile,
@@ -36,7 +36,7 @@ from judgments.files import (
     gunzipped_sha256_of,
     sha256_of,
 )
-from judgments.safe_pickle import (
+from meta_eval.judgments.safe_pickle import (
     UnsafePickleError,
     check_plain,
     load_plain,
@@ -290,16 +290,16 @@ def test_existing_data_folder_is_kept_on_failure(serve, tmp_path, monkeypatch):
 # -- converters for the three newer sets (wmt21-mqm-ted, frank, qags) ---------------------------------------------
 
 # converter module -> (data file, rows: from each set's PROVENANCE.md, loader module)
-NEWER = {"qags": ("qags/qags.jsonl.gz", 474, "judgments.qags"),
-         "frank": ("frank/frank.jsonl.gz", 2246, "judgments.frank"),
-         "wmt21_mqm": ("wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz", 15341, "judgments.wmt21_mqm")}
+NEWER = {"qags": ("qags/qags.jsonl.gz", 474, "meta_eval.judgments.qags"),
+         "frank": ("frank/frank.jsonl.gz", 2246, "meta_eval.judgments.frank"),
+         "wmt21_mqm": ("wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz", 15341, "meta_eval.judgments.wmt21_mqm")}
 
 
 def _newer_file(name: str, published: dict) -> DataFile:
-    module = importlib.import_module(f"judgments.convert.{name}")
+    module = importlib.import_module(f"meta_eval.judgments.convert.{name}")
     relpath = NEWER[name][0]
     return DataFile(relpath, sha256=published[relpath], sources=module.SOURCES,
-                    convert=f"judgments.convert.{name}:convert", content_sha256=module.CONTENT_SHA256)
+                    convert=f"meta_eval.judgments.convert.{name}:convert", content_sha256=module.CONTENT_SHA256)
 
 
 @pytest.mark.parametrize("name", list(NEWER))
@@ -319,7 +319,7 @@ def test_newer_sets_are_reproduced_from_their_pinned_sources(name, mirror, share
 
 @pytest.mark.parametrize("name, set_name", [("qags", "qags"), ("frank", "frank"), ("wmt21_mqm", "wmt21-mqm-ted")])
 def test_newer_sets_load_end_to_end_through_the_mirror(name, set_name, mirror, shared_data, tmp_path):
-    """judgments.load on an empty data folder downloads, verifies and converts, and gives the shared set's rows."""
+    """meta_eval.judgments.load on an empty data folder downloads, verifies and converts, and gives the shared set's rows."""
     relpath = NEWER[name][0]
     fresh = judgments.load(set_name, tmp_path / "data", subset="all" if name != "wmt21_mqm" else "en-de+human")
     shared = judgments.load(set_name, shared_data, subset="all" if name != "wmt21_mqm" else "en-de+human")
@@ -330,7 +330,7 @@ def test_newer_sets_load_end_to_end_through_the_mirror(name, set_name, mirror, s
 def test_newer_sources_match_sources_md(shared_data, sources):
     table = (shared_data / "SOURCES.md").read_text()
     for name in NEWER:
-        module = importlib.import_module(f"judgments.convert.{name}")
+        module = importlib.import_module(f"meta_eval.judgments.convert.{name}")
         for source in module.SOURCES:
             local = sources / source.repo / "raw" / source.commit / source.path
             assert sha256_of(local) == source.sha256 and local.stat().st_size == source.size, source.path
@@ -338,12 +338,12 @@ def test_newer_sources_match_sources_md(shared_data, sources):
                 assert f"| {source.repo} | {source.commit} | {source.path} | {source.size} | {source.sha256} |" in table
     listed = dict(reversed(line.split()) for line in (shared_data / "frank" / "source-texts.sha256").read_text()
                   .splitlines() if line.strip())
-    from judgments.convert import frank
+    from meta_eval.judgments.convert import frank
     assert len(frank.TEXTS) == 499 and all(listed[t.path] == t.sha256 for t in frank.TEXTS)
 
 
 def test_converter_input_checks():
-    from judgments.convert import frank, wmt21_mqm
+    from meta_eval.judgments.convert import frank, wmt21_mqm
 
     assert wmt21_mqm.weight("Major", "Non-translation!") == 25.0
     assert wmt21_mqm.weight("Minor", "Fluency/Punctuation") == 0.1
@@ -562,7 +562,7 @@ class _StallHandler(http.server.BaseHTTPRequestHandler):
 
 
 def _host_name() -> str:
-    from judgments.files import _host
+    from meta_eval.judgments.files import _host
 
     return _host()
 
@@ -577,7 +577,7 @@ def test_a_download_killed_with_sigkill_leaves_a_part_that_the_next_download_rem
     stalled, release = threading.Event(), threading.Event()
     stall_url, _ = serve(sources, type("S", (_StallHandler,), {"stalled": stalled, "release": release}))
     data = tmp_path / "data"
-    code = "import judgments, sys; judgments.load('chaganty', sys.argv[1])"
+    code = "import sys; from meta_eval import judgments; judgments.load('chaganty', sys.argv[1])"
     env = {**os.environ, MIRROR_ENV_VAR: stall_url}
     victim = subprocess.Popen([sys.executable, "-c", code, str(data)], env=env, stderr=subprocess.DEVNULL)
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -639,7 +639,7 @@ def test_a_stale_part_is_removed_even_when_the_file_is_already_there(shared_data
 def test_the_checksum_message_names_the_cause_and_the_fix(serve, sources, tmp_path, monkeypatch):
     """A complete response with another SHA-256 is not a network problem: the message says so and names the mirror
     to check, the pinned GitHub file it must copy, both SHA-256 and the file."""
-    from judgments.files import _mismatch_fix
+    from meta_eval.judgments.files import _mismatch_fix
 
     source = chaganty.SOURCE
     real = (sources / source.repo / "raw" / source.commit / source.path).read_bytes()
@@ -743,7 +743,7 @@ def test_a_mirror_that_drips_is_given_up_at_the_deadline(serve, tmp_path, monkey
     message = " ".join(str(info.value).split())
     assert "arrived in 2 s, the time allowed for this file" in message and "META_EVAL_DOWNLOAD_SECONDS" in message
     assert _files(tmp_path / "data") == []
-    from judgments.files import download_seconds
+    from meta_eval.judgments.files import download_seconds
 
     monkeypatch.delenv("META_EVAL_DOWNLOAD_SECONDS")
     assert download_seconds(930_000) == pytest.approx(60 + 930_000 / 20_000)

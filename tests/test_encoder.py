@@ -9,7 +9,7 @@ require_module("torch", NEURAL_FIX)
 require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
-from metrics.encoder import EncoderError, _verify_weights, encoder_ident, load_encoder, \
+from meta_eval.metrics.encoder import EncoderError, _verify_weights, encoder_ident, load_encoder, \
     model_unavailable_reason  # noqa: E402
 
 TEXTS = ["The president visited Paris yesterday.", "A cat sat on the mat!", "Unbelievable things happen."]

@@ -21,8 +21,8 @@ from conftest import NEURAL_FIX, assert_same_scores, assert_same_states, require
 require_module("torch", NEURAL_FIX)
 require_module("transformers", NEURAL_FIX)
 
-from metrics import Example, create  # noqa: E402
-from metrics.encoder import length_groups, load_encoder, set_torch_threads, torch_threads  # noqa: E402
+from meta_eval.metrics import Example, create  # noqa: E402
+from meta_eval.metrics.encoder import length_groups, load_encoder, set_torch_threads, torch_threads  # noqa: E402
 
 # sentences of many lengths, several of the same length, one long enough to need two windows with long="window"
 TEXTS = [
@@ -95,7 +95,7 @@ def test_grant_is_validated_and_the_variable_wins(monkeypatch):
     monkeypatch.setenv("META_EVAL_TORCH_THREADS", "3")
     assert torch_threads() == 3 and torch_threads(5) == 5
     monkeypatch.setenv("META_EVAL_TORCH_THREADS", "many")
-    from metrics.encoder import EncoderError
+    from meta_eval.metrics.encoder import EncoderError
 
     with pytest.raises(EncoderError, match="META_EVAL_TORCH_THREADS"):
         torch_threads()
@@ -110,7 +110,7 @@ def _pairs() -> list[Example]:
 def test_scores_do_not_depend_on_company_batch_size_memo_or_threads(minilm, name):
     require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)") \
         if name == "bertscore" else None
-    from metrics import bertscore, contextual_mover
+    from meta_eval.metrics import bertscore, contextual_mover
 
     def clear():
         bertscore._states.clear()
@@ -145,7 +145,7 @@ def test_length_groups_cap_the_pieces_per_pass_but_keep_at_least_one_text():
 def test_the_pieces_per_pass_change_no_bit(minilm, name, monkeypatch):
     require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)") \
         if name == "bertscore" else None
-    from metrics import bertscore, contextual_mover, encoder
+    from meta_eval.metrics import bertscore, contextual_mover, encoder
 
     examples = _pairs()
     bertscore._states.clear()

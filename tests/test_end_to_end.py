@@ -12,7 +12,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 
 PAPER_SUMMARIES = {"rougeL-f": 0.117, "wms": 0.180, "sms": 0.258, "s+wms": 0.214}
 PAPER_ESSAYS = {"rougeL-f": 0.441, "wms": 0.429, "sms": 0.457, "s+wms": 0.488}

@@ -1,4 +1,4 @@
-"""Scoring engines (meta_eval/engines.py) with real worker processes and a real local Ray instance, no mocks.
+"""Scoring engines (meta_eval/scoring/engines.py) with real worker processes and a real local Ray instance, no mocks.
 
 Checked: bit-identical scores (ROUGE, WMS, chrF on 200 chaganty rows) in this process, over two local worker
 processes and over two Ray workers; the driver commits every finished batch before it reports progress, and a
@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 from conftest import require_metrics, require_module
-from meta_eval.cache import ScoreCache, example_key
-from meta_eval.engines import RAY_HINT, EngineError, InProcess, LocalEngine, make_engine
-from meta_eval.runner import score_examples
-from metrics import Example, Metric, MetricError, create
+from meta_eval.scoring.cache import ScoreCache, example_key
+from meta_eval.scoring.engines import RAY_HINT, EngineError, InProcess, LocalEngine, make_engine
+from meta_eval.scoring.runner import score_examples
+from meta_eval.metrics import Example, Metric, MetricError, create
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 200
@@ -67,7 +67,7 @@ class ModeSeen(ScoringProcess):
         self.mode, self.env = mode, dict(env or {})
 
     def _score(self, examples):
-        from metrics import numeric
+        from meta_eval.metrics import numeric
 
         same = numeric.current_mode() == self.mode and all(os.environ.get(k) == v for k, v in self.env.items())
         return {"mode": [float(same)] * len(examples)}
@@ -90,7 +90,7 @@ class FailsOnMarker(Metric):
 
 @pytest.fixture(scope="module")
 def examples(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     return list(judgments.load("chaganty", shared_data).examples())[:ROWS]
 
@@ -140,8 +140,8 @@ def test_scores_are_bit_identical_across_engines_and_workers(name, engine, examp
 @pytest.mark.parametrize("engine", ["local-2", "ray-2"])
 def test_workers_compute_in_the_drivers_numeric_mode(engine, examples, request):
     """Pool workers and Ray workers run in the driver's numeric mode with its variables set before they load torch
-    (meta_eval/engines.py passes them: the pool's initializer, Ray's runtime_env and each task)."""
-    from metrics import numeric
+    (meta_eval/scoring/engines.py passes them: the pool's initializer, Ray's runtime_env and each task)."""
+    from meta_eval.metrics import numeric
 
     scoring = request.getfixturevalue("local" if engine == "local-2" else "ray_engine")
     metric = ModeSeen(numeric.current_mode(), {k: os.environ.get(k) for k in numeric.PORTABLE_ENV})
@@ -185,14 +185,14 @@ class GrantedThreads(OneProcess):
     pause = 0.0
 
     def _score(self, examples):
-        from metrics.encoder import torch_threads
+        from meta_eval.metrics.encoder import torch_threads
 
         return {"pid": [float(torch_threads())] * len(examples)}
 
 
 def test_a_neural_metric_in_the_driver_is_granted_every_worker_as_a_thread(local, examples, monkeypatch):
     monkeypatch.delenv("META_EVAL_TORCH_THREADS", raising=False)
-    from metrics.encoder import torch_threads
+    from meta_eval.metrics.encoder import torch_threads
 
     assert set(score_examples(GrantedThreads(), examples[:32], None, BATCH, engine=local).scores["pid"]) == {2.0}
     assert set(score_examples(GrantedThreads(), examples[:32], None, BATCH).scores["pid"]) == {1.0}
@@ -205,7 +205,7 @@ def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, exampl
     if name == "bertscore":
         require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
     __import__("conftest").require_minilm()
-    from metrics import bertscore, contextual_mover
+    from meta_eval.metrics import bertscore, contextual_mover
 
     rows = examples[:48]
     bertscore._states.clear()
@@ -220,7 +220,7 @@ def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, exampl
 def test_several_ray_actors_share_a_neural_metric_with_the_same_bits(ray_engine, examples):
     """A GPU cluster runs one actor per GPU; here two CPU actors stand in (RayEngine(actors=2)): both get batches,
     and BERTScore's scores are those of one process, bit for bit (a text's score does not depend on its batch)."""
-    from meta_eval.engines import RayEngine
+    from meta_eval.scoring.engines import RayEngine
 
     engine = RayEngine(workers=2, actors=2)  # Ray is already initialised by ray_engine: that instance is used
     pids = set(score_examples(OneProcess(), examples[:96], None, BATCH, engine=engine).scores["pid"])
@@ -321,11 +321,11 @@ def _alive(pid: int) -> bool:
 
 _SCRIPT = """
 import sys
-import judgments
-from meta_eval.cache import ScoreCache
-from meta_eval.engines import LocalEngine
-from meta_eval.runner import score_examples
-from metrics import create
+from meta_eval import judgments
+from meta_eval.scoring.cache import ScoreCache
+from meta_eval.scoring.engines import LocalEngine
+from meta_eval.scoring.runner import score_examples
+from meta_eval.metrics import create
 
 if __name__ == "__main__":
     examples = judgments.load("chaganty", sys.argv[1]).examples()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 
 runner = CliRunner()
 
@@ -94,10 +94,10 @@ def test_a_row_without_an_id_is_named_by_its_line(tmp_path):
 
 
 def test_built_in_rows_are_named_by_set_id_document_and_system():
-    from judgments.base import Judgment, JudgmentSet
-    from meta_eval.runner import score_examples
-    from metrics.base import MetricError
-    from metrics.registry import create
+    from meta_eval.judgments.base import Judgment, JudgmentSet
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics.base import MetricError
+    from meta_eval.metrics.registry import create
 
     rows = [Judgment(f"x{i}", f"doc{i}", f"sys{i}", "a cat", () if i == 2 else ("a dog",), scores={"q": 1.0})
             for i in range(4)]
@@ -210,7 +210,7 @@ def test_judges_of_the_wrong_type_name_the_line(tmp_path, judges, message):
 
 def test_judges_not_a_list_in_a_real_process_prints_no_traceback(tmp_path):
     path = write(tmp_path / "judges.jsonl", [row(0), row(1), row(2, judges={"overall": 3}), row(3)])
-    code = "import sys; from cli import app; sys.argv = ['meta-eval', 'run', '-j', sys.argv[1], '--no-cache']; app()"
+    code = "import sys; from meta_eval.cli import app; sys.argv = ['meta-eval', 'run', '-j', sys.argv[1], '--no-cache']; app()"
     res = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[1])
     assert res.returncode == 2, res.stderr
@@ -232,7 +232,7 @@ def test_semicolon_in_a_jsonl_system_is_one_system(tmp_path):
 # -- 6. a null doc_id: the row is its own document (documented), never a document "None" -------------------------
 
 def test_null_doc_id_is_its_own_document_and_noted_with_its_line(tmp_path):
-    from judgments import load
+    from meta_eval.judgments import load
 
     rows = [row(0), row(1), "", row(2, doc_id=None), row(3, doc_id=None), row(4), row(5)]
     path = write(tmp_path / "nulldoc.jsonl", rows)
@@ -256,7 +256,7 @@ def test_null_doc_id_whose_id_is_another_rows_document_is_an_error(tmp_path):
 # -- texts: mojibake repaired, empty and whitespace-only allowed, lone surrogates named -----------------------------
 
 def test_mojibake_is_repaired_and_empty_texts_are_allowed(tmp_path):
-    from judgments import load
+    from meta_eval.judgments import load
 
     mojibake = "\u00e2\u0080\u009cquoted\u00e2\u0080\u009d"  # the UTF-8 bytes of curly quotes read as Latin-1
     rows = [row(0, candidate=mojibake), row(1, candidate=""), row(2, candidate="  \t "), row(3), row(4), row(5)]
@@ -280,13 +280,13 @@ def test_a_lone_surrogate_names_line_and_field(tmp_path):
 # -- 7. the text utilities live in judgments/text.py ------------------------------------------------------------------
 
 def test_text_utilities_have_one_home():
-    import judgments.essays
-    import judgments.jsonl
-    import judgments.text
-    import meta_eval.score_files
+    import meta_eval.judgments.essays
+    import meta_eval.judgments.jsonl
+    import meta_eval.judgments.text
+    import meta_eval.scoring.score_files
 
     assert judgments.jsonl.repair_text is judgments.text.repair_text
-    assert meta_eval.score_files.repair_text is judgments.text.repair_text
+    assert meta_eval.scoring.score_files.repair_text is judgments.text.repair_text
     assert judgments.essays.text_fixer is judgments.text.text_fixer
     assert "def repair_text" not in Path(judgments.essays.__file__).read_text(encoding="utf-8")
     assert judgments.text.text_fixer("as-released")("\u00e2\u0080\u009c") == "\u00e2\u0080\u009c"

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from judgments.files import (DataError, DataFile, data_dir, ensure_file,  # noqa: E402
+from meta_eval.judgments.files import (DataError, DataFile, data_dir, ensure_file,  # noqa: E402
                              sha256_of, verify_all)
 
 PAYLOAD = b"line one\nline two\n" * 5000
@@ -147,7 +147,7 @@ def test_truncated_transfer(truncating, root, sha):
 
 
 def test_keyboard_interrupt_cleans_up(served, root, monkeypatch):
-    import judgments.files as mod
+    import meta_eval.judgments.files as mod
 
     def boom(*a, **kw):
         raise KeyboardInterrupt

@@ -15,8 +15,8 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
+from meta_eval import judgments
+from meta_eval.cli import app
 from meta_eval.evaluate import MIN_UNITS, LevelError, check_level, level_warning, units_warning
 
 runner = CliRunner()
@@ -72,9 +72,9 @@ def test_chaganty_system_level_warns_beside_the_number_and_in_the_json(shared_da
 
 
 def test_published_blocks_carry_the_warning(shared_data):
-    from leaderboard.publish import set_results
-    from meta_eval.runner import score_examples
-    from metrics import create
+    from meta_eval.leaderboard.publish import set_results
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics import create
 
     jset, _ = judgments.load("chaganty", shared_data).scored("overall").resolve_duplicates(None)
     scored = [score_examples(create("chrf"), jset.examples())]

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from judgments import JudgmentError
-from judgments.limits import check_regular_file, iter_lines, read_bytes
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.judgments import JudgmentError
+from meta_eval.judgments.limits import check_regular_file, iter_lines, read_bytes
 
 runner = CliRunner()
 

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from judgments.base import Judgment, JudgmentError, JudgmentSet
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
 from meta_eval.matrix import judgment_matrices
-from metrics import Metric, register
-from metrics.registry import unregister
+from meta_eval.metrics import Metric, register
+from meta_eval.metrics.registry import unregister
 
 runner = CliRunner()
 

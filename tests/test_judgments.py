@@ -11,8 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import judgments  # noqa: E402
-from judgments import DataError, JudgmentError  # noqa: E402
+from meta_eval import judgments  # noqa: E402
+from meta_eval.judgments import DataError, JudgmentError  # noqa: E402
 
 from conftest import DATA_FIX, HAVE_DATA, SHARED as DATA  # noqa: E402  ($META_EVAL_DATA, else ../shared/judgments)
 needs_data = pytest.mark.require(HAVE_DATA, f"the real judgment data at {DATA}", DATA_FIX)

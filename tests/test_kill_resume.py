@@ -26,7 +26,7 @@ from conftest import require_metrics
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from meta_eval.cache import ScoreCache  # noqa: E402
+from meta_eval.scoring.cache import ScoreCache  # noqa: E402
 
 METRIC = "chrf"
 BATCH = 4

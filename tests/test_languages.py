@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import require_metrics
-import judgments
-from cli import app
-from metrics import create
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.metrics import create
 
 
 @pytest.mark.parametrize("name", ["rouge", "wms", "sms", "s+wms", "textrank"])

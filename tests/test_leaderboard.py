@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
-from judgments.base import Judgment, JudgmentSet
-from leaderboard.publish import set_results, write_leaderboard
-from leaderboard.render import render_html, render_readme
-from meta_eval.runner import MetricScores
+from meta_eval.cli import app
+from meta_eval.judgments.base import Judgment, JudgmentSet
+from meta_eval.leaderboard.publish import set_results, write_leaderboard
+from meta_eval.leaderboard.render import render_html, render_readme
+from meta_eval.scoring.runner import MetricScores
+from meta_eval.evaluate import ceiling as set_ceiling
 
 
 def synthetic(n_docs=12, n_systems=5, seed=0):
@@ -57,11 +58,11 @@ def test_set_results_levels_intervals_ranks():
 
 def test_wmt_statistics_blocks_and_the_ceiling():
     """System-level accuracy and SPA, acc-t grouped by item: values equal the statistics modules', ranks follow their
-    own tests; with per-annotator values every block carries the ceiling of meta_eval.statistics.ceiling."""
-    from meta_eval import statistics
+    own tests; with per-annotator values every block carries the ceiling of meta_eval.stats.ceiling."""
+    from meta_eval import stats as statistics
     from meta_eval.matrix import judgment_matrices
-    from meta_eval.pairwise import pairwise_accuracy, tie_calibration
-    from meta_eval.spa import soft_pairwise_accuracy
+    from meta_eval.stats.pairwise import pairwise_accuracy, tie_calibration
+    from meta_eval.stats.spa import soft_pairwise_accuracy
 
     jset, scored = synthetic(n_docs=10, n_systems=6)
     rng = np.random.default_rng(1)
@@ -86,7 +87,7 @@ def test_wmt_statistics_blocks_and_the_ceiling():
     assert by[("system", "spa")]["pairwise"]["test"] == "spa-perm-both"
     for b in block["levels"]:
         assert b["ceiling"]["annotators"] == 2
-        direct = statistics.ceiling(jset, "q", b["statistic"], b["level"], n_resamples=100, seed=0)
+        direct = set_ceiling(jset, "q", b["statistic"], b["level"], n_resamples=100, seed=0)
         assert b["ceiling"]["value"] == pytest.approx(direct.value, abs=1e-6)
         assert b["ceiling"]["ci"] == pytest.approx([direct.lower, direct.upper], abs=1e-6)
         if b["statistic"] in ("spearman", "accuracy", "spa", "acc-t"):  # the primary correlation and the others

@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import require_metrics
-from cli import app
-from judgments.base import Judgment, JudgmentSet
-from leaderboard.index import MARKER, collect, render_index_html, render_index_readme, write_index
-from leaderboard.publish import check_out_dir, set_results, write_leaderboard
-from meta_eval.runner import MetricScores
+from meta_eval.cli import app
+from meta_eval.judgments.base import Judgment, JudgmentSet
+from meta_eval.leaderboard.index import MARKER, collect, render_index_html, render_index_readme, write_index
+from meta_eval.leaderboard.publish import check_out_dir, set_results, write_leaderboard
+from meta_eval.scoring.runner import MetricScores
 from test_leaderboard import _browser, synthetic
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard"

@@ -10,12 +10,12 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 from typer.testing import CliRunner
 
-import metrics
-from cli import app
-from judgments.base import Judgment, JudgmentSet
-from meta_eval import learn as L
-from metrics import Example
-from metrics.learned import ENV_HOME, LearnedMetric, models_dir
+from meta_eval import metrics
+from meta_eval.cli import app
+from meta_eval.judgments.base import Judgment, JudgmentSet
+from meta_eval.learning import ridge as L
+from meta_eval.metrics import Example
+from meta_eval.metrics.learned import ENV_HOME, LearnedMetric, models_dir
 
 runner = CliRunner()
 
@@ -240,7 +240,7 @@ def test_search_is_reproducible():
 
 
 def test_which_metrics_are_skipped_and_which_stop_the_run():
-    from meta_eval.learn_run import document_groups, split_skipped
+    from meta_eval.learning.pipeline import document_groups, split_skipped
 
     skipped = [("textrank", "needs source documents, which chaganty does not have"),
                ("moverscore", "the default model is not available offline here")]
@@ -387,9 +387,9 @@ def test_a_changed_component_signature_is_an_error(tmp_path):
 
 
 def test_in_sample_by_rows_by_name_or_unknown(tmp_path):
-    """metrics.learned.fit_checks: row fingerprints decide; an older file without them falls back to the names."""
-    from metrics.learned import fit_checks
-    from metrics.learned_format import row_fingerprints
+    """meta_eval.metrics.learned.fit_checks: row fingerprints decide; an older file without them falls back to the names."""
+    from meta_eval.metrics.learned import fit_checks
+    from meta_eval.metrics.learned_format import row_fingerprints
 
     exs = examples()
     model = hand_model()
@@ -426,7 +426,7 @@ def test_in_sample_by_rows_by_name_or_unknown(tmp_path):
 
 
 def test_saved_models_never_join_the_default_choice(home):
-    from cli import _choose_metrics
+    from meta_eval.cli import _choose_metrics
 
     hand_model(models_dir() / "mine.json")
     chosen, skipped = _choose_metrics(None, {}, what="x", has_sources=True, has_references=True)
@@ -473,7 +473,7 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
     assert "learned:mine" in res.output and "grouped" in res.output
 
     # score a few chaganty rows with the saved metric through `run`
-    import judgments
+    from meta_eval import judgments
 
     rows = judgments.load("chaganty", shared_data).rows[:12]
     small = tmp_path / "small.jsonl"
@@ -538,7 +538,7 @@ def test_cli_learn_summeval_default_search(shared_data, tmp_path):
 
 
 def test_cli_learn_one_document_skipped_metric_and_no_search(shared_data, tmp_path):
-    import judgments
+    from meta_eval import judgments
 
     rows = judgments.load("chaganty", shared_data).rows[:40]
     one_doc = tmp_path / "one.jsonl"  # every row from one document: grouped splits are impossible

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from meta_eval.levels import global_level, summary_level, system_level
+from meta_eval.stats.levels import global_level, summary_level, system_level
 
 # 2 documents x 3 systems (a, b, c)
 M = np.array([1.0, 2.0, 3.0, 2.0, 3.0, 4.0])
@@ -59,7 +59,7 @@ def test_row_order_does_not_matter():
 
 
 def test_levels_on_real_summeval(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     jset = judgments.load("summeval", shared_data)
     human = jset.human("relevance")

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from metrics.memo import BytesLRU, return_free_memory
+from meta_eval.metrics.memo import BytesLRU, return_free_memory
 
 
 def test_lru_evicts_least_recently_used_first_within_its_byte_limit():
@@ -52,10 +52,11 @@ def test_freed_heap_memory_goes_back_to_the_system():
     assert len(kept) == 200
 
 
-# -- releasing what a run is done with (metrics.memo.release, meta_eval.runner.run_order / release_done) ----------
+# -- releasing what a run is done with (metrics.memo.release, meta_eval.scoring.runner.run_order / release_done)
+# ----------
 
 def test_release_calls_what_was_registered_and_ignores_unknown_names():
-    from metrics.memo import on_release, release
+    from meta_eval.metrics.memo import on_release, release
 
     calls = []
     on_release("test-memo-a", lambda: calls.append("a1"))
@@ -67,8 +68,8 @@ def test_release_calls_what_was_registered_and_ignores_unknown_names():
 
 
 def test_released_word_vectors_are_forgotten_and_reload_with_the_same_values():
-    from metrics.memo import release
-    from metrics.vectors import load_vectors
+    from meta_eval.metrics.memo import release
+    from meta_eval.metrics.vectors import load_vectors
 
     before = load_vectors().lookup(["cat", "dog"])[0]
     assert load_vectors.cache_info().currsize > 0
@@ -87,9 +88,9 @@ def test_glove_loaded_and_released_leaves_little_behind():
 
     code = textwrap.dedent("""
         import gc
-        from metrics.memo import release
-        from metrics.mover import import_ot
-        from metrics.vectors import load_vectors
+        from meta_eval.metrics.memo import release
+        from meta_eval.metrics.mover import import_ot
+        from meta_eval.metrics.vectors import load_vectors
         import pyarrow.parquet
         import_ot()
         def rss():
@@ -111,9 +112,9 @@ def test_glove_loaded_and_released_leaves_little_behind():
     assert left < 25, (grew, left)
 
 def test_run_order_groups_metrics_by_resource_and_release_done_waits_for_the_last_holder():
-    from metrics import create
-    from meta_eval.runner import release_done, run_order
-    from metrics.vectors import load_vectors
+    from meta_eval.metrics import create
+    from meta_eval.scoring.runner import release_done, run_order
+    from meta_eval.metrics.vectors import load_vectors
 
     wms, rouge, sms = (create(n) for n in ("wms", "rouge", "sms"))  # core metrics only: no extra needed
     assert wms.holds == ("vectors",) and rouge.holds == ()
@@ -121,7 +122,7 @@ def test_run_order_groups_metrics_by_resource_and_release_done_waits_for_the_las
     ctx = create("wms-ctx")  # parallel="single": its group goes after the CPU metrics' groups
     assert [m.name for m in run_order([ctx, wms, rouge])] == ["rouge", "wms", "wms-ctx"]
     assert run_order([]) == []
-    example = [__import__("metrics").Example("The cat sat.", ("A cat sat.",))]
+    example = [__import__("meta_eval.metrics").metrics.Example("The cat sat.", ("A cat sat.",))]
     wms.score(example)
     assert release_done(wms, [sms]) == []  # sms, still to run, needs GloVe: kept
     assert load_vectors.cache_info().currsize > 0
@@ -138,8 +139,8 @@ def test_a_command_releases_every_resource_and_reports_in_the_chosen_order(tmp_p
 
     from typer.testing import CliRunner
 
-    from cli import app
-    from metrics.vectors import load_vectors
+    from meta_eval.cli import app
+    from meta_eval.metrics.vectors import load_vectors
 
     inp = tmp_path / "in.jsonl"
     inp.write_text("\n".join(json.dumps({"id": str(i), "candidate": c, "references": [r]}) for i, (c, r) in
@@ -158,7 +159,7 @@ def test_a_command_releases_every_resource_and_reports_in_the_chosen_order(tmp_p
 def test_paused_gc_restores_the_collector_state_even_on_error():
     import gc
 
-    from metrics.memo import paused_gc
+    from meta_eval.metrics.memo import paused_gc
 
     assert gc.isenabled()
     with pytest.raises(RuntimeError):
@@ -183,8 +184,8 @@ def test_paused_gc_restores_the_collector_state_even_on_error():
 def test_rouge_scores_with_the_collector_paused_and_restarts_it(monkeypatch):
     import gc
 
-    import metrics.rouge as rouge_module
-    from metrics import Example, create
+    import meta_eval.metrics.rouge as rouge_module
+    from meta_eval.metrics import Example, create
 
     seen = []
     pair_scores = rouge_module._pair_scores

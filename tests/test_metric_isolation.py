@@ -1,4 +1,4 @@
-"""One metric's bug never moves another metric's scores (meta_eval/runner.py gives each metric its own examples).
+"""One metric's bug never moves another metric's scores (meta_eval/scoring/runner.py gives each metric its own examples).
 
 A plugin metric that changes the examples it is given, in every way Python allows (replacing a frozen field with
 ``object.__setattr__``, writing the instance ``__dict__``, putting a list where a tuple was and appending to it,
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
-from meta_eval.runner import score_examples
-from metrics import Example, Metric, create, register
-from metrics.registry import unregister
+from meta_eval.cli import app
+from meta_eval.scoring.runner import score_examples
+from meta_eval.metrics import Example, Metric, create, register
+from meta_eval.metrics.registry import unregister
 
 EXAMPLES = [Example(f"the cat number {i} sat on the mat " + "again " * (i % 3), (f"a cat sat on mat {i}",),
                     f"source {i}") for i in range(40)]

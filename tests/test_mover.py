@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from metrics import Example, create
-from metrics.mover import _distribution, mover_distance, text_bags
-from metrics.text import STOPWORDS, content_sentences
-from metrics.vectors import load_vectors
+from meta_eval.metrics import Example, create
+from meta_eval.metrics.mover import _distribution, mover_distance, text_bags
+from meta_eval.metrics.text import STOPWORDS, content_sentences
+from meta_eval.metrics.vectors import load_vectors
 
 GLOVE = load_vectors()
 
@@ -168,7 +168,7 @@ def test_glove_text_file_vectors(tmp_path):
 
 
 def test_glove_package_files_are_checked(tmp_path):
-    from metrics.vectors import VectorsError, _check_files, _GLOVE_FILES
+    from meta_eval.metrics.vectors import VectorsError, _check_files, _GLOVE_FILES
 
     for name, _, _ in _GLOVE_FILES:
         (tmp_path / name).write_bytes(b"x")
@@ -186,7 +186,7 @@ def test_the_mover_metrics_do_not_import_torch_through_pot():
     import sys
     from pathlib import Path
 
-    code = ("import sys; from metrics import Example, create; "
+    code = ("import sys; from meta_eval.metrics import Example, create; "
             "create('wms').score([Example('a cat sat', ('a dog sat',))]); import ot; "
             "print('torch' in sys.modules, len(ot.backend.get_backend_list()))")
     repo = str(Path(__file__).resolve().parents[1])

@@ -18,10 +18,10 @@ require_module("torch", NEURAL_FIX)
 require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
-from metrics import Example  # noqa: E402
-from metrics.encoder import load_encoder, model_unavailable_reason  # noqa: E402
-from metrics.moverscore import IdfTable, MoverScore, idf_weights, piece_weights  # noqa: E402
-from metrics.text import STOPWORDS  # noqa: E402
+from meta_eval.metrics import Example  # noqa: E402
+from meta_eval.metrics.encoder import load_encoder, model_unavailable_reason  # noqa: E402
+from meta_eval.metrics.moverscore import IdfTable, MoverScore, idf_weights, piece_weights  # noqa: E402
+from meta_eval.metrics.text import STOPWORDS  # noqa: E402
 
 TEXTS = ["the cat sat on the mat.", "a dog won the big game!", "barack obama visited paris yesterday.",
          "the quick brown fox jumps over the lazy dog.", "john smith won in london."]
@@ -247,7 +247,7 @@ CHAGANTY_ROWS = 500  # the first 500 rows: all 2,085 take several minutes with M
 def test_minilm_on_chaganty_correlates_positively(shared_data):
     from scipy.stats import spearmanr
 
-    import judgments
+    from meta_eval import judgments
 
     __import__("conftest").require_minilm()
     jset = judgments.load("chaganty", shared_data)

@@ -22,12 +22,12 @@ require_module("torch", NEURAL_FIX)
 require_module("transformers", NEURAL_FIX)
 
 from conftest import make_tiny_bert  # noqa: E402
-from meta_eval.cache import ScoreCache, example_key  # noqa: E402
-from meta_eval.runner import score_examples  # noqa: E402
-from metrics import Example  # noqa: E402
-from metrics.base import MetricError  # noqa: E402
-from metrics.encoder import load_encoder  # noqa: E402
-from metrics.moverscore import IdfSet, MoverScore, idf_weights  # noqa: E402
+from meta_eval.scoring.cache import ScoreCache, example_key  # noqa: E402
+from meta_eval.scoring.runner import score_examples  # noqa: E402
+from meta_eval.metrics import Example  # noqa: E402
+from meta_eval.metrics.base import MetricError  # noqa: E402
+from meta_eval.metrics.encoder import load_encoder  # noqa: E402
+from meta_eval.metrics.moverscore import IdfSet, MoverScore, idf_weights  # noqa: E402
 
 TEXTS = ["the cat sat on the mat.", "a dog won the big game!", "barack obama visited paris yesterday.",
          "the quick brown fox jumps over the lazy dog.", "john smith won in london.", "the red house is big.",
@@ -128,8 +128,8 @@ def test_fit_is_cheap_and_a_cached_run_loads_no_model(tiny, tmp_path):
     with ScoreCache(path) as cache:
         score_examples(MoverScore(model=tiny), rows(), cache)
     data.write_text(json.dumps([[ex.candidate, list(ex.references)] for ex in rows()]), encoding="utf-8")
-    code = ("import json, sys\nfrom meta_eval.cache import ScoreCache\nfrom meta_eval.runner import score_examples\n"
-            "from metrics import Example\nfrom metrics.moverscore import MoverScore\n"
+    code = ("import json, sys\nfrom meta_eval.scoring.cache import ScoreCache\nfrom meta_eval.scoring.runner import score_examples\n"
+            "from meta_eval.metrics import Example\nfrom metrics.moverscore import MoverScore\n"
             f"rows = [Example(c, tuple(r)) for c, r in json.load(open({str(data)!r}))]\n"
             f"with ScoreCache({str(path)!r}) as cache:\n"
             f"    out = score_examples(MoverScore(model={tiny!r}), rows, cache)\n"

@@ -1,4 +1,4 @@
-"""Nothing of the user's is ever overwritten (meta_eval/outputs.py, through the real CLI).
+"""Nothing of the user's is ever overwritten (meta_eval/report/outputs.py, through the real CLI).
 
 Every output path (``--output`` of run/score/learn, ``learn --save``) is checked before any work: it must not be an
 input of the run (the judgment file, the score cache, the texts scored, a file given with ``-o``; also through a
@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 from conftest import small_set
-from meta_eval.outputs import MARKER, check_output, OutputError, with_marker, write_json, written_by_meta_eval
+from meta_eval.report.outputs import MARKER, check_output, OutputError, with_marker, write_json, written_by_meta_eval
 
 runner = CliRunner()
 

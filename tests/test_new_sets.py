@@ -16,11 +16,12 @@ from scipy.stats import spearmanr
 from typer.testing import CliRunner
 
 from conftest import require_metrics
-import judgments
-from cli import app
-from judgments import DataError, JudgmentError, frank, qags, wmt21_mqm
-from meta_eval import statistics
-from meta_eval.ceiling import no_annotator_reason
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.judgments import DataError, JudgmentError, frank, qags, wmt21_mqm
+from meta_eval import stats as statistics
+from meta_eval.stats.ceiling import no_annotator_reason
+from meta_eval.evaluate import ceiling as set_ceiling
 
 runner = CliRunner()
 FRANK_RAW = "_sources/artidoro/frank/raw/80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4/data/human_annotations.json"
@@ -121,7 +122,7 @@ def test_wmt_has_no_human_ceiling(wmt):
     assert all(r.n_judges == 1 for r in jset.rows)
     reason = no_annotator_reason(jset, "mqm")
     assert reason is not None and "at least 2 annotator values" in reason and "(most annotators on a row: 1)" in reason
-    c = statistics.ceiling(jset, "mqm", "spearman", "system", n_resamples=20)
+    c = set_ceiling(jset, "mqm", "spearman", "system", n_resamples=20)
     assert c.value is None and c.slots == 0 and c.note == reason
 
 
@@ -199,7 +200,7 @@ def test_qags_scores_equal_majority_votes_of_the_original_file(qags_all, shared_
 
 
 def test_qags_human_ceiling_has_three_slots(qags_all):
-    c = statistics.ceiling(qags_all, "factuality", "spearman", "global", n_resamples=100)
+    c = set_ceiling(qags_all, "factuality", "spearman", "global", n_resamples=100)
     assert c.slots == 3 and c.rows_used == 474 and c.lower <= c.value <= c.upper
     # by hand: each worker slot against the mean of the other two, Spearman, averaged over the 3 slots
     J = np.array([r.judges["factuality"] for r in qags_all.rows])
@@ -306,7 +307,7 @@ def test_unknown_subset_and_missing_file(name, shared_data, tmp_path):
 def test_judgments_lists_every_set_with_task_annotators_licence_and_source(shared_data):
     from typer.testing import CliRunner
 
-    from cli import app
+    from meta_eval.cli import app
 
     res = CliRunner().invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "400"})
     assert res.exit_code == 0, res.output

@@ -8,12 +8,12 @@ meta-eval's "documents". Compared, on random matrices with tied scores and NaN c
 (human relevance against a ROUGE-1-like and a ROUGE-2-like unigram/bigram F1 computed here, and against the human
 coherence scores used as a "metric"):
 
-- correlations: ``meta_eval.resampling.level_correlation`` and ``meta_eval.levels.*_level`` against
+- correlations: ``meta_eval.stats.resampling.level_correlation`` and ``meta_eval.stats.levels.*_level`` against
   ``nlpstats.correlations.correlate``, to 1e-12;
-- Williams: ``meta_eval.significance.williams_test`` (one-sided, H1: r12 > r13) with the level correlations and
+- Williams: ``meta_eval.stats.significance.williams_test`` (one-sided, H1: r12 > r13) with the level correlations and
   ``level_n`` against ``nlpstats.correlations.williams_test(alternative="greater")``, to 1e-12; nlpstats'
   "two-sided" is 2 * min(p, 1 - p) and its "less" is 1 - p;
-- Fisher: ``meta_eval.resampling.fisher_ci`` with ``level_n`` against ``nlpstats.correlations.fisher`` (both use
+- Fisher: ``meta_eval.stats.resampling.fisher_ci`` with ``level_n`` against ``nlpstats.correlations.fisher`` (both use
   Bonett & Wright's variances for Spearman and Kendall), to 1e-12;
 - bootstrap: ``bootstrap_samples``/``bootstrap_ci`` against ``nlpstats.correlations.bootstrap`` fed meta-eval's own
   index draws (exactly equal), and with nlpstats' own global-RNG draws at 5,000 resamples (within Monte Carlo error);
@@ -43,13 +43,13 @@ import nlpstats.correlations as ncorr  # the test extra pins nlpstats
 import numpy as np
 import pytest
 
-import judgments
-from meta_eval import resampling
-from meta_eval.levels import global_level, summary_level, system_level
+from meta_eval import judgments
+from meta_eval.stats import resampling
+from meta_eval.stats.levels import global_level, summary_level, system_level
 from meta_eval.matrix import judgment_matrices
-from meta_eval.resampling import (KINDS, LEVELS, bootstrap_ci, bootstrap_samples, fisher_ci, level_correlation,
+from meta_eval.stats.resampling import (KINDS, LEVELS, bootstrap_ci, bootstrap_samples, fisher_ci, level_correlation,
                                   level_n, permutation_test)
-from meta_eval.significance import williams_from_scores, williams_test
+from meta_eval.stats.significance import williams_from_scores, williams_test
 
 NL_LEVEL = {"summary": "input", "system": "system", "global": "global"}
 NL_METHOD = {"both": "both", "systems": "systems", "documents": "inputs"}
@@ -81,7 +81,7 @@ def synthetic(seed: int, n_docs: int = 30, n_systems: int = 12, missing: float =
 
 
 def _rows(M: np.ndarray):
-    """The matrix as rows (value, document label, system label), for meta_eval.levels."""
+    """The matrix as rows (value, document label, system label), for meta_eval.stats.levels."""
     d, s = np.indices(M.shape)
     return M.ravel(), d.ravel().astype(str), s.ravel().astype(str)
 
@@ -126,7 +126,7 @@ def global_rng():
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("level", LEVELS)
 def test_level_correlations_equal_on_random_matrices_with_ties_and_nan(level, kind):
-    """level_correlation(X, Z) and meta_eval.levels on the rows == ncorr.correlate(X.T, Z.T), 30 x 12, 15% NaN."""
+    """level_correlation(X, Z) and meta_eval.stats.levels on the rows == ncorr.correlate(X.T, Z.T), 30 x 12, 15% NaN."""
     X, _, Z = synthetic(0, missing=0.15)
     assert (~np.isnan(Z)).sum(axis=1).min() >= 3  # no document with < 3 systems: see the test below for those
     assert len(np.unique(Z[~np.isnan(Z)])) < 10  # heavily tied

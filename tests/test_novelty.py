@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import judgments
-from metrics import Example, MetricError
-from metrics.novelty import Novelty, ngrams, novel_fraction, words
+from meta_eval import judgments
+from meta_eval.metrics import Example, MetricError
+from meta_eval.metrics.novelty import Novelty, ngrams, novel_fraction, words
 
 SOURCE = "The cat sat on the mat."
 
@@ -118,7 +118,7 @@ def test_needs_source_and_references_and_validates_config():
 
 
 def test_registered_under_its_name():
-    from metrics.registry import _registry
+    from meta_eval.metrics.registry import _registry
 
     assert Novelty.name == "novelty" and _registry["novelty"] is Novelty
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import conftest
-from metrics import numeric
+from meta_eval.metrics import numeric
 
 REPO = Path(__file__).resolve().parents[1]
 PORTABLE = dict(numeric.PORTABLE_ENV)
@@ -63,7 +63,7 @@ def test_ident_names_the_mode_and_every_setting_that_breaks_bit_identity():
 
 def test_importing_meta_eval_applies_the_mode_before_torch_loads():
     names = [*PORTABLE, "META_EVAL_NUMERIC"]
-    code = ("import json, os, sys; import cli, meta_eval, judgments, metrics; "
+    code = ("import json, os, sys; import meta_eval; from meta_eval import cli, judgments, metrics; "
             f"print(json.dumps({{'torch': 'torch' in sys.modules, "
             f"'env': {{k: os.environ.get(k) for k in {names!r}}}}}))")
     default = json.loads(_python(code).stdout)
@@ -78,7 +78,7 @@ def test_importing_meta_eval_applies_the_mode_before_torch_loads():
 def test_the_mode_is_in_force_in_torch_and_torch_used_first_is_refused_with_a_sentence():
     conftest.require_module("torch", conftest.NEURAL_FIX)
     conftest.require_module("transformers", conftest.NEURAL_FIX)
-    check = ("from metrics import numeric; from metrics.encoder import prepare_torch\n"
+    check = ("from meta_eval.metrics import numeric; from meta_eval.metrics.encoder import prepare_torch\n"
              "try:\n    prepare_torch(); print('ok', numeric.effective()['MKL_CBWR'])\n"
              "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
     # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation
@@ -113,9 +113,9 @@ def _init_and_report(mode: str) -> dict:
 
 
 def test_a_pool_worker_runs_in_the_mode_it_is_given():
-    """The local engine starts its workers with the driver's mode (meta_eval/engines.py, _init_worker): a worker
+    """The local engine starts its workers with the driver's mode (meta_eval/scoring/engines.py, _init_worker): a worker
     told ``native`` drops the variables it inherited from a portable driver, and keeps a user's own."""
-    from meta_eval.engines import _init_worker
+    from meta_eval.scoring.engines import _init_worker
 
     for mode in ("native", "portable"):
         with ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_init_worker,
@@ -149,7 +149,7 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
     conftest.require_module("torch", conftest.NEURAL_FIX)
     conftest.require_metrics(name)
     conftest.require_minilm()
-    from metrics import Example, create
+    from meta_eval.metrics import Example, create
 
     cands, refs = TEXTS, TEXTS[2:] + TEXTS[:2]
     (tmp_path / "c.txt").write_text("\n".join(cands) + "\n", encoding="utf-8")
@@ -177,7 +177,7 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
 def test_every_neural_signature_names_its_numeric_mode():
     """Every registered metric whose scores depend on torch signs the mode they were computed in (computed without
     importing torch: a fully cached run never loads it)."""
-    from metrics import MetricError, create, registry
+    from meta_eval.metrics import MetricError, create, registry
 
     signed = {}
     for name in registry.names():

@@ -26,10 +26,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import cli
-from cli import app
-from metrics import Metric, register
-from metrics.registry import unregister
+from meta_eval import cli
+from meta_eval.cli import app
+from meta_eval.metrics import Metric, register
+from meta_eval.metrics.registry import unregister
 
 runner = CliRunner()
 
@@ -174,7 +174,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
     assert target.read_text() == '{"old": true}\n' and [p.name for p in tmp_path.iterdir()] == ["res.json"]
     cli._write_json(tmp_path / "made" / "deeper" / "new.json", {"ok": 1})  # missing parents are made at write time
     written = json.loads((tmp_path / "made" / "deeper" / "new.json").read_text())
-    assert written == {"written_by": written["written_by"], "ok": 1}  # marked as meta-eval's (meta_eval/outputs.py)
+    assert written == {"written_by": written["written_by"], "ok": 1}  # marked as meta-eval's (meta_eval/report/outputs.py)
     assert sorted(p.name for p in (tmp_path / "made" / "deeper").iterdir()) == ["new.json"]
 
 
@@ -266,7 +266,7 @@ HOSTILE_FAILING = "[blink]boom[/]"
 
 _DRIVER = f"""
 import sys
-from metrics import Metric, register
+from meta_eval.metrics import Metric, register
 
 @register({HOSTILE_METRIC!r})
 class Hostile(Metric):
@@ -283,7 +283,7 @@ class Fails(Metric):
     def _score(self, examples):
         raise OSError("no [italic]model[/italic]")
 
-from cli import main
+from meta_eval.cli import main
 sys.argv = ["meta-eval", *sys.argv[1:]]
 main()
 """
@@ -324,7 +324,7 @@ def test_hostile_names_print_literally_in_score(tmp_path):
 
 
 def test_the_output_helpers_raise_output_errors_naming_the_path(tmp_path):
-    from meta_eval.outputs import OutputError, atomic_write, check_output, with_marker, write_json
+    from meta_eval.report.outputs import OutputError, atomic_write, check_output, with_marker, write_json
 
     with pytest.raises(OutputError, match=f"--output {tmp_path} is a folder"):
         check_output(tmp_path)

@@ -1,4 +1,4 @@
-"""Pairwise accuracy, acc_eq and tie calibration (meta_eval.pairwise): hand-computed cases, mt-metrics-eval's test
+"""Pairwise accuracy, acc_eq and tie calibration (meta_eval.stats.pairwise): hand-computed cases, mt-metrics-eval's test
 cases re-derived, a brute-force reference on random inputs with ties and missing cells, invariants, resampling.
 
 mt-metrics-eval cases: google-research/mt-metrics-eval, mt_metrics_eval/stats_test.py at commit
@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 import pytest
 from scipy import stats
 
-from meta_eval import pairwise as pw
-from meta_eval.clusters import significance_clusters
-from meta_eval.pairwise import (GLOBAL_MAX_CELLS, LEVELS, PairwiseStat, acc_eq, bootstrap_ci, bootstrap_samples,
+from meta_eval.stats import pairwise as pw
+from meta_eval.stats.clusters import significance_clusters
+from meta_eval.stats.pairwise import (GLOBAL_MAX_CELLS, LEVELS, PairwiseStat, acc_eq, bootstrap_ci, bootstrap_samples,
                                 pairwise_accuracy, pairwise_permutation_pvalues, pairwise_statistic,
                                 permutation_test, tie_calibration)
-from meta_eval.resampling import _draw_indices, snap
+from meta_eval.stats.resampling import _draw_indices, snap
 
 # --------------------------------------------------------------------------------------- brute-force reference
 

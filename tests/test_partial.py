@@ -1,4 +1,4 @@
-"""Partial correlation controlling for the system (meta_eval.partial, FRANK): hand cases, pingouin.partial_corr
+"""Partial correlation controlling for the system (meta_eval.stats.partial, FRANK): hand cases, pingouin.partial_corr
 (test-only dependency) and FRANK's own recipe (one-hot + LinearRegression residuals, then scipy) on random and real
 (chaganty) data."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval.correlation import Correlation
-from meta_eval.partial import partial_correlation, partial_t_pvalue, within_system_residuals
+from meta_eval.stats.correlation import Correlation
+from meta_eval.stats.partial import partial_correlation, partial_t_pvalue, within_system_residuals
 
 
 def _pingouin(m, h, systems, method):
@@ -134,7 +134,7 @@ def test_random_data_matches_pingouin_and_frank(seed):
 
 
 def test_real_chaganty_matches_pingouin_and_frank(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     jset = judgments.load("chaganty", shared_data)
     systems = [r.system for r in jset.rows]  # the ml;ml+rl row is its own label, as FRANK's encoder would have it

@@ -20,7 +20,7 @@ from conftest import WHEEL_FIX, can_build_wheels
 pytestmark = pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built "
                                  "without network)", WHEEL_FIX)
 
-CODE = "from cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
+CODE = "from meta_eval.cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
 MARK = textwrap.dedent("""
     import os, pathlib
     pathlib.Path(os.environ["FAULT_MARKERS"], __name__).write_text("imported")
@@ -29,7 +29,7 @@ MODULES = {
     "exitplug": MARK + "import sys\nsys.exit(0)\n",
     "raiseplug": MARK + "raise RuntimeError('the plugin cannot find its model file')\n",
     "goodplug": MARK + textwrap.dedent('''
-        from metrics import Metric, register
+        from meta_eval.metrics import Metric, register
 
         @register("goodone")
         class GoodOne(Metric):
@@ -41,7 +41,7 @@ MODULES = {
                 return {"goodone": [float(len(e.candidate)) for e in examples]}
     '''),
     "clashplug": MARK + textwrap.dedent('''
-        from metrics import Metric, register
+        from meta_eval.metrics import Metric, register
 
         @register("rouge")
         class NotRouge(Metric):
@@ -126,7 +126,7 @@ def test_metrics_lists_broken_plugins_with_their_reasons(site, tmp_path):
     assert "raising: plugin raising = 'raiseplug' (distribution faultyplugins 0.1) failed to load: RuntimeError: the " \
            "plugin cannot find its model file" in said
     assert "rouge: plugin rouge = 'clashplug' (distribution faultyplugins 0.1) failed to load: RegistryError: metric " \
-           "name 'rouge' is already registered by metrics.rouge.Rouge" in said
+           "name 'rouge' is already registered by meta_eval.metrics.rouge.Rouge" in said
     assert "rouge1-f" in said  # the built-in rouge is still listed
 
 
@@ -158,7 +158,7 @@ def test_a_good_plugin_runs_beside_broken_ones(site, tmp_path):
 
 
 def test_the_default_choice_skips_broken_plugins_with_the_reason(site, tmp_path):
-    code = ("from cli import _choose_metrics\n"
+    code = ("from meta_eval.cli import _choose_metrics\n"
             "chosen, skipped = _choose_metrics(None, {}, what='x', has_sources=False, has_references=True)\n"
             "import json; print(json.dumps({'chosen': [m.name for m in chosen], 'skipped': dict(skipped)}))")
     res, imported = meta_eval(site, tmp_path, code=code)

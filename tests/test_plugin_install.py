@@ -30,7 +30,7 @@ def test_pip_installed_plugin_is_listed_and_runs(tmp_path):
         length-ratio = "tinymetric"
     """))
     (src / "tinymetric" / "__init__.py").write_text(textwrap.dedent('''
-        from metrics import Metric, register
+        from meta_eval.metrics import Metric, register
 
         @register("length-ratio")
         class LengthRatio(Metric):
@@ -51,7 +51,7 @@ def test_pip_installed_plugin_is_listed_and_runs(tmp_path):
     assert any(p.name.startswith("tinymetric-0.1.dist-info") for p in target.iterdir())
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
-    code = "from cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
+    code = "from meta_eval.cli import main; import sys; sys.argv = ['meta-eval', *sys.argv[1:]]; main()"
     listing = subprocess.run([sys.executable, "-c", code, "metrics"], capture_output=True, text=True, env=env,
                              timeout=120)
     assert listing.returncode == 0, listing.stderr

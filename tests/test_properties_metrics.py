@@ -17,10 +17,10 @@ from conftest import require
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics import Example, create
-from metrics.base import MetricError
-from metrics.registry import get_class
-from metrics.text import STOPWORDS
+from meta_eval.metrics import Example, create
+from meta_eval.metrics.base import MetricError
+from meta_eval.metrics.registry import get_class
+from meta_eval.metrics.text import STOPWORDS
 
 CHEAP = ("rouge", "rouge-coco", "wms", "sms", "s+wms", "bleu", "chrf", "ter", "textrank", "novelty")
 MOVERS = ("wms", "sms", "s+wms")
@@ -206,7 +206,7 @@ def test_run_counts_the_rows_without_a_known_word(tmp_path):
 
     from typer.testing import CliRunner
 
-    from cli import app
+    from meta_eval.cli import app
 
     plain_texts = ["The cat sat on the mat.", "A dog ran in the city.", "The president visited Paris.",
                    "Quick brown dogs won the game.", "The city was quiet yesterday.", "Cats and dogs ran."]

@@ -2,12 +2,13 @@
 and a few values checked by hand.
 
 - Row order: a judgment set's rows in any order give the same correlations at every level
-  (:mod:`meta_eval.levels`), and the same :func:`meta_eval.evaluate.evaluate_level` results to the bit (values,
+  (:mod:`meta_eval.stats.levels`), and the same :func:`meta_eval.evaluate.evaluate_level` results to the bit (values,
   bootstrap intervals, permutation p-values, epsilons): :func:`meta_eval.matrix.to_matrix` sorts documents and
   systems, so the seeded resamples see the same matrix. Permuting the documents and the systems of a matrix leaves
   every statistic's point value unchanged (not the intervals: a seed draws indices, not labels).
 - Constants and ties: a constant metric has no correlation: ``r=None`` with the note
-  :data:`meta_eval.correlation.CONSTANT_NOTE` (rows), NaN (matrices, documented), a note in the results, never a NaN
+  :data:`meta_eval.stats.correlation.CONSTANT_NOTE` (rows), NaN (matrices, documented), a note in the results, never a
+  NaN
   there; all-tied pairs give the accuracies the pairwise module documents.
 - Seeds: the same seed gives identical resamples and intervals; another seed other resamples.
 
@@ -22,16 +23,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgments.base import Judgment, JudgmentSet
-from meta_eval import statistics
-from meta_eval.correlation import CONSTANT_NOTE, correlate
+from meta_eval.judgments.base import Judgment, JudgmentSet
+from meta_eval import stats as statistics
+from meta_eval.stats.correlation import CONSTANT_NOTE, correlate
 from meta_eval.evaluate import LevelError, evaluate, evaluate_level
-from meta_eval.levels import global_level, summary_level, system_level
+from meta_eval.stats.levels import global_level, summary_level, system_level
 from meta_eval.matrix import to_matrix
-from meta_eval.pairwise import acc_eq, pairwise_accuracy, tie_calibration
-from meta_eval.pairwise import bootstrap_ci as pairwise_bootstrap_ci
-from meta_eval.resampling import bootstrap_samples, level_correlation
-from meta_eval.runner import MetricScores
+from meta_eval.stats.pairwise import acc_eq, pairwise_accuracy, tie_calibration
+from meta_eval.stats.pairwise import bootstrap_ci as pairwise_bootstrap_ci
+from meta_eval.stats.resampling import bootstrap_samples, level_correlation
+from meta_eval.scoring.runner import MetricScores
 
 FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -1,6 +1,7 @@
 """Every shipped protocol, run on the real judgment data, against the numbers its paper printed.
 
-Each protocol file (meta_eval/protocols/<name>.toml) cites the table (or the authors' repository file) its printed numbers
+Each protocol file (meta_eval/protocols/<name>.toml) cites the table (or the authors' repository file) its printed
+numbers
 come from and states the tolerance. A cell passes when |meta-eval - printed| <= tolerance; a cell that cannot match
 must carry a named reason in the file (``[part.unmatched]``), which this test requires. Resampling does not change the
 point correlations compared here, so the summary/system-level parts run with few resamples to stay fast.
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import require_metrics
-from cli import app
+from meta_eval.cli import app
 from meta_eval.protocol import load_protocol, protocol_names
 
 

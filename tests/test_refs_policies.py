@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from meta_eval import learn as L
-from meta_eval.cache import ScoreCache
-from meta_eval.runner import score_examples
-from metrics import Example, Metric, create, register
-from metrics.base import REFS_POLICIES, MetricError
-from metrics.learned import LearnedMetric
-from metrics.registry import unregister
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.learning import ridge as L
+from meta_eval.scoring.cache import ScoreCache
+from meta_eval.scoring.runner import score_examples
+from meta_eval.metrics import Example, Metric, create, register
+from meta_eval.metrics.base import REFS_POLICIES, MetricError
+from meta_eval.metrics.learned import LearnedMetric
+from meta_eval.metrics.registry import unregister
 
 runner = CliRunner()
 
@@ -176,7 +176,7 @@ def test_mover_metrics_keep_their_signature_and_average_when_asked():
 
 
 def test_novelty_refs_is_the_generic_option():
-    from metrics.novelty import Novelty
+    from meta_eval.metrics.novelty import Novelty
 
     assert Novelty(refs="first").signature() == create("novelty").with_refs("first").signature()
     assert "|refs:first|" in Novelty(refs="first").signature() and "|refs:mean|" in Novelty().signature()
@@ -189,7 +189,7 @@ def test_novelty_refs_is_the_generic_option():
 
 
 def test_qa_sup_declares_pooling():
-    from metrics.qa import QASupervised, QAUnsupervised
+    from meta_eval.metrics.qa import QASupervised, QAUnsupervised
 
     assert QASupervised.refs_native == QASupervised.refs_default == "pool"
     assert QAUnsupervised.needs_references is False

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from metrics import Example, Metric, create, names, register
-from metrics.base import MetricError
-from metrics.registry import RegistryError, UnknownMetricError, unregister
+from meta_eval.metrics import Example, Metric, create, names, register
+from meta_eval.metrics.base import MetricError
+from meta_eval.metrics.registry import RegistryError, UnknownMetricError, unregister
 
 
 def test_builtins_are_registered():
@@ -76,7 +76,7 @@ def test_rouge_empty_text_scores_zero():
 def test_entry_point_plugin_is_discovered(tmp_path):
     """A third-party distribution adds a metric through the `meta_eval.metrics` entry-point group."""
     (tmp_path / "tiny_plugin.py").write_text(textwrap.dedent("""
-        from metrics import Metric, register
+        from meta_eval.metrics import Metric, register
 
         @register("char-ratio")
         class CharRatio(Metric):
@@ -89,7 +89,7 @@ def test_entry_point_plugin_is_discovered(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[meta_eval.metrics]\nchar-ratio = tiny_plugin\n")
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from metrics import create, names, Example\n"
+            "from meta_eval.metrics import create, names, Example\n"
             "assert 'char-ratio' in names(), names()\n"
             "print(create('char-ratio').score([Example('abcd', ('ab',))])['char-ratio'][0])") % str(tmp_path)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

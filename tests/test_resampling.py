@@ -1,5 +1,5 @@
 """Score matrices and the resampling statistics of Deutsch, Dror & Roth (TACL 2021): hand-checkable cases, scipy as
-the reference for every vectorised coefficient, agreement with meta_eval.levels on real SummEval data."""
+the reference for every vectorised coefficient, agreement with meta_eval.stats.levels on real SummEval data."""
 from __future__ import annotations
 
 import itertools
@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval import resampling
-from meta_eval.levels import global_level, summary_level, system_level
+from meta_eval.stats import resampling
+from meta_eval.stats.levels import global_level, summary_level, system_level
 from meta_eval.matrix import align_missing, to_matrix
-from meta_eval.resampling import (KINDS, LEVELS, average_ranks, batch_correlation, bootstrap_ci, bootstrap_samples,
-                                  fisher_ci, level_correlation, level_n, paired_bootstrap_test,
-                                  pairwise_bootstrap_pvalues, pairwise_permutation_pvalues, permutation_test)
+from meta_eval.stats.resampling import (KINDS, LEVELS, average_ranks, batch_correlation, bootstrap_ci,
+                                        bootstrap_samples, fisher_ci, level_correlation, level_n,
+                                        paired_bootstrap_test, pairwise_bootstrap_pvalues,
+                                        pairwise_permutation_pvalues, permutation_test)
 
 SCIPY = {
     "pearson": lambda a, b: stats.pearsonr(a, b).statistic,
@@ -105,7 +106,7 @@ def test_batch_correlations_equal_scipy_per_resample(kind, n):
     assert ours.shape == (6, 4)
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
-    assert np.isnan(ours[0, 0])  # constant: undefined, as meta_eval.correlation says
+    assert np.isnan(ours[0, 0])  # constant: undefined, as meta_eval.stats.correlation says
 
 
 @pytest.mark.parametrize("x_levels, y_levels", [(None, 13), (7, None), (None, None), (200, 3)])
@@ -185,7 +186,7 @@ def test_level_correlation_validation():
 
 @pytest.fixture(scope="module")
 def summeval(shared_data):
-    import judgments
+    from meta_eval import judgments
 
     jset = judgments.load("summeval", shared_data)
     human = jset.human("relevance")

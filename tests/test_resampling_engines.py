@@ -1,6 +1,7 @@
-"""Resampling spread over engines (meta_eval/chunks.py): the same seed gives bit-identical numbers in this process,
+"""Resampling spread over engines (meta_eval/scoring/chunks.py): the same seed gives bit-identical numbers in this process,
 over 2 and 3 local worker processes and over 2 Ray workers, for the bootstrap and permutation loops of
-meta_eval/resampling.py, meta_eval/pairwise.py and meta_eval/spa.py; progress is reported once per chunk.
+meta_eval/stats/resampling.py, meta_eval/stats/pairwise.py and meta_eval/stats/spa.py; progress is reported once per
+chunk.
 
 The data are shaped so that every resampling has several chunks (chunk sizes depend only on the data's shape), so
 the chunks really are computed in different processes; ``start_after=0`` starts the pool at once.
@@ -15,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import require_metrics, require_module
-from meta_eval import pairwise, resampling, spa
-from meta_eval.chunks import run_chunks, spread
-from meta_eval.engines import RAY_HINT, LocalEngine, make_engine
+from meta_eval.stats import pairwise, resampling, spa
+from meta_eval.scoring.chunks import run_chunks, spread
+from meta_eval.scoring.engines import RAY_HINT, LocalEngine, make_engine
 
 DOCS, SYSTEMS = 2000, 8
 
@@ -122,7 +123,7 @@ def _fails_at(bad: int, i: int) -> int:
 
 
 def test_cli_summary_level_same_numbers_with_one_or_two_workers(shared_data, tmp_path):
-    from cli import app
+    from meta_eval.cli import app
 
     docs = []
     for workers in (1, 2):
@@ -137,7 +138,7 @@ def test_cli_summary_level_same_numbers_with_one_or_two_workers(shared_data, tmp
 
 def test_cli_publish_same_board_with_one_or_two_workers(shared_data, tmp_path):
     require_metrics("bleu", "chrf")
-    from cli import app
+    from meta_eval.cli import app
 
     boards = []
     for workers in (1, 2):

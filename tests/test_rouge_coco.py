@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics import Example, create
+from meta_eval.metrics import Example, create
 
 __import__("conftest").require_module("pycocoevalcap", "pip install 'meta-eval[coco]'")
 

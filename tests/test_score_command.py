@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
-from metrics import Example, create
+from meta_eval.cli import app
+from meta_eval.metrics import Example, create
 
 runner = CliRunner()
 CANDS = ["The cat sat on the mat.", "Dogs bark loudly.", ""]

@@ -1,12 +1,12 @@
 """Honest per-metric timing: the shared encoder's loading and encoding is its own line, not charged to whichever
-contextual metric happens to run first (meta_eval/runner.py, metrics/encoder.py ``shared_seconds``)."""
+contextual metric happens to run first (meta_eval/scoring/runner.py, metrics/encoder.py ``shared_seconds``)."""
 from __future__ import annotations
 
 import time
 
 from conftest import NEURAL_FIX, require_metrics, require_minilm, require_module
-from meta_eval.runner import score_examples
-from metrics import Example, create
+from meta_eval.scoring.runner import score_examples
+from meta_eval.metrics import Example, create
 
 
 def _examples():

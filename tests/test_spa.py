@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval import spa as spa_module
-from meta_eval.clusters import significance_clusters
-from meta_eval.spa import (exact_signs, pair_pvalues, pairwise_spa_pvalues, permutation_signs,
+from meta_eval.stats import spa as spa_module
+from meta_eval.stats.clusters import significance_clusters
+from meta_eval.stats.spa import (exact_signs, pair_pvalues, pairwise_spa_pvalues, permutation_signs,
                            soft_pairwise_accuracy, spa_bootstrap_ci, spa_bootstrap_samples, spa_from_pvalues,
                            spa_permutation_test, system_pair_pvalues)
 

@@ -22,10 +22,10 @@ from nltk.stem.porter import PorterStemmer
 from rouge_score import rouge_scorer, tokenize as rs_tokenize
 from rouge_score.rouge_scorer import _lcs_table, lcs_ind
 
-import judgments
-from metrics import Example, create
-from metrics.rouge import (_bitmasks, _Ids, _lcs_indices, _lcs_length, _stopword_set, _Text, _Tokenizer, _Words,
-                           prepare, reference)
+from meta_eval import judgments
+from meta_eval.metrics import Example, create
+from meta_eval.metrics.rouge import (_bitmasks, _Ids, _lcs_indices, _lcs_length, _stopword_set, _Text, _Tokenizer,
+                                     _Words, prepare, reference)
 
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 PARTS = (("p", "precision"), ("r", "recall"), ("f", "fmeasure"))
@@ -35,7 +35,7 @@ SLOW = settings(deadline=None, suppress_health_check=list(HealthCheck), derandom
 
 def _have_smart() -> bool:
     try:
-        from metrics.rouge import smart_stopwords
+        from meta_eval.metrics.rouge import smart_stopwords
 
         smart_stopwords()
         return True
@@ -218,9 +218,9 @@ def tiny(tmp_path_factory) -> str:
 
 def _alone(model: str, cand: str, ref: str, idf=None) -> float:
     """1 - EMD of one pair, each text encoded alone (a batch of one), from the module's documented pieces."""
-    from metrics.encoder import load_encoder
-    from metrics.mover import mover_distance
-    from metrics.moverscore import piece_weights
+    from meta_eval.metrics.encoder import load_encoder
+    from meta_eval.metrics.mover import mover_distance
+    from meta_eval.metrics.moverscore import piece_weights
 
     encoder = load_encoder(model)
     sides = []
@@ -235,8 +235,8 @@ def _alone(model: str, cand: str, ref: str, idf=None) -> float:
 
 
 def test_moverscore_kept_references_give_the_bits_of_a_fresh_object(tiny):
-    from meta_eval.runner import score_examples
-    from metrics.moverscore import MoverScore
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics.moverscore import MoverScore
 
     rows = [Example(a, (b,)) for a in MOVER_TEXTS for b in MOVER_TEXTS[:3] if a != b]
     first, second = rows[:10], rows[10:]
@@ -255,7 +255,7 @@ def test_moverscore_kept_references_give_the_bits_of_a_fresh_object(tiny):
 
 
 def test_moverscore_equals_each_pair_encoded_alone(tiny):
-    from metrics.moverscore import MoverScore
+    from meta_eval.metrics.moverscore import MoverScore
 
     rows = [Example(a, (b,)) for a, b in zip(MOVER_TEXTS, MOVER_TEXTS[1:] + MOVER_TEXTS[:1])]
     got = MoverScore(model=tiny, idf="none").score(rows)["moverscore"]
@@ -265,10 +265,10 @@ def test_moverscore_equals_each_pair_encoded_alone(tiny):
 def test_moverscore_minilm_on_chaganty_equals_each_pair_encoded_alone(shared_data):
     """The real encoder on real rows: batching by length, kept references and set IDF change no bit."""
     from conftest import require_minilm
-    from metrics.moverscore import IdfSet, MoverScore
+    from meta_eval.metrics.moverscore import IdfSet, MoverScore
 
     require_minilm()
-    from metrics.encoder import load_encoder
+    from meta_eval.metrics.encoder import load_encoder
 
     rows = judgments.load("chaganty", shared_data).examples()[:12]
     metric = MoverScore(model="minilm")
@@ -281,7 +281,7 @@ def test_moverscore_minilm_on_chaganty_equals_each_pair_encoded_alone(shared_dat
 
 
 def test_state_cache_is_bounded_and_least_recently_used():
-    from metrics.moverscore import _Encoded, _StateCache
+    from meta_eval.metrics.moverscore import _Encoded, _StateCache
 
     def enc(n):
         return _Encoded(["x"] * n, np.zeros(n, dtype=int), np.zeros(n, dtype=bool), np.zeros((n, 4), np.float32))

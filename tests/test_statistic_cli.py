@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from meta_eval.ceiling import annotator_matrices
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
-from meta_eval.pairwise import pairwise_accuracy, tie_calibration
-from meta_eval.spa import soft_pairwise_accuracy
-from metrics import Metric, register
-from metrics.registry import unregister
+from meta_eval.stats.pairwise import pairwise_accuracy, tie_calibration
+from meta_eval.stats.spa import soft_pairwise_accuracy
+from meta_eval.metrics import Metric, register
+from meta_eval.metrics.registry import unregister
 
 runner = CliRunner()
 
@@ -153,7 +153,7 @@ def test_correlation_alias_and_acc_eq_at_zero_equals_accuracy(shared_data, tmp_p
 
 
 def test_control_system_reports_frank_partial_correlation(shared_data, tmp_path, length_metrics):
-    from meta_eval.partial import partial_correlation
+    from meta_eval.stats.partial import partial_correlation
 
     res, doc = _run(shared_data, tmp_path, "-j", "summeval", "--statistic", "spearman", "--control", "system")
     assert res.exit_code == 0, res.output
@@ -171,7 +171,7 @@ def test_control_system_reports_frank_partial_correlation(shared_data, tmp_path,
 
 
 def test_delta_band_reports_kendall_over_the_pairs_in_the_band(shared_data, tmp_path, length_metrics):
-    from meta_eval.system_level import delta_correlation
+    from meta_eval.stats.system_level import delta_correlation
 
     res, doc = _run(shared_data, tmp_path, "-j", "summeval", "--level", "system", "--statistic", "kendall",
                     "--delta-band", "0:2")

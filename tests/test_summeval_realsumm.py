@@ -8,9 +8,9 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
-from judgments import DataError, JudgmentError, realsumm, summeval
+from meta_eval import judgments
+from meta_eval.cli import app
+from meta_eval.judgments import DataError, JudgmentError, realsumm, summeval
 
 runner = CliRunner()
 
@@ -140,8 +140,8 @@ def test_unknown_subset(name, shared_data):
 
 
 def test_default_subsets_per_module():
-    import judgments.chaganty
-    import judgments.essays
+    import meta_eval.judgments.chaganty
+    import meta_eval.judgments.essays
 
     assert judgments.chaganty.DEFAULT_SUBSET == "sms"
     assert judgments.essays.DEFAULT_SUBSET == "sms"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import judgments
+from meta_eval import judgments
 
 # Table 3, "Human ratings of summaries along four evaluation dimensions, averaged over three expert annotators"
 TABLE_3 = {  # system: (coherence, consistency, fluency, relevance)

@@ -1,4 +1,4 @@
-"""Deutsch, Dror & Roth (NAACL 2022) system-level correlations (meta_eval.system_level): full-test-set (unpaired)
+"""Deutsch, Dror & Roth (NAACL 2022) system-level correlations (meta_eval.stats.system_level): full-test-set (unpaired)
 system scores and delta correlations, on hand-computed cases and invariants."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from meta_eval import levels
-from meta_eval.resampling import level_correlation
-from meta_eval.system_level import (delta_correlation, pair_fraction_cutoffs, system_scores, unpaired_system_level,
-                                    unpaired_system_level_rows)
+from meta_eval.stats import levels
+from meta_eval.stats.resampling import level_correlation
+from meta_eval.stats.system_level import (delta_correlation, pair_fraction_cutoffs, system_scores,
+                                          unpaired_system_level, unpaired_system_level_rows)
 
 
 def test_unpaired_by_hand():

@@ -10,8 +10,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import judgments
-from cli import app
+from meta_eval import judgments
+from meta_eval.cli import app
 
 MOJIBAKE = "\u00e2\u20ac\u009d"  # a right double quote (U+201D) decoded as cp1252
 

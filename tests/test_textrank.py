@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-import judgments
-from metrics import Example, MetricError
-from metrics.textrank import TextRank, _sentences, pagerank, sentence_similarity, textrank_scores
+from meta_eval import judgments
+from meta_eval.metrics import Example, MetricError
+from meta_eval.metrics.textrank import TextRank, _sentences, pagerank, sentence_similarity, textrank_scores
 
 SOURCE = "Cats chase mice. Dogs chase cats."
 
@@ -138,7 +138,7 @@ def test_needs_a_source_and_validates_config():
 
 
 def test_registered_under_its_name():
-    from metrics.registry import _registry
+    from meta_eval.metrics.registry import _registry
 
     assert TextRank.name == "textrank" and _registry["textrank"] is TextRank
 

@@ -16,9 +16,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from cli import app
+from meta_eval.cli import app
 from conftest import require_module, small_set
-from metrics import Metric, UnknownMetricError, create
+from meta_eval.metrics import Metric, UnknownMetricError, create
 
 runner = CliRunner()
 
@@ -61,7 +61,7 @@ def test_publish_has_the_duplicates_option_its_error_names_and_checks_before_sco
 
 
 def test_workers_above_the_cores_are_capped_with_a_warning_but_not_on_a_ray_cluster():
-    from meta_eval.engines import LocalEngine, default_workers, make_engine
+    from meta_eval.scoring.engines import LocalEngine, default_workers, make_engine
 
     cores = default_workers()
     with pytest.warns(UserWarning, match=f"--workers {cores + 998} is more than the {cores} core"):
@@ -70,7 +70,7 @@ def test_workers_above_the_cores_are_capped_with_a_warning_but_not_on_a_ray_clus
     if isinstance(engine, LocalEngine):
         engine.close()
     require_module("ray", "pip install 'meta-eval[ray]'")
-    from meta_eval.engines import RayEngine
+    from meta_eval.scoring.engines import RayEngine
 
     assert RayEngine(workers=cores + 998, address="127.0.0.1:1").workers == cores + 998  # a cluster's CPUs
     assert make_engine("ray", cores + 998, "127.0.0.1:1").workers == cores + 998
@@ -91,10 +91,10 @@ class NaNOnMarker(Metric):
 
 @pytest.mark.parametrize("batch_size", [1, 7, 256])
 def test_a_non_finite_score_names_the_row_not_its_place_in_a_batch(tmp_path, batch_size):
-    from meta_eval.runner import score_examples
-    from metrics import MetricError
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics import MetricError
 
-    import judgments
+    from meta_eval import judgments
 
     path = small_set(tmp_path / "s.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -108,11 +108,11 @@ def test_a_non_finite_score_names_the_row_not_its_place_in_a_batch(tmp_path, bat
 
 
 def test_a_non_finite_score_from_a_worker_names_the_row(tmp_path):
-    from meta_eval.engines import LocalEngine
-    from meta_eval.runner import score_examples
-    from metrics import MetricError
+    from meta_eval.scoring.engines import LocalEngine
+    from meta_eval.scoring.runner import score_examples
+    from meta_eval.metrics import MetricError
 
-    import judgments
+    from meta_eval import judgments
 
     path = small_set(tmp_path / "s.jsonl")
     text = path.read_text(encoding="utf-8").replace("the cat sat on the mat 3 ", "a marked cat ")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from meta_eval.correlation import correlate
-from meta_eval.significance import williams_from_scores, williams_t, williams_test
+from meta_eval.stats.correlation import correlate
+from meta_eval.stats.significance import williams_from_scores, williams_t, williams_test
 
 
 def steiger_williams_p(r12, r13, r23, n):

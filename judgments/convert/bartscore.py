@@ -22,8 +22,8 @@ import numbers
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
-from judgments.safe_pickle import load_plain
+from meta_eval.judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
+from meta_eval.judgments.safe_pickle import load_plain
 
 SUMMEVAL_GZIP = GzipFormat(name="bartscore_SummEval.jsonl", mtime=1795303538, level=9, mem_level=9, os_code=3)
 REALSUMM_GZIP = GzipFormat(name="bartscore_REALSumm.jsonl", mtime=1795303539, level=9, mem_level=9, os_code=3)

@@ -19,9 +19,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
-from judgments.convert.frank_pins import PINS, TEXTS_COMMIT, TEXTS_FOLDER
-from judgments.files import Source
+from meta_eval.judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
+from meta_eval.judgments.convert.frank_pins import PINS, TEXTS_COMMIT, TEXTS_FOLDER
+from meta_eval.judgments.files import Source
 
 _REPO = "artidoro/frank"
 ANNOTATIONS = Source(_REPO, "80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4", "data/human_annotations.json",

@@ -20,8 +20,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
-from judgments.files import Source
+from meta_eval.judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
+from meta_eval.judgments.files import Source
 
 _REPO, _COMMIT = "W4ngatang/qags", "47798e9b63344e2d3fb4df2def6edc18e9402d30"
 SOURCES = (

@@ -24,8 +24,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
-from judgments.files import Source
+from meta_eval.judgments.convert import ConversionError, GzipFormat, jsonl_bytes, write_gzip
+from meta_eval.judgments.files import Source
 
 _REPO, _COMMIT = "google/wmt-mqm-human-evaluation", "7fadea281aff8db61cc72fc3d469a4dca78b82a6"
 SOURCES = (

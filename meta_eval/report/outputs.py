@@ -31,7 +31,7 @@ class OutputError(ValueError):
 
 def with_marker(doc: dict) -> dict:
     """``doc`` with :data:`MARKER` first (``"written_by": "meta-eval <version>"``), as meta-eval writes JSON."""
-    from metrics.base import package_version
+    from meta_eval.metrics.base import package_version
 
     return {MARKER: f"meta-eval {package_version('meta-eval')}", **{k: v for k, v in doc.items() if k != MARKER}}
 
@@ -148,7 +148,7 @@ def atomic_write(path: Path, write) -> None:
     ``.<name>.<pid>-<random>.tmp<suffix>`` in the same folder (same file system, so the rename is atomic; the suffix
     kept for writers that choose the format by it), created like ``open()`` creates a file (mode 0o666 minus the
     umask), synced to disk before the rename. On any error, Ctrl-C included, it is removed (and ``<tmp>.tmp``, the
-    temporary file of :func:`meta_eval.score_files.write_scores`), as are the parent folders made for it; an
+    temporary file of :func:`meta_eval.scoring.score_files.write_scores`), as are the parent folders made for it; an
     OSError becomes an :class:`OutputError` naming ``path``.
     """
     path = Path(path).expanduser()

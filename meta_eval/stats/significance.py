@@ -30,7 +30,7 @@ import numbers
 
 from scipy import stats
 
-from meta_eval.correlation import correlate
+from meta_eval.stats.correlation import correlate
 
 _K_TOL = 1e-12  # |K| below this is rounding noise around a singular matrix
 
@@ -122,7 +122,7 @@ def williams_from_scores(human, a, b, kind: str = "spearman") -> float:
     """Williams p-value that metric ``a`` correlates more with ``human`` than ``b``.
 
     r12 = corr(human, a), r13 = corr(human, b) and r23 = corr(a, b) all use the
-    same coefficient ``kind`` from :mod:`meta_eval.correlation`.
+    same coefficient ``kind`` from :mod:`meta_eval.stats.correlation`.
 
     Parameters
     ----------

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import platformdirs
 
-from metrics.base import Example
+from meta_eval.metrics.base import Example
 
 __all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key"]
 

@@ -19,8 +19,10 @@ or read from the examples' ``labels`` attribute (:class:`judgments.base.Labelled
 :meth:`judgments.base.JudgmentSet.examples` and the readers of ``meta-eval score`` return); without labels an example
 is named by its position in the input (from 0).
 
-Where the batches are scored is the ``engine``'s business (:mod:`meta_eval.engines`): by default in this process,
-batch after batch; with a :class:`~meta_eval.engines.LocalEngine` or :class:`~meta_eval.engines.RayEngine`, in worker
+Where the batches are scored is the ``engine``'s business (:mod:`meta_eval.scoring.engines`): by default in this
+process,
+batch after batch; with a :class:`~meta_eval.scoring.engines.LocalEngine` or
+:class:`~meta_eval.scoring.engines.RayEngine`, in worker
 processes, their scores coming back as batches finish. Either way only this function writes the cache, one commit
 per finished batch, and the scores are bit-identical (same batches, filed under their examples' keys).
 
@@ -38,9 +40,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from meta_eval.cache import ScoreCache, example_key
-from meta_eval.engines import Engine, InProcess
-from metrics.base import Example, Metric, MetricError, NonFiniteScore
+from meta_eval.scoring.cache import ScoreCache, example_key
+from meta_eval.scoring.engines import Engine, InProcess
+from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
 __all__ = ["MetricScores", "check_examples", "release_done", "run_order", "score_examples"]
 
@@ -108,7 +110,7 @@ def check_examples(metric: Metric, examples: Sequence[Example], labels: Sequence
 def _check_lengths(metric: Metric, examples: Sequence[Example], labels: Sequence[str] | None) -> None:
     """:class:`MetricError` naming the rows with a text over :func:`judgments.limits.max_text_chars` (see there
     why: past it, NLTK's wall-clock limit on a regular expression makes the outcome depend on the machine's load)."""
-    from judgments.limits import max_text_chars
+    from meta_eval.judgments.limits import max_text_chars
 
     most = max_text_chars(MetricError)
     long = []
@@ -148,7 +150,7 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     labels : sequence of str, optional
         One location per example for messages (:func:`check_examples`); default: the ``labels`` attribute of
         ``examples`` if it has one.
-    engine : meta_eval.engines.Engine, optional
+    engine : meta_eval.scoring.engines.Engine, optional
         Where the batches are scored; default: in this process, one batch after the other (each committed before
         the next is scored). With another engine ``on_progress`` is called as batches finish, in any order.
 
@@ -213,7 +215,7 @@ def _shared_seconds() -> dict[str, float]:
     """:func:`metrics.encoder.shared_seconds` when the encoder module is loaded (never imports torch here)."""
     import sys
 
-    encoder = sys.modules.get("metrics.encoder")
+    encoder = sys.modules.get("meta_eval.metrics.encoder")
     return encoder.shared_seconds() if encoder is not None else {}
 
 
@@ -225,9 +227,9 @@ def run_order(metrics: Sequence[Metric]) -> list[Metric]:
 
     Scores do not depend on the order; memory does: with :func:`release_done` after each metric, a resource is
     loaded once and forgotten when its group is done, and a local engine's worker pool, which only the CPU metrics
-    use, is stopped before the models load (:meth:`meta_eval.engines.Engine.idle`).
+    use, is stopped before the models load (:meth:`meta_eval.scoring.engines.Engine.idle`).
 
-    >>> from metrics.registry import create
+    >>> from meta_eval.metrics.registry import create
     >>> [m.name for m in run_order([create(n) for n in ("wms-ctx", "rouge", "wms", "bertscore", "sms-ctx", "sms")])]
     ['rouge', 'wms', 'sms', 'wms-ctx', 'sms-ctx', 'bertscore']
     """
@@ -242,7 +244,7 @@ def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
     """After ``metric`` is done with a set: forget its memo (:meth:`~metrics.base.Metric.release`) and the shared
     resources it holds that none of ``remaining`` (the metrics still to run in this process) holds
     (:func:`metrics.memo.release`). Returns the resources released."""
-    from metrics.memo import release
+    from meta_eval.metrics.memo import release
 
     metric.release()
     needed = {r for m in remaining for r in m.holds}

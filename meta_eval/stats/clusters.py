@@ -112,7 +112,7 @@ def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05,
         Each metric's correlation (finite), in the order of ``names``.
     pvalues_matrix : array_like
         (n, n), in the order of ``names``: entry [i, j] is the one-sided p-value for H1 "metric i correlates more
-        than metric j", e.g. from :func:`meta_eval.resampling.pairwise_permutation_pvalues`. Only the entries
+        than metric j", e.g. from :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`. Only the entries
         with i ranked above j (higher correlation; ties keep the order of ``names``) are used; the others may be
         NaN.
     alpha : float

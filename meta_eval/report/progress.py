@@ -28,7 +28,7 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
 @contextmanager
 def resampling_progress() -> Iterator[Callable[[str, int, int], None]]:
-    """Bars for resampling (:func:`meta_eval.chunks.spread`): one per kind of resampling, showing the chunks of
+    """Bars for resampling (:func:`meta_eval.scoring.chunks.spread`): one per kind of resampling, showing the chunks of
     the current call; yields ``advance(label, done, total)``. Hidden when stderr is not a terminal."""
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

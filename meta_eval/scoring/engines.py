@@ -1,6 +1,6 @@
 """Engines: where the batches of a metric are scored (this process, a local process pool, or a Ray cluster).
 
-:func:`meta_eval.runner.score_examples` fits the metric, looks the examples up in the score cache and cuts the
+:func:`meta_eval.scoring.runner.score_examples` fits the metric, looks the examples up in the score cache and cuts the
 missing distinct examples into batches; an engine scores those batches and hands each batch's scores back as soon as
 it is done. Only the driver (the process that called ``score_examples``) writes the cache, one commit per returned
 batch, so a killed run loses at most the batches in flight and resumes from the rest. Workers never see the cache:
@@ -85,8 +85,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from metrics import numeric
-from metrics.base import Example, Metric
+from meta_eval.metrics import numeric
+from meta_eval.metrics.base import Example, Metric
 
 __all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
            "default_workers", "make_engine"]
@@ -163,7 +163,7 @@ class Engine(abc.ABC):
         """
 
     def map_chunks(self, fn: Callable, shared: tuple, tasks: Sequence[tuple]) -> Iterator[tuple[int, object]]:
-        """Yield ``(i, fn(*shared, *tasks[i]))`` for every task, in any order (used by :mod:`meta_eval.chunks`).
+        """Yield ``(i, fn(*shared, *tasks[i]))`` for every task, in any order (used by :mod:`meta_eval.scoring.chunks`).
 
         ``fn`` is a module-level function (workers import it by name), ``shared`` the large read-only arguments
         (sent once per worker), each task the small arguments of one chunk. The default runs the tasks here, in
@@ -329,7 +329,7 @@ class LocalEngine(Engine):
         """A neural metric in the driver with ``workers`` torch threads: metrics are scored one after the other,
         so the pool is idle meanwhile and its cores would otherwise be unused. The thread count does not change
         the scores (``tests/test_engines.py``)."""
-        from metrics.encoder import set_torch_threads
+        from meta_eval.metrics.encoder import set_torch_threads
 
         previous = set_torch_threads(self.workers)
         try:
@@ -481,7 +481,7 @@ class _MetricActor:
     """One process holding one neural metric (and so its model, loaded at the first batch) for a whole run."""
 
     def __init__(self, blob: bytes, threads: int = 1, mode: str = "portable") -> None:
-        from metrics.encoder import set_torch_threads
+        from meta_eval.metrics.encoder import set_torch_threads
 
         numeric.set_mode(mode)  # the driver's numeric mode, before the model loads torch
         set_torch_threads(threads)  # forward passes at once (one intra-op thread each: the bits do not change)

@@ -39,7 +39,8 @@ Examples
 >>> check_statistic("spa", "summary")
 Traceback (most recent call last):
 ...
-meta_eval.statistics.StatisticError: spa is defined only at the system level (WMT24's soft pairwise accuracy compares systems through permutation tests over their segments), not at the summary level
+meta_eval.stats.StatisticError: spa is defined only at the system level (WMT24's soft pairwise accuracy compares
+systems through permutation tests over their segments), not at the summary level
 >>> est = point(np.stack([Z, -Z]), Z, "accuracy", "system")
 >>> est.values.tolist(), describe("accuracy", "system")["grouping"]
 ([1.0, 0.0], 'system')
@@ -128,16 +129,16 @@ def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutati
     X = np.asarray(X, dtype=float)
     nan = np.full(X.shape[0], np.nan)
     if statistic in CORRELATIONS:
-        from meta_eval.resampling import level_correlation
+        from meta_eval.stats.resampling import level_correlation
 
         return Estimate(np.atleast_1d(np.asarray(level_correlation(X, Z, level, statistic), dtype=float)), nan)
     if statistic in PAIRWISE:
-        from meta_eval.pairwise import pairwise_statistic
+        from meta_eval.stats.pairwise import pairwise_statistic
 
         est = pairwise_statistic(X, Z, level, statistic, **({"epsilon": epsilon} if statistic == "acc-eq" else {}))
         return Estimate(np.atleast_1d(np.asarray(est.value, dtype=float)),
                         np.atleast_1d(np.asarray(est.epsilon, dtype=float)))
-    from meta_eval.spa import soft_pairwise_accuracy
+    from meta_eval.stats.spa import soft_pairwise_accuracy
 
     return Estimate(np.atleast_1d(np.asarray(soft_pairwise_accuracy(X, Z, n_permutations, seed).spa, dtype=float)),
                     nan)
@@ -150,16 +151,16 @@ def samples(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: 
     check_statistic(statistic, level)
     X = np.asarray(X, dtype=float)
     if statistic in CORRELATIONS:
-        from meta_eval.resampling import bootstrap_samples
+        from meta_eval.stats.resampling import bootstrap_samples
 
         out = bootstrap_samples(X, Z, level, statistic, "both", n_resamples, seed)
     elif statistic in PAIRWISE:
-        from meta_eval.pairwise import bootstrap_samples
+        from meta_eval.stats.pairwise import bootstrap_samples
 
         out = bootstrap_samples(X, Z, level, statistic, "both", n_resamples, seed,
                                 **({"epsilon": epsilon} if statistic == "acc-eq" else {}))
     else:
-        from meta_eval.spa import spa_bootstrap_samples
+        from meta_eval.stats.spa import spa_bootstrap_samples
 
         out = spa_bootstrap_samples(X, Z, n_resamples, n_permutations, seed)
     out = np.asarray(out, dtype=float)
@@ -170,7 +171,7 @@ def interval(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed:
              confidence: float = 0.95, **options) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval per metric: (lower, upper), arrays of shape (n_metrics,), NaN if no resample
     has a value."""
-    from meta_eval.resampling import percentile_interval
+    from meta_eval.stats.resampling import percentile_interval
 
     return percentile_interval(samples(X, Z, statistic, level, n_resamples=n_resamples, seed=seed, **options),
                                confidence)
@@ -184,65 +185,38 @@ def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
         if level == "global":
             raise StatisticError("at the global level the correlations are compared with the Williams test "
                                  "(meta_eval.evaluate.evaluate)")
-        from meta_eval.resampling import permutation_test
+        from meta_eval.stats.resampling import permutation_test
 
         return float(permutation_test(X_a, X_b, Z, level, statistic, n_resamples, seed))
     if statistic in PAIRWISE:
-        from meta_eval.pairwise import permutation_test
+        from meta_eval.stats.pairwise import permutation_test
 
         resample = "both" if statistic == "accuracy" else "pairs"
         return float(permutation_test(X_a, X_b, Z, level, statistic, n_resamples, seed, resample,
                                       **({"epsilon": epsilon} if statistic == "acc-eq" else {})))
-    from meta_eval.spa import spa_permutation_test
+    from meta_eval.stats.spa import spa_permutation_test
 
     return float(spa_permutation_test(X_a, X_b, Z, n_resamples, n_permutations, seed).pvalue)
 
 
 def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
                   epsilon: float = 0.0, n_permutations: int = 1000) -> np.ndarray:
-    """p[i, j]: one-sided p-value that metric i beats metric j, for :func:`meta_eval.clusters.significance_clusters`.
+    """p[i, j]: one-sided p-value that metric i beats metric j, for :func:`meta_eval.stats.clusters.significance_clusters`.
 
     SPA uses WMT24's early stopping (checks every 100 resamples; stops when p < 0.02 or p > 0.5), which the
     leaderboards state; the other statistics run all ``n_resamples``.
     """
     check_statistic(statistic, level)
     if statistic in CORRELATIONS:
-        from meta_eval.resampling import pairwise_permutation_pvalues
+        from meta_eval.stats.resampling import pairwise_permutation_pvalues
 
         return pairwise_permutation_pvalues(X, Z, level, statistic, n_resamples, seed)
     if statistic in PAIRWISE:
-        from meta_eval.pairwise import pairwise_permutation_pvalues
+        from meta_eval.stats.pairwise import pairwise_permutation_pvalues
 
         resample = "both" if statistic == "accuracy" else "pairs"
         return pairwise_permutation_pvalues(X, Z, level, statistic, n_resamples, seed, resample,
                                             **({"epsilon": epsilon} if statistic == "acc-eq" else {}))
-    from meta_eval.spa import pairwise_spa_pvalues
+    from meta_eval.stats.spa import pairwise_spa_pvalues
 
     return pairwise_spa_pvalues(X, Z, n_resamples, n_permutations, seed, block_size=100).pvalues
-
-
-def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
-            confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None):
-    """The human ceiling (:mod:`meta_eval.ceiling`) with this statistic, level and the metrics' bootstrap draws.
-
-    Returns a :class:`meta_eval.ceiling.Ceiling`; a set without per-annotator values gives ``value=None`` and the
-    reason in ``note``. ``pairs``: :func:`meta_eval.ceiling.annotator_matrices` of ``jset`` when the caller has
-    them already (one set, several statistics).
-    """
-    from meta_eval.ceiling import annotator_matrices, human_ceiling
-
-    check_statistic(statistic, level)
-    options = {"epsilon": epsilon, "n_permutations": n_permutations}
-
-    def value(A, O):
-        return float(point(A[None], O, statistic, level, seed=seed, **options).values[0])
-
-    def draws(A, O, s):
-        return samples(A[None], O, statistic, level, n_resamples=n_resamples, seed=s, **options)[:, 0]
-
-    value.__name__ = statistic
-    pairs = annotator_matrices(jset, dimension) if pairs is None else pairs
-    c = human_ceiling(pairs, level, None, statistic=value, samples=draws, n_resamples=n_resamples,
-                      confidence=confidence, seed=seed,
-                      resample="documents" if statistic == "spa" else "both")
-    return c

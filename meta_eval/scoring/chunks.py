@@ -1,6 +1,7 @@
 """Where the chunks of a resampling run: in this process (the default), or over an engine's workers, with progress.
 
-The resampling functions (:mod:`meta_eval.resampling`, :mod:`meta_eval.pairwise`, :mod:`meta_eval.spa`) draw every
+The resampling functions (:mod:`meta_eval.stats.resampling`, :mod:`meta_eval.stats.pairwise`,
+:mod:`meta_eval.stats.spa`) draw every
 random index in the calling process first, then cut the resamples into chunks that bound memory; the chunk
 boundaries depend only on the data's shape, never on the engine. Each chunk is a pure function of the shared
 arrays and its own slice of the draws, so a chunk computed in a worker is bit-identical to the same chunk computed
@@ -8,12 +9,12 @@ here: the same seed gives the same numbers whatever the engine and the number of
 (``tests/test_resampling_engines.py``).
 
 By default the chunks run here, one after the other. Inside ``with spread(engine, progress)`` (the command line
-uses the engine of ``--engine/--workers``) they go to :meth:`meta_eval.engines.Engine.map_chunks`, and
+uses the engine of ``--engine/--workers``) they go to :meth:`meta_eval.scoring.engines.Engine.map_chunks`, and
 ``progress(label, done, total)`` is called after every chunk, wherever it ran.
 
 Examples
 --------
->>> from meta_eval.chunks import run_chunks
+>>> from meta_eval.scoring.chunks import run_chunks
 >>> run_chunks("demo", pow, (2,), [(3,), (4,)])
 [8, 16]
 """
@@ -37,8 +38,8 @@ def spread(engine=None, progress: Progress | None = None) -> Iterator[None]:
 
     Parameters
     ----------
-    engine : meta_eval.engines.Engine, optional
-        Its :meth:`~meta_eval.engines.Engine.map_chunks` computes the chunks; the engine stays open (its owner
+    engine : meta_eval.scoring.engines.Engine, optional
+        Its :meth:`~meta_eval.scoring.engines.Engine.map_chunks` computes the chunks; the engine stays open (its owner
         closes it).
     progress : callable, optional
         ``progress(label, done, total)`` after each chunk of a resampling called ``label``.

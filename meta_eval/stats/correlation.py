@@ -14,7 +14,7 @@ M. G. Kendall (1945). The treatment of ties in ranking problems. Biometrika
 
 Examples
 --------
->>> from meta_eval.correlation import correlate
+>>> from meta_eval.stats.correlation import correlate
 >>> c = correlate([1, 2, 3, 4], [1, 3, 2, 4], "spearman")
 >>> round(c.r, 6), c.n
 (0.8, 4)

@@ -1,6 +1,6 @@
 """Pairwise accuracy, acc_eq and tie calibration of metric scores against human scores, vectorised.
 
-Scores are (n_docs x n_systems) matrices as in :mod:`meta_eval.resampling`: ``X`` a metric (higher = better; or
+Scores are (n_docs x n_systems) matrices as in :mod:`meta_eval.stats.resampling`: ``X`` a metric (higher = better; or
 several metrics as (n_metrics, n_docs, n_systems)), ``Z`` the human scores, NaN where a (document, system) cell is
 missing, the same cells missing in both. Every statistic here looks at *pairs*: for a pair with metric difference
 dx and human difference dz,
@@ -27,7 +27,7 @@ metric only and T_hm by both (Deutsch, Foster & Freitag 2023; mt-metrics-eval
 Levels (meta-eval's names; WMT23's in brackets):
 
 - ``"system"``: the pairs of systems, each system scored by its mean over the documents it has, rounded to 12
-  significant digits (:func:`meta_eval.resampling.snap`) so that means equal in exact arithmetic tie;
+  significant digits (:func:`meta_eval.stats.resampling.snap`) so that means equal in exact arithmetic tie;
 - ``"summary"`` ["group by item"]: the pairs of systems within each document; the statistic of each document with
   at least 2 scored systems, averaged over those documents (mt-metrics-eval ``average_by='item'``); documents with
   fewer than 2 are skipped. Tie calibration picks ONE epsilon for all documents, maximising the average;
@@ -38,8 +38,8 @@ Undefined values are NaN and mean "no valid pair": fewer than 2 systems with a s
 with 2 scored systems (summary level), fewer than 2 valid cells (global level). Invalid input raises ValueError.
 
 Resampling (:func:`bootstrap_samples`, :func:`bootstrap_ci`, :func:`permutation_test`,
-:func:`pairwise_permutation_pvalues`) mirrors :mod:`meta_eval.resampling`: the same methods, seeds and index draws
-(a given seed draws the same bootstrap indices as :func:`meta_eval.resampling.bootstrap_samples`), vectorised over
+:func:`pairwise_permutation_pvalues`) mirrors :mod:`meta_eval.stats.resampling`: the same methods, seeds and index draws
+(a given seed draws the same bootstrap indices as :func:`meta_eval.stats.resampling.bootstrap_samples`), vectorised over
 metrics and resamples, all random numbers drawn before any work. "acc-t" re-calibrates epsilon in every resample.
 
 References
@@ -74,8 +74,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from meta_eval.chunks import run_chunks
-from meta_eval.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
+from meta_eval.scoring.chunks import run_chunks
+from meta_eval.stats.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
                                   _draw_indices, _metric_stack, _pair, _positive_int, _rng, _standardize,
                                   _system_means, percentile_interval, snap)
 
@@ -575,7 +575,8 @@ def bootstrap_samples(X, Z, level: str = "system", statistic: str = "acc-t", res
     """Pairwise statistics of bootstrap resamples of the (document x system) matrix.
 
     Documents (``"documents"``), systems (``"systems"``) or both (``"both"``) are drawn with replacement, the same
-    draw for every metric and for Z, with the indices of :func:`meta_eval.resampling.bootstrap_samples` for the same
+    draw for every metric and for Z, with the indices of :func:`meta_eval.stats.resampling.bootstrap_samples` for the
+    same
     seed (Deutsch, Dror & Roth 2021, section 4). "acc-t" re-calibrates epsilon in every resample. A drawn copy of a
     unit is never paired with the unit itself: such a pair is tied in both scores and would count as a correct tie,
     so pairs of a system with its copy (system and summary levels) and of a cell with its copy (global level) are
@@ -610,7 +611,7 @@ def bootstrap_samples(X, Z, level: str = "system", statistic: str = "acc-t", res
 def bootstrap_ci(X, Z, level: str = "system", statistic: str = "acc-t", resample: str = "both",
                  n_resamples: int = 1000, confidence: float = 0.95, seed: int | np.random.Generator = 0,
                  epsilon=0.0) -> Interval:
-    """Percentile bootstrap interval of a pairwise statistic (as :func:`meta_eval.resampling.bootstrap_ci`).
+    """Percentile bootstrap interval of a pairwise statistic (as :func:`meta_eval.stats.resampling.bootstrap_ci`).
 
     The (1 - confidence)/2 and (1 + confidence)/2 percentiles of :func:`bootstrap_samples` (resamples without a
     valid pair left out); ``point`` is the statistic on the full data. For "acc-t" every resample has its own
@@ -618,7 +619,7 @@ def bootstrap_ci(X, Z, level: str = "system", statistic: str = "acc-t", resample
 
     Returns
     -------
-    meta_eval.resampling.Interval
+    meta_eval.stats.resampling.Interval
         ``(lower, upper, point)``: floats for one metric, arrays of shape (n_metrics,) for several.
 
     Raises
@@ -811,7 +812,7 @@ def permutation_test(X_a, X_b, Z, level: str = "system", statistic: str = "acc-t
     every draw.
 
     The p-value is the share of permutations with delta >= the observed delta, no +1 correction (as mt-metrics-eval
-    and :func:`meta_eval.resampling.permutation_test`; 0 means p < 1/n_resamples); ``add_one=True`` gives
+    and :func:`meta_eval.stats.resampling.permutation_test`; 0 means p < 1/n_resamples); ``add_one=True`` gives
     (count + 1) / (n + 1). The toolkit's early stopping (``PermutationSigDiffParams``) is not used: all
     ``n_resamples`` permutations are run.
 
@@ -860,12 +861,12 @@ def pairwise_permutation_pvalues(X, Z, level: str = "system", statistic: str = "
                                  seed: int | np.random.Generator = 0, resample: str = "both", epsilon=0.0,
                                  add_one: bool = False) -> np.ndarray:
     """:func:`permutation_test` p-values for every ordered pair of metrics, for
-    :func:`meta_eval.clusters.significance_clusters`.
+    :func:`meta_eval.stats.clusters.significance_clusters`.
 
     ``P[i, j]`` is the one-sided p-value for H1: metric i's statistic beats metric j's; the diagonal is NaN. One run
     of permutations per unordered pair serves both directions (swapping the roles negates every permuted delta, so
     P[j, i] is the share of deltas <= the observed one), the pairs drawing their permutations one after the other
-    from one generator, as :func:`meta_eval.resampling.pairwise_permutation_pvalues`.
+    from one generator, as :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`.
 
     Parameters
     ----------

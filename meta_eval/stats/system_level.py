@@ -1,6 +1,7 @@
 """System-level correlations re-examined (Deutsch, Dror & Roth, NAACL 2022).
 
-Two changes to the usual system-level correlation (:func:`meta_eval.levels.system_level`: per-system means over the
+Two changes to the usual system-level correlation (:func:`meta_eval.stats.levels.system_level`: per-system means over
+the
 judged summaries, then one correlation over the systems):
 
 1. **System scores over the full test set** (the paper's first change): in practice a system's metric score is its
@@ -59,8 +60,8 @@ from typing import Sequence
 
 import numpy as np
 
-from meta_eval.correlation import correlate
-from meta_eval.levels import LevelCorrelation
+from meta_eval.stats.correlation import correlate
+from meta_eval.stats.levels import LevelCorrelation
 
 __all__ = ["system_scores", "unpaired_system_level", "unpaired_system_level_rows", "DeltaCorrelation",
            "delta_correlation", "pair_fraction_cutoffs"]
@@ -110,7 +111,7 @@ def unpaired_system_level(X_all, Z_judged, kind: str = "spearman") -> LevelCorre
         (n_docs_judged, n_systems) human scores on the judged documents (NaN where missing); the same systems
         (columns, in the same order) as ``X_all``. Its documents need not be rows of ``X_all`` in any order.
     kind : {"spearman", "pearson", "kendall"}
-        Kendall is tau-b (:func:`meta_eval.correlation.kendall`).
+        Kendall is tau-b (:func:`meta_eval.stats.correlation.kendall`).
 
     Returns
     -------

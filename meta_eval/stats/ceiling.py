@@ -43,11 +43,11 @@ References
 M. Freitag, G. Foster, D. Grangier, V. Ratnakar, Q. Tan and W. Macherey (2021). Experts, Errors, and Context:
 A Large-Scale Study of Human Evaluation for Machine Translation. TACL 9:1460-1474.
 D. Deutsch, R. Dror and D. Roth (2021). A Statistical Analysis of Summarization Evaluation Metrics using
-Resampling Methods. TACL 9:1132-1146 (levels and BOOT-BOTH; :mod:`meta_eval.resampling`).
+Resampling Methods. TACL 9:1132-1146 (levels and BOOT-BOTH; :mod:`meta_eval.stats.resampling`).
 
 Examples
 --------
->>> from judgments.base import Judgment, JudgmentSet
+>>> from meta_eval.judgments.base import Judgment, JudgmentSet
 >>> rows = [Judgment(f"d{d}:{s}", f"d{d}", s, "text", ("ref",), scores={"q": sum(v) / 2}, judges={"q": v})
 ...         for d, s, v in [(1, "a", (1., 2.)), (1, "b", (2., 1.)), (1, "c", (3., 3.)), (2, "a", (1., 1.)),
 ...                         (2, "b", (2., 3.)), (2, "c", (3., 2.))]]
@@ -68,7 +68,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from meta_eval.resampling import (KINDS, LEVELS, RESAMPLE_METHODS, _choice, _confidence, _float_array,
+from meta_eval.stats.resampling import (KINDS, LEVELS, RESAMPLE_METHODS, _choice, _confidence, _float_array,
                                   _positive_int, _rng, bootstrap_samples, level_correlation)
 
 __all__ = ["SLOT_MODES", "AnnotatorPairs", "Ceiling", "has_annotators", "no_annotator_reason",
@@ -92,7 +92,7 @@ def no_annotator_reason(jset, dimension: str | None = None) -> str | None:
 
     Examples
     --------
-    >>> from judgments.base import Judgment, JudgmentSet
+    >>> from meta_eval.judgments.base import Judgment, JudgmentSet
     >>> jset = JudgmentSet("agg", [Judgment("1", "d", "a", "t", ("r",), scores={"q": 1.0})], ("q",), "q")
     >>> no_annotator_reason(jset, "q").split(" (")[0]
     "agg has no per-annotator values for dimension 'q'"
@@ -252,14 +252,14 @@ def human_ceiling(pairs: AnnotatorPairs | Sequence[tuple[np.ndarray, np.ndarray]
     pairs : AnnotatorPairs or sequence of (A_k, O_k)
         From :func:`annotator_matrices`, or any (n_docs, n_systems) matrix pairs with one NaN pattern per pair.
     level, kind : str
-        The default statistic: :func:`meta_eval.resampling.level_correlation` at ``level`` ("summary", "system",
+        The default statistic: :func:`meta_eval.stats.resampling.level_correlation` at ``level`` ("summary", "system",
         "global") with coefficient ``kind`` ("pearson", "spearman", "kendall"), the metrics' statistic.
     statistic : callable, optional
         ``statistic(X, Z) -> float`` replacing the default (NaN where undefined); ``level``/``kind`` are then only
         labels (pass None for either).
     samples : callable, optional
         ``samples(X, Z, seed) -> 1-D array`` of bootstrap values of the statistic. Default (only with the default
-        statistic): :func:`meta_eval.resampling.bootstrap_samples` with ``resample`` and ``n_resamples``. It is
+        statistic): :func:`meta_eval.stats.resampling.bootstrap_samples` with ``resample`` and ``n_resamples``. It is
         called with one int seed for every slot, so every slot is resampled with the same documents/systems; pass
         the seed the metrics' bootstrap uses (an int) and the draws are the metrics' too. A Generator is advanced
         once to draw that int.
@@ -380,7 +380,7 @@ def set_ceiling(jset, dimension: str | None = None, level: str = "system", kind:
 
     Examples
     --------
-    >>> from judgments.base import Judgment, JudgmentSet
+    >>> from meta_eval.judgments.base import Judgment, JudgmentSet
     >>> jset = JudgmentSet("agg", [Judgment("1", "d", "a", "t", ("r",), scores={"q": 1.0})], ("q",), "q")
     >>> c = set_ceiling(jset, "q")
     >>> c.value is None, c.note.startswith("agg has no per-annotator values")

@@ -16,12 +16,12 @@ command prints):
 - :func:`feature_columns`: the feature columns (every variant of the chosen metrics, or ``--features``).
 - :func:`document_groups`: the document of every row for grouped splits, or None when the set has a single
   document (essays: one prompt), where only the ungrouped protocol (the paper's) is possible.
-- :func:`search`: the feature-set search (:func:`meta_eval.learn.select_features`) with the command's settings.
+- :func:`search`: the feature-set search (:func:`meta_eval.learning.ridge.select_features`) with the command's settings.
 - :func:`final_model`, :func:`save_model` and :func:`output_document`: the model fitted on all rows (recording the
   set, subset, target and row fingerprints it was fitted on, so ``run`` can flag an in-sample use; see
   :mod:`metrics.learned_format`), saving it, and the ``--output`` JSON.
 
-The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learn`.
+The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learning.ridge`.
 """
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from meta_eval import learn as learning
-from metrics.learned_format import row_fingerprints
+from meta_eval.learning import ridge as learning
+from meta_eval.metrics.learned_format import row_fingerprints
 
 if TYPE_CHECKING:  # pragma: no cover
-    from judgments.base import JudgmentSet
-    from meta_eval.runner import MetricScores
-    from metrics.base import Metric
+    from meta_eval.judgments.base import JudgmentSet
+    from meta_eval.scoring.runner import MetricScores
+    from meta_eval.metrics.base import Metric
 
 __all__ = ["MIN_ROWS", "LearnData", "check_metrics", "check_settings", "document_groups", "feature_columns",
            "final_model", "load_target", "output_document", "save_model", "search", "split_skipped"]
@@ -92,7 +92,7 @@ def check_settings(correlation: str, train_fraction: float, search: str, no_sear
 
 def load_target(judgments: str, data_dir: str | Path | None = None, subset: str | None = None,
                 target: str | None = None) -> LearnData:
-    """Load a judgment set and keep the rows that have the target (see :func:`meta_eval.learn.target_set`).
+    """Load a judgment set and keep the rows that have the target (see :func:`meta_eval.learning.ridge.target_set`).
 
     Raises
     ------
@@ -101,8 +101,7 @@ def load_target(judgments: str, data_dir: str | Path | None = None, subset: str 
     ValueError
         For a bad target, or fewer than :data:`MIN_ROWS` rows with a target value.
     """
-    import judgments as judgment_sets
-
+    from meta_eval import judgments as judgment_sets
     jset = judgment_sets.load(judgments, data_dir, subset=subset)
     spec = target or jset.default_dimension
     total = len(jset)
@@ -130,7 +129,7 @@ def split_skipped(skipped: Sequence[tuple[str, str]], has_sources: bool,
         A metric that needs source documents (references) on a set without them is inapplicable, whatever else
         may be wrong with it; the reason then says what the set lacks.
     """
-    import metrics.registry as registry
+    import meta_eval.metrics.registry as registry
 
     inapplicable, blocking = [], []
     for name, reason in skipped:
@@ -204,9 +203,10 @@ def document_groups(jset: JudgmentSet) -> tuple[list[str] | None, str | None]:
 def search(columns: Mapping[str, np.ndarray], y: np.ndarray, groups: Sequence[str] | None, *, strategy: str,
            max_size: int | None, alpha: float, splits: int, train_fraction: float, seed: int, correlation: str,
            search_splits: int, top: int, min_gain: float) -> tuple[learning.SearchOutcome, float]:
-    """Run :func:`meta_eval.learn.select_features`; return the outcome and the seconds it took.
+    """Run :func:`meta_eval.learning.ridge.select_features`; return the outcome and the seconds it took.
 
-    At least :data:`meta_eval.learn.FINALISTS` (or ``top``, if more) screened sets are evaluated on every split.
+    At least :data:`meta_eval.learning.ridge.FINALISTS` (or ``top``, if more) screened sets are evaluated on every
+    split.
 
     Raises
     ------
@@ -229,7 +229,7 @@ def search(columns: Mapping[str, np.ndarray], y: np.ndarray, groups: Sequence[st
 def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y: np.ndarray,
                 chosen: Sequence[Metric], scored: Sequence[MetricScores], configs: Sequence[Mapping[str, Any]],
                 data: LearnData, alpha: float) -> learning.LearnedModel:
-    """Fit the best feature set on all rows (:func:`meta_eval.learn.fit_final`) as a :class:`LearnedModel`.
+    """Fit the best feature set on all rows (:func:`meta_eval.learning.ridge.fit_final`) as a :class:`LearnedModel`.
 
     The model records the set, subset and target of ``data`` and the fingerprints of its rows (what it was
     fitted on, so that ``run`` can tell an in-sample use).

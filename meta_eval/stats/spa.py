@@ -78,8 +78,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from meta_eval.chunks import run_chunks
-from meta_eval.resampling import (_CHUNK_CELLS, _TIE_TOL, _confidence, _float_array, _metric_stack, _pair,
+from meta_eval.scoring.chunks import run_chunks
+from meta_eval.stats.resampling import (_CHUNK_CELLS, _TIE_TOL, _confidence, _float_array, _metric_stack, _pair,
                                   _positive_int, _rng, _standardize)
 
 __all__ = ["SPAResult", "SPATest", "PairwiseSPA", "SPAInterval", "permutation_signs", "exact_signs", "pair_pvalues",
@@ -683,7 +683,8 @@ def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 10
                          seed: int | np.random.Generator = 0, block_size: int | None = None,
                          early_min: float = 0.02, early_max: float = 0.5, add_one: bool = False) -> PairwiseSPA:
     """:func:`spa_permutation_test` p-values for every ordered pair of metrics, for
-    :func:`meta_eval.clusters.significance_clusters` (as :func:`meta_eval.resampling.pairwise_permutation_pvalues`).
+    :func:`meta_eval.stats.clusters.significance_clusters` (as
+    :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`).
 
     ``pvalues[i, j]`` is the one-sided p-value for H1: SPA(i) > SPA(j); the diagonal is NaN. All metrics share one
     set of K sign vectors (drawn first from ``seed``; the human p-values are computed once), so ``spa`` equals

@@ -24,8 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from meta_eval.correlation import correlate
-from meta_eval.resampling import snap
+from meta_eval.stats.correlation import correlate
+from meta_eval.stats.resampling import snap
 
 __all__ = ["LevelCorrelation", "global_level", "system_level", "summary_level"]
 

@@ -21,10 +21,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from judgments.base import LabelledExamples
-from judgments.limits import max_line_bytes, read_bytes
-from judgments.text import check_encodable, decode_lines, repair_text
-from metrics.base import Example
+from meta_eval.judgments.base import LabelledExamples
+from meta_eval.judgments.limits import max_line_bytes, read_bytes
+from meta_eval.judgments.text import check_encodable, decode_lines, repair_text
+from meta_eval.metrics.base import Example
 
 __all__ = ["read_line_files", "read_jsonl", "write_scores"]
 
@@ -69,7 +69,7 @@ def _text(value: str, where: str, name: str) -> str:
 def read_jsonl(path: Path) -> LabelledExamples:
     """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects, labelled
     ``"<path>:<line>"``."""
-    from judgments.jsonl import iter_jsonl
+    from meta_eval.judgments.jsonl import iter_jsonl
 
     examples, labels = [], []
     for where, obj in iter_jsonl(path, ValueError):

@@ -54,7 +54,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from meta_eval.correlation import CONSTANT_NOTE, Correlation
+from meta_eval.stats.correlation import CONSTANT_NOTE, Correlation
 
 __all__ = ["KINDS", "RANKS", "DFS", "within_system_residuals", "partial_correlation", "partial_t_pvalue"]
 

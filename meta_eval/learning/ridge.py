@@ -65,10 +65,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 # the model file's format has its own module, which metrics.learned reads too (re-exported here)
-from metrics.learned_format import MODEL_FORMAT, MODEL_SCHEMA, Component, LearnedModel, LearnedModelError
+from meta_eval.metrics.learned_format import MODEL_FORMAT, MODEL_SCHEMA, Component, LearnedModel, LearnedModelError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from judgments.base import JudgmentSet
+    from meta_eval.judgments.base import JudgmentSet
 
 __all__ = ["CORRELATION_KINDS", "MAX_SUBSETS", "MODEL_FORMAT", "MODEL_SCHEMA", "Component", "LearnedModel",
            "LearnedModelError", "ProtocolResult", "RidgeResult", "fit_final", "learn_ridge", "make_splits",
@@ -151,7 +151,7 @@ def target_values(jset: JudgmentSet, spec: str) -> np.ndarray:
 
 def target_set(jset: JudgmentSet, spec: str) -> tuple[JudgmentSet, np.ndarray]:
     """The rows of ``jset`` that have a target value (others are left out, never imputed) and those values."""
-    from judgments.base import JudgmentSet as _JS
+    from meta_eval.judgments.base import JudgmentSet as _JS
 
     values = target_values(jset, spec)
     keep = np.isfinite(values)

@@ -6,14 +6,14 @@ as one array of shape (n_metrics, n_docs, n_systems). Callers pass metric scores
 means better (negate error rates and distances first): every test here is one-sided for "A correlates more".
 
 - :func:`level_correlation`: the correlation at the summary (per document, averaged), system (per-system means) or
-  global (all cells) level (the paper's section 2), NaN-aware and agreeing with :mod:`meta_eval.levels`;
+  global (all cells) level (the paper's section 2), NaN-aware and agreeing with :mod:`meta_eval.stats.levels`;
 - :func:`batch_correlation`: Pearson, Spearman (average ranks) and Kendall tau-b over the last axis of arrays of
   any leading shape, so that B resamples x M metrics are one numpy call; ties are treated as in scipy;
 - :func:`bootstrap_ci`: the percentile intervals BOOT-SYSTEMS, BOOT-INPUTS and BOOT-BOTH (section 4);
   :func:`fisher_ci` the parametric interval (Fisher z with the variances of Bonett & Wright, 2000);
 - :func:`permutation_test`: PERM-SYSTEMS, PERM-INPUTS and PERM-BOTH (section 5); :func:`paired_bootstrap_test`
   the paired bootstrap test; :func:`pairwise_permutation_pvalues` and :func:`pairwise_bootstrap_pvalues` the
-  matrices of one-sided p-values that :func:`meta_eval.clusters.significance_clusters` turns into ranks.
+  matrices of one-sided p-values that :func:`meta_eval.stats.clusters.significance_clusters` turns into ranks.
 
 Every random function takes ``seed``, an int or a :class:`numpy.random.Generator` (never the global RNG): the same
 int gives the same numbers; a Generator is advanced. All indices are drawn before any work, so the numbers do not
@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from meta_eval.chunks import run_chunks
+from meta_eval.scoring.chunks import run_chunks
 
 __all__ = ["LEVELS", "KINDS", "RESAMPLE_METHODS", "Interval", "snap", "average_ranks", "batch_pearson",
            "batch_spearman", "batch_kendall", "batch_correlation", "level_correlation", "level_n", "bootstrap_samples",
@@ -365,7 +365,7 @@ def batch_pearson(x, y) -> np.ndarray:
     """Pearson's r along the last axis, for every index of the (broadcast) leading axes at once.
 
     Pairs where x or y is NaN are left out; r is NaN where fewer than 3 pairs remain or x or y is constant (where
-    :func:`meta_eval.correlation.pearson` has no r). Equals :func:`scipy.stats.pearsonr` up to rounding.
+    :func:`meta_eval.stats.correlation.pearson` has no r). Equals :func:`scipy.stats.pearsonr` up to rounding.
 
     Examples
     --------
@@ -470,7 +470,7 @@ def level_correlation(X, Z, level: str, kind: str = "spearman"):
     - ``"system"``: the correlation of the systems' mean scores, each mean over the documents the system has;
     - ``"global"``: one correlation over all non-NaN cells.
 
-    These are the definitions of :mod:`meta_eval.levels` (which works on rows) applied to matrices.
+    These are the definitions of :mod:`meta_eval.stats.levels` (which works on rows) applied to matrices.
 
     Parameters
     ----------
@@ -484,7 +484,7 @@ def level_correlation(X, Z, level: str, kind: str = "spearman"):
     -------
     float or numpy.ndarray
         A float for two matrices, else an array of the broadcast leading shape; NaN where undefined (where
-        :mod:`meta_eval.levels` gives ``r=None``; also for fewer than 3 systems, documents or cells).
+        :mod:`meta_eval.stats.levels` gives ``r=None``; also for fewer than 3 systems, documents or cells).
 
     Raises
     ------

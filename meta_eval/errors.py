@@ -1,0 +1,14 @@
+"""The one exception a library caller catches: :class:`MetaEvalError`, whose message is the sentence the command line
+prints after ``error:`` and whose ``code`` is the command's exit status (2: a choice or an input that cannot work,
+fixed before anything long ran; 1: the work ran but something asked for is missing)."""
+from __future__ import annotations
+
+__all__ = ["MetaEvalError"]
+
+
+class MetaEvalError(Exception):
+    """A problem the user can fix; ``str(exc)`` says what and how, ``exc.code`` is the CLI's exit status."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
