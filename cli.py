@@ -326,171 +326,76 @@ def run(
                                        "as released) [default: repaired]"),
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
-    from meta_eval import judgments as judgment_sets
-    from meta_eval.evaluate import evaluate
+    from meta_eval import task
+    from meta_eval.report.tables import print_protocol, print_run
 
-    # before any loading or scoring: a bad --output is found in a second, not after hours
-    _check_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                  options=option)
-    scoring = _make_engine(engine, workers, address, actors)  # a bad engine choice or Ray missing: now
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
                  "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
-                 "--option": option or None,
-                 "--duplicates": duplicates, "--text": text}
+                 "--option": option or None, "--duplicates": duplicates, "--text": text}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
                   f"{', '.join(given)} (or run without --protocol)")
-        _run_protocol(protocol, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
-                      resamples=resamples, seed=seed, output=output, engine=scoring)
-        scoring.close()
+        doc = _call(task.run_protocol, protocol, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                    batch_size=batch_size, resamples=resamples, seed=seed, engine=engine, workers=workers,
+                    address=address, actors=actors, output=output, force=force, say=_say)
+        print_protocol(doc, out)
+        _wrote(output)
+        if doc["_missing"]:
+            _fail("the protocol needs metrics that could not run here: "
+                  + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]), code=1)
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
-    from meta_eval import stats as stats_
-
-    if correlation is not None and correlation not in stats_.CORRELATIONS:
-        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r} (other statistics: "
-              f"--statistic {', '.join(s for s in stats_.STATISTICS if s not in stats_.CORRELATIONS)})")
-    if correlation is not None and statistic is not None and correlation != statistic:
-        _fail(f"--correlation {correlation} and --statistic {statistic} disagree; give one of them")
-    statistic = statistic or correlation or "spearman"
-    level = level or ("system" if statistic == "spa" else "global")
-    try:
-        stats_.check_statistic(statistic, level)
-    except stats_.StatisticError as exc:
-        _fail(f"--statistic {statistic} --level {level}: {exc}")
-    if epsilon and statistic != "acc-eq":
-        _fail(f"--epsilon is the tie threshold of acc-eq; --statistic {statistic} does not take it")
-    if control is not None and (control != "system" or level != "global" or statistic not in ("pearson",
-                                                                                              "spearman")):
-        _fail(f"--control system is FRANK's partial correlation: it needs --level global and --statistic pearson or "
-              f"spearman (got --control {control} --level {level} --statistic {statistic})")
-    band = None
-    if delta_band is not None:
-        lo_text, sep, hi_text = delta_band.partition(":")
-        try:
-            band = (float(lo_text), float(hi_text)) if sep else None
-        except ValueError:
-            band = None
-        if band is None or not (0 <= band[0] <= band[1]):
-            _fail(f"--delta-band must be LO:HI with 0 <= LO <= HI (HI may be inf), got {delta_band!r}")
-        if level != "system":
-            _fail(f"--delta-band compares system pairs: it needs --level system, not {level}")
-    correlation = statistic
-    started = time.perf_counter()
-    if duplicates not in (None, "error", "mean", "first"):
-        _fail(f"--duplicates must be error, mean or first, not {duplicates!r}")
-    from meta_eval.evaluate import check_level, level_warning
-
-    try:
-        jset = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
-        dim = human or jset.default_dimension
-        total_rows = len(jset)
-        jset = jset.scored(dim)
-        dropped = total_rows - len(jset)
-        jset, dup_report = jset.resolve_duplicates(duplicates)
-        few = None
-        if len(jset) >= 4:
-            check_level(jset, dim, level)
-            few = level_warning(jset, dim, level)
-    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
-        _fail(str(exc))
-    if len(jset) < 4:
-        _fail(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
-    why = "given with --human" if human else jset.default_reason
-    set_notes = list(jset.notes)
-    if jset.rows_without_system():
-        set_notes.append(f"{len(jset.rows_without_system())} of {len(jset)} rows have no 'system': only the global "
-                         "level can be computed (the summary and system levels need each row's system)")
-    if human is None and len(jset.dimensions) > 1:
-        out.print(f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})",
-                  highlight=False, markup=False)
-    for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=jset.name,
-                                      has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                      language=jset.language)
-    if baseline is not None:  # checked before the scoring, not after it
-        planned = [v for m in chosen for v in m.variants]
-        if baseline not in planned:
-            from difflib import get_close_matches
-
-            close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
-            _fail(f"--baseline {baseline!r} is not a variant of the chosen metrics"
-                  + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
-                  + ", ".join(planned))
-    err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
-              + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""), highlight=False,
-              markup=False)
-    store = _open_store(cache, no_cache)
-    failed: list[tuple[str, str]] = []
-    found: dict = {}
-    scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, failed, engine=scoring, degenerate=found)
-    scoring.close()
-    if not scored:
-        _fail("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
-                                                   + [f"{n}: failed: {r}" for n, r in failed]), code=1 if failed else 2)
-    degenerate = _degenerate_rows(chosen, scored, jset.examples(), found)
-    variants = [v for ms in scored for v in ms.scores]
-    if baseline is None and "rougeL-f" in variants:
-        baseline = "rougeL-f"
-    elif baseline is not None and baseline not in variants:
-        _fail(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
-    from meta_eval.evaluate import add_delta, add_partial, evaluate_level
-
-    from meta_eval.scoring.chunks import spread
-    from meta_eval.report.progress import resampling_progress
-
-    williams = level == "global" and statistic in stats_.CORRELATIONS
-    # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
-    with resampling_progress() as advance, spread(scoring, advance):
-        try:
-            if williams:
-                results = evaluate(jset.human(dim), scored, baseline, statistic)
-            else:
-                results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
-                                         epsilon=epsilon, n_permutations=permutations)
-            if control:
-                add_partial(results, jset, dim, scored, statistic)
-            if band is not None:
-                add_delta(results, jset, dim, scored, *band)
-        except ValueError as exc:
-            scoring.close()
-            _fail(f"{jset.origin()}: {exc}" if williams else str(exc))
-        ceiling = _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
-    scoring.close()
-    results.sort(key=lambda r: float("inf") if r.value is None else -r.value)
-    setting = stats_.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
-                              n_permutations=permutations)
-    _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling, few)
-    for name, reason in failed:
+    later: list[tuple[str, str]] = []  # the learned models' fit checks, printed under the table
+    result = _call(task.run, judgments, metrics, subset=subset, human=human, statistic=statistic,
+                   correlation=correlation, level=level, baseline=baseline, epsilon=epsilon,
+                   permutations=permutations, control=control, delta_band=delta_band, options=option,
+                   resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
+                   no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
+                   actors=actors, output=output, force=force, say=_say_then(later))
+    print_run(result, out, err)
+    for name, reason in result.failed:
         out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
-    fit_checks = _learned_fit_checks(chosen, scored, jset)  # a learned model scored on rows it was fitted on
-    # named one by one with --metrics: a skip is a missing result (exit 1); chosen by default or by "all": documented
-    # skips are fine
-    not_run = _named_skips(skipped, metrics)
-    if output is not None:
-        doc = {"judgments": jset.name, "subset": jset.subset, "human": dim, "human_chosen_because": why,
-               "n": len(jset), "rows_without_human": dropped, "duplicates": dup_report.as_dict(),
-               "notes": set_notes, **setting,
-               "correlation": statistic if statistic in stats_.CORRELATIONS else None, "baseline": baseline,
-               "resamples": resamples, "level_warning": few, "ceiling": ceiling.as_dict(), "control": control,
-               "delta_band": list(band) if band else None,
-               "results": [{**r.as_dict(), **fit_checks.get(r.metric, {})} for r in results],
-               "skipped": [{"metric": n, "reason": r} for n, r in skipped],
-               "failed": [{"metric": n, "reason": r} for n, r in failed],
-               "metrics_requested": [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None,
-               "complete": not failed and not not_run,
-               "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
-                                      "cached": ms.cached} for ms in scored},
-               "shared_timing": {k: round(v, 3) for k, v in _shared_totals(scored).items()},
-               "degenerate": degenerate,
-               "wall_seconds": round(time.perf_counter() - started, 3)}
-        _write_json(output, doc)
-        err.print(f"wrote {output}", highlight=False, markup=False)
-    _exit_if_incomplete(failed, not_run, output)
+    for label, message in later:
+        out.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
+    _wrote(output)
+    _exit_if_incomplete(result.failed, result.not_run, output)
+
+
+def _say(channel: str, text: str) -> None:
+    """Where the library's messages go: notes beside the results on stdout, status lines on stderr."""
+    (out if channel.startswith("out") else err).print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _say_then(later: list):
+    """:func:`_say`, keeping the messages to print under the results table (``out-warning``, ``out-note``)."""
+    def say(channel: str, text: str) -> None:
+        if channel in ("out-warning", "out-note"):
+            later.append((channel.split("-", 1)[1], text))
+        else:
+            _say(channel, text)
+    return say
+
+
+def _call(function, *args, **kwargs):
+    """A library call as a command: its :class:`~meta_eval.errors.MetaEvalError` printed as one line with its exit
+    code, Ctrl-C as a line saying the cache holds every finished batch (exit 130)."""
+    from meta_eval.errors import MetaEvalError
+
+    try:
+        return function(*args, **kwargs)
+    except MetaEvalError as exc:
+        _fail(str(exc), exc.code)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
+        raise typer.Exit(130)
+
+
+def _wrote(path: Optional[Path]) -> None:
+    if path is not None:
+        err.print(f"wrote {path}", highlight=False, markup=False)
 
 
 def _check_output(path: Optional[Path], option: str = "--output", *, force: bool = False, judgments=None,

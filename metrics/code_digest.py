@@ -13,8 +13,9 @@ Which files ("the code that computes the scores"):
   y``, absolute or relative) that belongs to the same top-level package as one of those classes, or to meta-eval's
   ``metrics`` package; third-party libraries are covered by the versions already in the signature;
 - the files of a ``data/`` folder beside any of those modules (meta-eval's NLTK stopword list);
-- not ``metrics/__init__.py`` nor ``metrics/registry.py``: registering and re-exporting compute no score, and
-  leaving them out keeps a new metric from changing every other metric's signature.
+- not ``metrics/__init__.py``, ``metrics/registry.py`` nor this module: registering, re-exporting and digesting
+  compute no score, and leaving them out keeps a new metric (or a fix here that leaves every digest as it was) from
+  changing every other metric's signature.
 
 A class with no source file (defined in ``__main__`` of ``python -c`` or in a notebook cell) is digested from the
 compiled code of its methods (:func:`marshal.dumps` of each function's code object; stable within one Python
@@ -48,8 +49,8 @@ __all__ = ["code_digest", "code_files", "plugin_distribution"]
 #: ``metrics/<path>`` in the digest wherever it is installed and whatever name it is imported under
 BUILTIN_PACKAGE = "meta_eval.metrics"
 BUILTIN_LABEL = "metrics"
-#: modules that compute no score (registration, re-exports): never part of a digest
-NOT_SCORING = frozenset({"meta_eval.metrics", "meta_eval.metrics.registry"})
+#: modules that compute no score (registration, re-exports, this digest): never part of a digest
+NOT_SCORING = frozenset({"meta_eval.metrics", "meta_eval.metrics.registry", "meta_eval.metrics.code_digest"})
 DIGEST_HEX = 12
 
 
@@ -66,6 +67,21 @@ def _module_file(name: str) -> Path | None:
     if not origin or not str(origin).endswith(".py"):
         return None
     return Path(origin)
+
+
+def _class_file(cls: type) -> Path | None:
+    """The ``.py`` file that defined ``cls``: its module's file, or (a module no longer in ``sys.modules``) the file
+    its methods were compiled from."""
+    if cls.__module__ == "__main__":
+        return None
+    path = _module_file(cls.__module__)
+    if path is not None:
+        return path
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None and code.co_filename.endswith(".py") and Path(code.co_filename).is_file():
+            return Path(code.co_filename)
+    return None
 
 
 def _is_package(path: Path) -> bool:
@@ -140,6 +156,7 @@ def code_files(cls: type) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     seen: set[str] = set()
     todo = [k.__module__ for k in roots]
+    roots_files = {k.__module__: _class_file(k) for k in roots if _class_file(k) is not None}
     data_dirs: set[tuple[str, Path]] = set()
     while todo:
         name = todo.pop()
@@ -149,7 +166,7 @@ def code_files(cls: type) -> dict[str, bytes]:
         package = _package_of(name)
         if name in NOT_SCORING or package not in packages:
             continue
-        path = _module_file(name)
+        path = _module_file(name) or roots_files.get(name)
         if path is None:
             continue
         files[_label(name, package, path)] = path.read_bytes()
@@ -161,7 +178,7 @@ def code_files(cls: type) -> dict[str, bytes]:
             if item.is_file() and "__pycache__" not in item.parts:
                 files[f"{prefix}/data/{item.relative_to(folder).as_posix()}"] = item.read_bytes()
     for k in roots:  # classes without a file: their compiled methods
-        if _module_file(k.__module__) is None or k.__module__ == "__main__":
+        if _class_file(k) is None:
             parts = []
             for attr, value in sorted(vars(k).items()):
                 func = getattr(value, "__func__", value)

@@ -139,7 +139,7 @@ def test_unavailable_and_failing_metrics_do_not_stop_the_others_but_exit_1(jsonl
 
 
 def test_help_and_metrics_do_not_import_heavy_libraries():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom cli import app\n"
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom meta_eval.cli import app\n"
             "r = CliRunner().invoke(app, ['metrics'])\nassert r.exit_code == 0, r.output\n"
             "heavy = [m for m in ('torch', 'transformers', 'spacy', 'ot', 'nltk', 'scipy') if m in sys.modules]\n"
             "print(heavy)")

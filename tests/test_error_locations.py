@@ -280,6 +280,7 @@ def test_a_lone_surrogate_names_line_and_field(tmp_path):
 # -- 7. the text utilities live in judgments/text.py ------------------------------------------------------------------
 
 def test_text_utilities_have_one_home():
+    from meta_eval import judgments
     import meta_eval.judgments.essays
     import meta_eval.judgments.jsonl
     import meta_eval.judgments.text

@@ -83,11 +83,11 @@ def test_the_mode_is_in_force_in_torch_and_torch_used_first_is_refused_with_a_se
              "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
     # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation
     assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", "AVX2,STRICT"]
-    used = _python("import torch; torch.ones(4) @ torch.ones(4)\nimport metrics\n" + check).stdout
+    used = _python("import torch; torch.ones(4) @ torch.ones(4)\nfrom meta_eval import metrics\n" + check).stdout
     if numeric.cpu_vector_width() == "avx512":  # on an AVX2 CPU the native kernels are the portable ones
         assert used.startswith("EncoderError the portable numeric mode is not in force")
         assert "META_EVAL_NUMERIC=native" in used
-    native = _python("import torch; torch.ones(4) @ torch.ones(4)\nimport metrics\n" + check,
+    native = _python("import torch; torch.ones(4) @ torch.ones(4)\nfrom meta_eval import metrics\n" + check,
                      META_EVAL_NUMERIC="native").stdout
     assert native.split()[:2] == ["ok", "OFF"]
 

@@ -16,7 +16,9 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["MARKER", "OutputError", "atomic_write", "check_output", "same_file", "with_marker", "write_json",
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["MARKER", "OutputError", "atomic_write", "check_job_output", "check_output", "same_file", "with_marker", "write_json",
            "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
@@ -25,7 +27,7 @@ MARKER = "written_by"
 _SNIFF = 4096  # bytes read to recognise a file
 
 
-class OutputError(ValueError):
+class OutputError(MetaEvalError, ValueError):
     """A result file that cannot be written where asked (the message names the path and the reason)."""
 
 
@@ -195,3 +197,29 @@ def write_json(path: Path, doc: dict) -> None:
     (:func:`atomic_write`)."""
     marked = with_marker(doc)
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(marked, indent=2) + "\n", encoding="utf-8"))
+
+
+def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
+                     data_dir=None, cache=None, no_cache: bool = False, files=(), options=()) -> None:
+    """:func:`check_output` against a job's inputs: the judgment file (or, for a built-in set, its data folder), the
+    score cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a
+    saved model, a baseline file). Raises :class:`OutputError`."""
+    if path is None:
+        return
+    inputs, protected = list(files), []
+    if judgments is not None:
+        from meta_eval import judgments as judgment_sets
+
+        if judgments.split(":")[0] in judgment_sets.BUILTIN:
+            protected.append(("the judgment data folder", judgment_sets.data_dir(data_dir)))
+        else:
+            inputs.append(("the judgment file", Path(judgments)))
+    if not no_cache:
+        from meta_eval.scoring.cache import default_cache_path
+
+        inputs.append(("the score cache", cache or default_cache_path()))
+    for item in options:
+        value = item.split("=", 1)[1] if "=" in item else ""
+        if value and Path(value).expanduser().is_file():
+            inputs.append((f"an input given by -o {item.split('=', 1)[0]}", Path(value).expanduser()))
+    check_output(path, option, inputs=inputs, protected=protected, force=force)

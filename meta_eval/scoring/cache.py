@@ -52,7 +52,7 @@ import platformdirs
 
 from meta_eval.metrics.base import Example
 
-__all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key"]
+__all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "open_cache"]
 
 _SCHEMA_VERSION = "1"
 _CHUNK = 500
@@ -72,6 +72,22 @@ class CacheError(ValueError):
 def default_cache_path() -> Path:
     """``<user cache dir>/meta-eval/scores.sqlite``."""
     return platformdirs.user_cache_path("meta-eval") / "scores.sqlite"
+
+
+def open_cache(cache: str | Path | None = None, no_cache: bool = False) -> "ScoreCache | None":
+    """The score cache of a job: ``None`` with ``no_cache``, else the file ``cache`` (default:
+    :func:`default_cache_path`).
+
+    A path that cannot be a cache raises :class:`~meta_eval.errors.MetaEvalError` with the reason.
+    """
+    from meta_eval.errors import MetaEvalError
+
+    if no_cache:
+        return None
+    try:
+        return ScoreCache(cache or default_cache_path())
+    except CacheError as exc:
+        raise MetaEvalError(str(exc)) from None
 
 
 def example_key(example: Example) -> str:

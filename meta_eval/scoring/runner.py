@@ -44,7 +44,8 @@ from meta_eval.scoring.cache import ScoreCache, example_key
 from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
-__all__ = ["MetricScores", "check_examples", "release_done", "run_order", "score_examples"]
+__all__ = ["MetricScores", "Scoring", "check_examples", "degenerate_report", "release_done", "run_order", "score_all",
+           "score_examples", "shared_totals"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -249,3 +250,85 @@ def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
     metric.release()
     needed = {r for m in remaining for r in m.holds}
     return release(r for r in metric.holds if r not in needed)
+
+
+@dataclass
+class Scoring:
+    """What :func:`score_all` returns: the scores of the metrics that ran (in the order they were given), the
+    metrics whose scoring raised (``(name, "ExcType: message")``) and, per scored metric, the rows it gave a
+    documented value instead of a measurement (:meth:`~metrics.base.Metric.degenerate`: one reason or None per
+    row)."""
+
+    scored: list[MetricScores]
+    failed: list[tuple[str, str]]
+    degenerate: dict[str, list]
+
+
+def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None, batch_size: int = 256,
+              *, engine: Engine | None = None, progress: bool = True, degenerate: bool = True) -> Scoring:
+    """Score ``examples`` with every metric of ``chosen``; a metric whose scoring raises does not stop the others.
+
+    The metrics run in :func:`run_order`, each resource (model, word vectors) released when no metric still to run
+    holds it (:func:`release_done`), and ``engine`` (default: this process) is told when the CPU metrics are done
+    (:meth:`~meta_eval.scoring.engines.Engine.idle`). A metric's :meth:`~metrics.base.Metric.degenerate` reasons are
+    collected right after it is scored, while its model is still loaded (``degenerate=False``: not asked).
+    ``progress``: a bar per metric (counts, rate, ETA) on stderr when it is a terminal. An engine that cannot start
+    (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates, every finished batch being in
+    the cache. The cache is closed at the end.
+    """
+    from contextlib import nullcontext
+
+    from meta_eval.errors import MetaEvalError
+    from meta_eval.scoring.engines import EngineError
+
+    if progress:
+        from rich.markup import escape
+
+        from meta_eval.report.progress import progress_bar
+    scored, failed, found = [], [], {}
+    order = run_order(chosen)
+    rank = {id(m): k for k, m in enumerate(chosen)}
+    try:
+        for i, metric in enumerate(order):
+            try:
+                bar = progress_bar(escape(metric.name)) if progress else nullcontext(None)
+                with bar as advance:
+                    result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
+                if degenerate:
+                    found[metric.name] = metric.degenerate(examples, result.scores)
+                scored.append((rank[id(metric)], result))
+            except KeyboardInterrupt:
+                raise
+            except EngineError as exc:
+                raise MetaEvalError(str(exc)) from None
+            except Exception as exc:  # a metric that fails is reported, the others still run
+                failed.append((metric.name, f"{type(exc).__name__}: {exc}"))
+            finally:
+                release_done(metric, order[i + 1:])
+                if engine is not None:
+                    engine.idle(order[i + 1:])
+    finally:
+        if cache is not None:
+            cache.close()
+    return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found)
+
+
+def degenerate_report(scoring: Scoring) -> dict[str, dict]:
+    """Per scored metric, how many rows it gave its documented value instead of a measurement, and why:
+    ``{metric: {"rows": n, "reasons": {reason: count}}}`` (the ``degenerate`` / ``not_measured`` of the JSON)."""
+    from collections import Counter
+
+    report = {}
+    for ms in scoring.scored:
+        reasons = Counter(r for r in scoring.degenerate.get(ms.metric, ()) if r is not None)
+        report[ms.metric] = {"rows": sum(reasons.values()), "reasons": dict(reasons)}
+    return report
+
+
+def shared_totals(scored: Sequence[MetricScores]) -> dict[str, float]:
+    """Seconds per shared component (the encoder) over every metric's scoring: a line of its own in the timing."""
+    totals: dict[str, float] = {}
+    for ms in scored:
+        for component, seconds in ms.shared.items():
+            totals[component] = totals.get(component, 0.0) + seconds
+    return totals

@@ -1,0 +1,197 @@
+"""What :func:`meta_eval.run` returns: the results of one meta-evaluation, as plain attributes, the JSON that
+``meta-eval run --output`` writes (:meth:`RunResult.to_dict`), a pandas table (:meth:`RunResult.to_frame`, pandas
+imported only there) and the all-pairs p-value matrix (:meth:`RunResult.pvalue_matrix`).
+
+Example
+-------
+>>> from meta_eval import run                                              # doctest: +SKIP
+>>> res = run("chaganty", metrics=["rouge"])                               # doctest: +SKIP
+>>> res.values["rougeL-f"], res.signatures["rouge"]                        # doctest: +SKIP
+>>> res.to_frame()[["value", "ci_low", "ci_high", "p_vs_baseline"]]        # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["PValueMatrix", "RunResult"]
+
+
+@dataclass
+class PValueMatrix:
+    """``p[i][j]``: the one-sided p-value that ``variants[i]`` beats ``variants[j]`` (NaN on the diagonal), by
+    ``test`` with ``n_resamples`` resamples and ``seed``."""
+
+    variants: list[str]
+    p: np.ndarray
+    test: str
+    n_resamples: int
+    seed: int
+
+    def to_frame(self):
+        """The matrix as a pandas DataFrame (rows: the better metric, columns: the worse)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.p, index=self.variants, columns=self.variants)
+
+
+@dataclass
+class RunResult:
+    """The results of one meta-evaluation (one set, one human dimension, one statistic at one level).
+
+    Attributes
+    ----------
+    judgments, subset, human : str
+        The set, its subset and the human dimension the metrics were compared with.
+    human_chosen_because : str
+        Why that dimension (given, or the set's declared default and its reason).
+    n, rows_without_human : int
+        Rows compared; rows left out for lack of a human score.
+    statistic, level, baseline : str
+        As run (``baseline``: the variant every test compares with; ``rougeL-f`` when scored and none was given).
+    setting : dict
+        :func:`meta_eval.stats.describe`: paper, grouping, resampling, test, seed.
+    results : list of :class:`meta_eval.evaluate.VariantResult`
+        One per variant, best first.
+    values, intervals, pvalues_vs_baseline : dict
+        The statistic, its interval (None at the global level of a correlation) and the test's p-value against the
+        baseline, per variant.
+    ceiling : :class:`meta_eval.stats.ceiling.Ceiling`
+        The human ceiling (``value`` None, with the reason in ``note``, where the set has no per-annotator scores).
+    level_warning : str or None
+        Why the level has too few units to read the numbers as more than indicative.
+    signatures : dict
+        Metric name -> signature (name, configuration, library versions, code digest).
+    notes : list of str
+        What the set's loader wants every user to know.
+    skipped, failed, not_run : list of (name, reason)
+        Metrics not run (and why), metrics whose scoring raised, and the skips of metrics named one by one.
+    complete : bool
+        No metric failed and every metric named one by one ran.
+    scores : list of :class:`meta_eval.scoring.runner.MetricScores`
+        The per-row scores behind the statistics.
+    """
+
+    judgments: str
+    subset: str
+    human: str
+    human_chosen_because: str
+    n: int
+    rows_without_human: int
+    duplicates: dict
+    notes: list[str]
+    setting: dict
+    statistic: str
+    level: str
+    baseline: str | None
+    resamples: int
+    level_warning: str | None
+    ceiling: Any
+    control: str | None
+    delta_band: tuple[float, float] | None
+    results: list
+    fit_checks: dict
+    skipped: list[tuple[str, str]]
+    failed: list[tuple[str, str]]
+    not_run: list[tuple[str, str]]
+    metrics_requested: list[str] | None
+    scores: list
+    degenerate: dict
+    wall_seconds: float
+    jset: Any = field(default=None, repr=False)
+    epsilon: float = 0.0
+    permutations: int = 1000
+
+    # -- plain views -------------------------------------------------------------------------------------------
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.not_run
+
+    @property
+    def values(self) -> dict[str, float | None]:
+        return {r.metric: r.value if r.value is not None else getattr(r, self.statistic, None) for r in self.results}
+
+    @property
+    def intervals(self) -> dict[str, tuple[float | None, float | None] | None]:
+        return {r.metric: tuple(r.ci) if r.ci else None for r in self.results}
+
+    @property
+    def pvalues_vs_baseline(self) -> dict[str, float | None]:
+        williams = self.setting["test"] == "williams"
+        return {r.metric: r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline for r in self.results}
+
+    @property
+    def signatures(self) -> dict[str, str]:
+        return {ms.metric: ms.signature for ms in self.scores}
+
+    # -- the JSON of ``meta-eval run --output`` ----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The document ``meta-eval run --output`` writes (without its ``written_by`` marker)."""
+        from meta_eval import stats
+        from meta_eval.scoring.runner import shared_totals
+
+        return {"judgments": self.judgments, "subset": self.subset, "human": self.human,
+                "human_chosen_because": self.human_chosen_because, "n": self.n,
+                "rows_without_human": self.rows_without_human, "duplicates": self.duplicates, "notes": self.notes,
+                **self.setting,
+                "correlation": self.statistic if self.statistic in stats.CORRELATIONS else None,
+                "baseline": self.baseline, "resamples": self.resamples, "level_warning": self.level_warning,
+                "ceiling": self.ceiling.as_dict(), "control": self.control,
+                "delta_band": list(self.delta_band) if self.delta_band else None,
+                "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
+                "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
+                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
+                "metrics_requested": self.metrics_requested,
+                "complete": self.complete,
+                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
+                                       "cached": ms.cached} for ms in self.scores},
+                "shared_timing": {k: round(v, 3) for k, v in shared_totals(self.scores).items()},
+                "degenerate": self.degenerate,
+                "wall_seconds": round(self.wall_seconds, 3)}
+
+    # -- tables ------------------------------------------------------------------------------------------------
+    def to_frame(self):
+        """One row per variant (best first): the statistic, its interval, the three correlations, units, the
+        p-value against the baseline, the metric, its signature and any note. pandas is imported here only."""
+        import pandas as pd
+
+        p = self.pvalues_vs_baseline
+        rows = []
+        for r in self.results:
+            rows.append({"variant": r.metric, "value": self.values[r.metric],
+                         "ci_low": r.ci[0] if r.ci else None, "ci_high": r.ci[1] if r.ci else None,
+                         "spearman": r.spearman, "pearson": r.pearson, "kendall": r.kendall, "n": r.n,
+                         "p_vs_baseline": p[r.metric], "is_baseline": r.metric == self.baseline,
+                         "signature": r.signature, "note": r.note})
+        frame = pd.DataFrame(rows).set_index("variant")
+        frame.attrs.update({"statistic": self.statistic, "level": self.level, "judgments": self.judgments,
+                            "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value})
+        return frame
+
+    def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None) -> PValueMatrix:
+        """All-pairs one-sided p-values between the variants with a value, in the order of :attr:`results`.
+
+        The run's permutation test (:func:`meta_eval.stats.pvalue_matrix`): PERM-BOTH for the correlations (also at
+        the global level, where :attr:`pvalues_vs_baseline` holds Williams tests), the pair-outcome swap for acc-t
+        and acc-eq, WMT24's test for SPA; ``n_resamples`` and ``seed`` default to the run's.
+        """
+        from meta_eval import stats
+        from meta_eval.matrix import judgment_matrices
+
+        n_resamples = self.resamples if n_resamples is None else n_resamples
+        seed = (self.setting.get("seed") or 0) if seed is None else seed
+        by_variant = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
+        variants = [r.metric for r in self.results if r.metric in by_variant and self.values[r.metric] is not None]
+        Z, matrices = judgment_matrices(self.jset, self.human, [by_variant[v] for v in variants])
+        P = stats.pvalue_matrix(np.stack(matrices), Z, self.statistic, self.level, n_resamples=n_resamples,
+                                seed=seed, epsilon=self.epsilon, n_permutations=self.permutations)
+        test = stats.describe(self.statistic, "summary" if self.level == "global" and self.statistic in
+                              stats.CORRELATIONS else self.level)["test"]
+        return PValueMatrix(variants, np.asarray(P, dtype=float), test, n_resamples, seed)
+
+
+def sorted_results(results: Sequence) -> list:
+    """Best first; variants without a value last (the order of every table)."""
+    return sorted(results, key=lambda r: float("inf") if r.value is None else -r.value)

@@ -1,0 +1,445 @@
+"""The main job as a library call: :func:`run` (``meta-eval run``) and :func:`run_protocol` (``meta-eval run
+--protocol``).
+
+:func:`run` loads a judgment set, chooses and scores metrics (through the score cache, on an engine), computes the
+chosen statistic at the chosen level with intervals, tests against a baseline and the human ceiling, and returns a
+:class:`~meta_eval.results.RunResult`; it takes the same choices as the command line, by the same names. Every
+problem the user can fix is a :class:`~meta_eval.errors.MetaEvalError` with the message the command line prints.
+
+Messages the command line prints while the job runs (which human dimension, the set's notes, duplicates) go to
+``say(channel, text)`` when given (``channel``: ``"out"`` for notes beside the results, ``"err"`` for progress and
+status), so a library caller sees nothing it did not ask for.
+
+Example
+-------
+>>> from meta_eval import run                                              # doctest: +SKIP
+>>> res = run("chaganty", metrics=["rouge", "chrf"], level="system")       # doctest: +SKIP
+>>> res.to_frame()                                                         # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run", "run_protocol",
+           "set_ceiling"]
+
+Say = Callable[[str, str], None]
+
+
+def _quiet(channel: str, text: str) -> None:
+    return None
+
+
+def resolve_statistic(statistic: str | None, correlation: str | None, level: str | None, *, epsilon: float = 0.0,
+                      control: str | None = None, delta_band: str | tuple | None = None):
+    """Check the statistic, level and the options that depend on them; ``(statistic, level, band)``.
+
+    The rules of ``meta-eval run``: ``--correlation`` is one of the three correlations and agrees with
+    ``--statistic``; the statistic exists at the level (SPA only at the system level, its default); ``epsilon`` only
+    for acc-eq; ``control="system"`` (FRANK's partial correlation) at the global level with Pearson or Spearman; a
+    ``delta_band`` ``"LO:HI"`` (or a pair) at the system level.
+    """
+    from meta_eval import stats
+
+    if correlation is not None and correlation not in stats.CORRELATIONS:
+        raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r} (other "
+                            f"statistics: --statistic "
+                            f"{', '.join(s for s in stats.STATISTICS if s not in stats.CORRELATIONS)})")
+    if correlation is not None and statistic is not None and correlation != statistic:
+        raise MetaEvalError(f"--correlation {correlation} and --statistic {statistic} disagree; give one of them")
+    statistic = statistic or correlation or "spearman"
+    level = level or ("system" if statistic == "spa" else "global")
+    try:
+        stats.check_statistic(statistic, level)
+    except stats.StatisticError as exc:
+        raise MetaEvalError(f"--statistic {statistic} --level {level}: {exc}") from None
+    if epsilon and statistic != "acc-eq":
+        raise MetaEvalError(f"--epsilon is the tie threshold of acc-eq; --statistic {statistic} does not take it")
+    if control is not None and (control != "system" or level != "global"
+                                or statistic not in ("pearson", "spearman")):
+        raise MetaEvalError(f"--control system is FRANK's partial correlation: it needs --level global and "
+                            f"--statistic pearson or spearman (got --control {control} --level {level} --statistic "
+                            f"{statistic})")
+    band = parse_band(delta_band) if delta_band is not None else None
+    if band is not None and level != "system":
+        raise MetaEvalError(f"--delta-band compares system pairs: it needs --level system, not {level}")
+    return statistic, level, band
+
+
+def parse_band(delta_band) -> tuple[float, float]:
+    """``"LO:HI"`` (HI may be ``inf``) or ``(LO, HI)`` with 0 <= LO <= HI."""
+    band = None
+    if isinstance(delta_band, str):
+        lo_text, sep, hi_text = delta_band.partition(":")
+        try:
+            band = (float(lo_text), float(hi_text)) if sep else None
+        except ValueError:
+            band = None
+    elif isinstance(delta_band, Sequence) and len(delta_band) == 2:
+        band = (float(delta_band[0]), float(delta_band[1]))
+    if band is None or not (0 <= band[0] <= band[1]):
+        raise MetaEvalError(f"--delta-band must be LO:HI with 0 <= LO <= HI (HI may be inf), got {delta_band!r}")
+    return band
+
+
+def _option_list(options) -> list[str]:
+    if options is None:
+        return []
+    if isinstance(options, Mapping):
+        return [f"{k}={v}" for k, v in options.items()]
+    return list(options)
+
+
+def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: str | None = None,
+        human: str | None = None, statistic: str | None = None, correlation: str | None = None,
+        level: str | None = None, baseline: str | None = None, epsilon: float = 0.0, permutations: int = 1000,
+        control: str | None = None, delta_band: str | tuple | None = None,
+        options: Mapping[str, object] | Sequence[str] | None = None, resamples: int = 1000, seed: int = 0,
+        duplicates: str | None = None, text: str | None = None, data_dir: str | Path | None = None,
+        cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
+        workers: int | None = None, address: str | None = None, actors: int | None = None,
+        output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None):
+    """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
+
+    Parameters
+    ----------
+    judgments : str
+        A built-in set (``chaganty``, ``summeval``, ...; see ``meta-eval judgments``) or a ``.jsonl`` file.
+    metrics : str or list of str, optional
+        Metric names (``"all"``: every metric but the named-only ones); default: the metrics that take seconds on a
+        CPU (not the neural ones).
+    subset, human, statistic, correlation, level, baseline, epsilon, permutations, control, delta_band
+        As ``meta-eval run``'s options of the same names (``delta_band``: ``"LO:HI"`` or a pair).
+    options : mapping or list of "KEY=VALUE"
+        Passed to every chosen metric that takes KEY (``{"refs": "mean"}``).
+    resamples, seed
+        Bootstrap and permutation resamples, and their seed.
+    duplicates, text, data_dir
+        How repeated (document, system) pairs are resolved, which text version is scored, where the data are.
+    cache, no_cache, batch_size
+        The score cache file (default: the user cache) or none, and the examples per batch.
+    engine : "local", "ray" or an :class:`~meta_eval.scoring.engines.Engine`
+        Where the batches are scored (``workers``, ``address``, ``actors`` as on the command line); an engine
+        given as an object is used and left open.
+    output, force
+        Also write the JSON of ``meta-eval run --output``, checked before any work; ``force`` replaces a file
+        meta-eval did not write (never an input of the run).
+    progress : bool
+        Progress bars (counts, rate, ETA) on stderr when it is a terminal.
+    say : callable, optional
+        ``say(channel, text)`` receives the messages the command line prints while the job runs.
+
+    Returns
+    -------
+    meta_eval.results.RunResult
+
+    Raises
+    ------
+    meta_eval.errors.MetaEvalError
+        With the command line's message and exit code: a bad choice, a set or level that cannot be computed, no
+        metric able to run (code 2; 1 if every chosen metric failed).
+    """
+    from meta_eval.report.outputs import check_job_output
+    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+
+    say = say or _quiet
+    started = time.perf_counter()
+    option_list = _option_list(options)
+    output = Path(output) if output is not None else None
+    # before any loading or scoring: a bad output is found in a second, not after hours
+    check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                     options=option_list)
+    statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
+                                               delta_band=delta_band)
+    if duplicates not in (None, "error", "mean", "first"):
+        raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
+    own_engine = not isinstance(engine, Engine)
+    if own_engine:
+        try:
+            engine = make_engine(engine, workers, address, actors)  # a bad engine choice or Ray missing: now
+        except EngineError as exc:
+            raise MetaEvalError(str(exc)) from None
+    try:
+        return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,
+                    baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
+                    options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
+                    data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine,
+                    output=output, progress=progress, say=say, started=started)
+    finally:
+        if own_engine:
+            engine.close()
+
+
+def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
+         options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
+         progress, say, started):
+    from meta_eval import judgments as judgment_sets
+    from meta_eval import stats
+    from meta_eval.evaluate import add_delta, add_partial, check_level, evaluate, evaluate_level, level_warning
+    from meta_eval.report.outputs import write_json
+    from meta_eval.results import RunResult, sorted_results
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.chunks import spread
+    from meta_eval.scoring.runner import degenerate_report, score_all
+    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+
+    requested = requested_names(metrics)
+    try:
+        jset = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
+        dim = human or jset.default_dimension
+        total_rows = len(jset)
+        jset = jset.scored(dim)
+        dropped = total_rows - len(jset)
+        jset, dup_report = jset.resolve_duplicates(duplicates)
+        few = None
+        if len(jset) >= 4:
+            check_level(jset, dim, level)
+            few = level_warning(jset, dim, level)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
+        raise MetaEvalError(str(exc)) from None
+    if len(jset) < 4:
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
+    why = "given with --human" if human else jset.default_reason
+    set_notes = list(jset.notes)
+    if jset.rows_without_system():
+        set_notes.append(f"{len(jset.rows_without_system())} of {len(jset)} rows have no 'system': only the global "
+                         "level can be computed (the summary and system levels need each row's system)")
+    if human is None and len(jset.dimensions) > 1:
+        say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
+    for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
+        say("out", line)
+    chosen, skipped = choose_metrics(requested, parse_options(options), what=jset.name,
+                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                     language=jset.language)
+    if baseline is not None:  # checked before the scoring, not after it
+        planned = [v for m in chosen for v in m.variants]
+        if baseline not in planned:
+            from difflib import get_close_matches
+
+            close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
+            raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
+                                + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
+                                + ", ".join(planned))
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
+        + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
+    scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
+                        progress=progress)
+    scored, failed = scoring.scored, scoring.failed
+    if not scored:
+        raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
+                                                                + [f"{n}: failed: {r}" for n, r in failed]),
+                            code=1 if failed else 2)
+    degenerate = degenerate_report(scoring)
+    for name, r in degenerate.items():
+        if r["rows"]:
+            say("err", f"{name}: {r['rows']} of {len(jset)} rows not measured, given the metric's documented value: "
+                + "; ".join(f"{n} with {why_}" for why_, n in r["reasons"].items())
+                + " (see the metric's documentation)")
+    variants = [v for ms in scored for v in ms.scores]
+    if baseline is None and "rougeL-f" in variants:
+        baseline = "rougeL-f"
+    elif baseline is not None and baseline not in variants:
+        raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
+    williams = level == "global" and statistic in stats.CORRELATIONS
+    # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
+    if progress:
+        from meta_eval.report.progress import resampling_progress
+
+        bars = resampling_progress()
+    else:
+        from contextlib import nullcontext
+
+        bars = nullcontext(None)
+    with bars as advance, spread(engine, advance):
+        try:
+            if williams:
+                results = evaluate(jset.human(dim), scored, baseline, statistic)
+            else:
+                results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
+                                         epsilon=epsilon, n_permutations=permutations)
+            if control:
+                add_partial(results, jset, dim, scored, statistic)
+            if band is not None:
+                add_delta(results, jset, dim, scored, *band)
+        except ValueError as exc:
+            raise MetaEvalError(f"{jset.origin()}: {exc}" if williams else str(exc)) from None
+        ceiling = set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
+    results = sorted_results(results)
+    setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
+                             n_permutations=permutations)
+    fit_checks = learned_fit_checks(chosen, scored, jset, say)
+    result = RunResult(
+        judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
+        rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,
+        statistic=statistic, level=level, baseline=baseline, resamples=resamples, level_warning=few,
+        ceiling=ceiling, control=control, delta_band=band, results=results, fit_checks=fit_checks,
+        skipped=skipped, failed=failed, not_run=named_skips(skipped, requested),
+        metrics_requested=[m.strip() for m in requested.split(",") if m.strip()] if requested else None,
+        scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
+        permutations=permutations)
+    result.wall_seconds = time.perf_counter() - started
+    if output is not None:
+        write_json(output, result.to_dict())
+    return result
+
+
+def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations):
+    """The human ceiling at this statistic and level (a Ceiling with value None and the reason if undefined)."""
+    from meta_eval.evaluate import ceiling
+
+    try:
+        return ceiling(jset, dim, statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
+                       n_permutations=permutations)
+    except ValueError as exc:
+        from meta_eval.stats.ceiling import Ceiling
+
+        return Ceiling(value=None, lower=None, upper=None, confidence=0.95, statistic=statistic, level=level,
+                       slots=0, slot_values=(), rows_used=0, rows_excluded=0, resample=None, n_resamples=0,
+                       resamples_used=0, note=f"human ceiling undefined: {exc}")
+
+
+def learned_fit_checks(chosen, scored, jset, say: Say | None = None) -> dict[str, dict]:
+    """For every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`): a message to
+    ``say`` and, per variant of the model, the fields its result entry gets in the JSON."""
+    from meta_eval.metrics.learned import fit_checks
+
+    say = say or _quiet
+    ran = {ms.metric for ms in scored}
+    checks = fit_checks([m for m in chosen if m.name in ran], jset.examples(), jset.name, jset.subset)
+    fields = {}
+    for metric in chosen:
+        check = checks.get(metric.name)
+        if check is None:
+            continue
+        message = check.message()
+        if message is not None:
+            say("out-warning" if check.in_sample else "out-note", message)
+        fields.update({variant: check.as_dict() for variant in metric.variants})
+    return fields
+
+
+def _significant_documents_level(jset, part, scored, say: Say) -> dict[str, float | None]:
+    """Summary-level correlation over the documents whose own correlation has p <= ``part.max_p`` (REALSumm)."""
+    from meta_eval.stats.levels import summary_level
+
+    human = jset.human(part.human)
+    docs = [r.doc_id for r in jset.rows]
+    values = {}
+    for ms in scored:
+        for variant, s_ in ms.scores.items():
+            if variant not in part.printed:
+                continue
+            oriented = s_ if ms.higher_is_better else -s_
+            res = summary_level(oriented, human, docs, part.correlation, max_p=part.max_p)
+            values[variant] = res.r
+            say("err", f"  {variant}: {res.n} documents with p <= {part.max_p:g} kept, {res.skipped} left out")
+    return values
+
+
+def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | Path | None = None,
+                 no_cache: bool = False, batch_size: int = 256, resamples: int = 1000, seed: int = 0,
+                 engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
+                 output: str | Path | None = None, force: bool = False, progress: bool = True,
+                 say: Say | None = None) -> dict:
+    """Run a paper's table as it was run (``meta-eval run --protocol NAME``): every part of the protocol, meta-eval's
+    number beside the printed one.
+
+    Returns the document ``--output`` writes: ``protocol``, ``title``, ``citation``, ``source``, ``counts`` (cells
+    that match within tolerance, known mismatches, unexplained ones, not run) and ``parts`` (per part: the set,
+    dimension, level, correlation, the compared ``cells``, the ``results`` and ``signatures``); each part also holds
+    the objects behind it under the key ``"_objects"`` (removed from what is written). Raises
+    :class:`~meta_eval.errors.MetaEvalError` (code 1, after writing ``output``, when a metric the protocol needs
+    could not run here).
+    """
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.evaluate import evaluate, evaluate_level
+    from meta_eval.protocol import ProtocolError, compare, load_protocol
+    from meta_eval.report.outputs import check_job_output, write_json
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.runner import score_all
+    from meta_eval.scoring.selection import choose_metrics
+
+    say = say or _quiet
+    started = time.perf_counter()
+    output = Path(output) if output is not None else None
+    check_job_output(output, force=force, data_dir=data_dir, cache=cache, no_cache=no_cache)
+    try:
+        proto = load_protocol(name)
+    except ProtocolError as exc:
+        raise MetaEvalError(str(exc)) from None
+    own_engine = not isinstance(engine, Engine)
+    if own_engine:
+        try:
+            engine = make_engine(engine, workers, address, actors)
+        except EngineError as exc:
+            raise MetaEvalError(str(exc)) from None
+    parts_doc, all_cells, missing = [], [], []
+    try:
+        for part in proto.parts:
+            try:
+                jset = judgment_sets.load(part.judgments, data_dir, subset=part.subset, text=part.text)
+                total_rows = len(jset)
+                jset = jset.scored(part.human)
+            except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+                raise MetaEvalError(f"{proto.name}/{part.name}: {exc}") from None
+            chosen, skipped = choose_metrics(",".join(part.metrics), dict(part.options), what=jset.name,
+                                             has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                             language=jset.language)
+            left_out = (f" ({total_rows - len(jset)} without a {part.human} score left out)"
+                        if total_rows > len(jset) else "")
+            say("err", f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows{left_out}, human "
+                       f"{part.human}, {part.level} level, {part.correlation}")
+            scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
+                                progress=progress, degenerate=False)
+            scored = scoring.scored
+            skipped += [(n, f"failed: {r}") for n, r in scoring.failed]
+            variants = {v for ms in scored for v in ms.scores}
+            baseline = part.baseline if part.baseline in variants else None
+            results = []
+            if scored:
+                try:
+                    if part.level == "global":
+                        results = evaluate(jset.human(part.human), scored, baseline, part.correlation)
+                    else:
+                        results = evaluate_level(jset, part.human, scored, part.level, baseline, part.correlation,
+                                                 resamples, seed)
+                except ValueError as exc:
+                    raise MetaEvalError(f"{proto.name}/{part.name}: {exc}") from None
+            by_variant = {r.metric: r for r in results}
+            values = {v: getattr(r, part.correlation) for v, r in by_variant.items()}
+            if part.max_p is not None:
+                values = _significant_documents_level(jset, part, scored, say)
+            cells = compare(part, values)
+            all_cells += cells
+            missing += [(part.name, n, r) for n, r in skipped]
+            parts_doc.append({"name": part.name, "judgments": jset.name, "subset": jset.subset, "human": part.human,
+                              "level": part.level, "correlation": part.correlation, "n": len(jset),
+                              "rows_without_human": total_rows - len(jset), "metrics": list(part.metrics),
+                              "options": dict(part.options), "baseline": baseline, "tolerance": part.tolerance,
+                              **({"resamples": resamples, "seed": seed} if part.level != "global" else {}),
+                              "cells": [c.as_dict() for c in cells], "results": [r.as_dict() for r in results],
+                              "signatures": {ms.metric: ms.signature for ms in scored},
+                              "skipped": [{"metric": n, "reason": r} for n, r in skipped],
+                              "_objects": {"part": part, "cells": cells, "results": results, "scored": scored,
+                                           "skipped": skipped}})
+    finally:
+        if own_engine:
+            engine.close()
+    counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
+    doc = {"protocol": proto.name, "title": proto.title, "citation": proto.citation, "source": proto.source,
+           "counts": counts, "parts": parts_doc, "wall_seconds": round(time.perf_counter() - started, 3),
+           "_protocol": proto, "_missing": missing}
+    if output is not None:
+        write_json(output, protocol_document(doc))
+    return doc
+
+
+def protocol_document(doc: dict) -> dict:
+    """The JSON of a :func:`run_protocol` result: without the objects kept for printing."""
+    return {k: ([{pk: pv for pk, pv in p.items() if not pk.startswith("_")} for p in v] if k == "parts" else v)
+            for k, v in doc.items() if not k.startswith("_")}
