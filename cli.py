@@ -7,7 +7,6 @@ judgment sets. Heavy libraries are imported only inside the metrics that need th
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -15,7 +14,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
@@ -45,19 +43,6 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
         _fail(str(exc))
 
 
-def _open_store(cache: Optional[Path], no_cache: bool):
-    """The score cache of a command (None with --no-cache); a path that cannot be a cache is an error, not a trace."""
-    from meta_eval.scoring.cache import CacheError, ScoreCache, default_cache_path
-
-    if no_cache:
-        return None
-    try:
-        return ScoreCache(cache or default_cache_path())
-    except CacheError as exc:
-        _fail(str(exc))
-
-
-# "\\[" keeps rich (typer's help markup) from reading [ray] and [default: ...] as style tags
 _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
                 "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
 _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
@@ -65,203 +50,6 @@ _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in 
 _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
 _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
                 "a cluster with GPUs, else 1]; scores are identical whatever the count")
-
-
-def _make_engine(engine: str, workers: Optional[int], address: Optional[str], actors: Optional[int] = None):
-    """The scoring engine of ``--engine/--workers/--address/--actors`` (:mod:`meta_eval.scoring.engines`); a bad choice is an
-    error."""
-    from meta_eval.scoring.engines import EngineError, make_engine
-
-    try:
-        return make_engine(engine, workers, address, actors)
-    except EngineError as exc:
-        _fail(str(exc))
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.{digits}f}" if abs(x) >= 10 ** -digits or x == 0 else f"{x:.1e}"
-
-
-def _stars(p: float | None) -> str:
-    if p is None:
-        return ""
-    return "**" if p < 0.01 else "*" if p < 0.05 else ""
-
-
-def _parse_options(options: list[str]) -> dict[str, str]:
-    parsed = {}
-    for opt in options:
-        key, sep, value = opt.partition("=")
-        if not sep or not key:
-            _fail(f"--option expects KEY=VALUE, got {opt!r}")
-        parsed[key.strip()] = value.strip()
-    return parsed
-
-
-def _metric_config(cls, options: dict[str, str], function=None) -> dict[str, str]:
-    """The options that ``function`` (default: the metric's constructor) takes by name.
-
-    For the constructor, the multi-reference policy ``refs`` counts as taken by every reference-based metric whose
-    policy can be chosen, even when its constructor does not take it (:func:`_build` sets it with ``with_refs``).
-    """
-    import inspect
-
-    accepted = inspect.signature(function or cls.__init__).parameters
-    config = {k: v for k, v in options.items() if k in accepted and k not in ("self", "cls", "args", "kwargs")}
-    if function is None and "refs" in options and cls.needs_references and not cls.refs_fixed:
-        config["refs"] = options["refs"]
-    return config
-
-
-def _build(cls, config: dict[str, str]):
-    """``cls(**config)``, with ``refs`` passed through ``Metric.with_refs`` when the constructor does not take it."""
-    import inspect
-
-    config = dict(config)
-    refs = None if "refs" in inspect.signature(cls.__init__).parameters else config.pop("refs", None)
-    metric = cls(**config)
-    return metric if refs is None else metric.with_refs(refs)
-
-
-def _named_skips(skipped: list[tuple[str, str]], requested: Optional[str]) -> list[tuple[str, str]]:
-    """The skips of metrics named one by one in ``--metrics`` (not through ``all``): missing results (exit 1)."""
-    from meta_eval.metrics.registry import ALL
-
-    named = {m.strip() for m in (requested or "").split(",")} - {"", ALL}
-    return [(n, r) for n, r in skipped if n in named]
-
-
-def _choose_metrics(requested: Optional[str], options: dict[str, str], *, what: str, has_sources: bool,
-                    has_references: bool, language: str | None = None, full_default: bool = False):
-    """(metric objects to run, [(name, reason)] skipped) for data described by ``what``.
-
-    Without ``requested``, the default choice: every registered metric but the ones that run only when named
-    (``in_default_run``) and, unless ``full_default`` (``leaderboard publish``), the neural ones (``in_quick_run``:
-    the default ``run`` takes seconds). ``all`` in ``requested`` stands for every registered metric but the
-    named-only ones. A metric built for other languages than the data's ``language`` (when the set declares one)
-    is skipped, with the reason (e.g. GloVe WMS on German candidates)."""
-    import meta_eval.metrics.registry as registry
-
-    given = [m.strip() for m in requested.split(",") if m.strip()] if requested else []
-    if requested:  # in the order given, "all" expanded in place, each metric once
-        names = list(dict.fromkeys(n for m in given for n in (registry.names() if m == registry.ALL else [m])))
-    else:
-        names = registry.names()
-    named = set(given) - {registry.ALL}
-    chosen, skipped, considered = [], [], []
-    if not requested or registry.ALL in given:  # a chosen-for-you set skips broken plugins with their error
-        skipped += sorted(registry.plugin_errors().items())  # (named, they stop the run)
-    for name in names:
-        try:
-            cls = registry.get_class(name)
-        except registry.UnknownMetricError as exc:
-            _fail(str(exc))
-        considered.append(cls)
-        if name not in named and not getattr(cls, "in_default_run", True):
-            skipped.append((name, cls.not_default_reason or f"run only when named (-m {name})"))
-            continue
-        if not requested and not full_default and not getattr(cls, "in_quick_run", True):
-            skipped.append((name, f"neural, so not in the default choice (metrics that take seconds on a CPU): "
-                                  f"{cls.not_quick_reason or 'a neural model scores every text'}; runs when named "
-                                  f"or with -m {registry.ALL}"))
-            continue
-        reason = cls.unavailable_reason(**_metric_config(cls, options, cls.unavailable_reason))
-        if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
-            try:
-                metric = _build(cls, _metric_config(cls, options))
-            except (ValueError, TypeError) as exc:
-                reason = f"bad configuration: {exc}"
-            else:
-                if metric.needs_source and not has_sources:
-                    reason = f"needs source documents, which {what} does not have"
-                elif metric.needs_references and not has_references:
-                    reason = f"needs references, which {what} does not have"
-                    if "ref" in _metric_config(cls, {"ref": "source"}):
-                        reason += " (pass --option ref=source to compare with the source instead)"
-                elif language and metric.supported_languages() and language not in metric.supported_languages():
-                    reason = (f"{what}'s candidates are {language}, and it is built for "
-                              f"{'/'.join(metric.supported_languages())} text: "
-                              f"{metric.language_reason or 'its resources are for that language'}")
-                else:
-                    chosen.append(metric)
-        if reason is not None:
-            skipped.append((name, reason))
-    # an option is used if a metric that was asked about takes it (even one skipped for this set's data)
-    unused = set(options) - {k for cls in considered for k in _metric_config(cls, options)}
-    if unused and chosen:
-        _fail(f"no chosen metric takes the option(s) {', '.join(sorted(unused))}")
-    return chosen, skipped
-
-
-def _score_all(chosen, examples, store, batch_size, skipped, failed=None, engine=None, degenerate=None):
-    """Score with every chosen metric (progress bars); a metric whose scoring raises does not stop the others.
-
-    It is recorded as ``(name, "ExcType: message")`` in ``failed`` when that list is given (``run`` and ``score``
-    then exit non-zero after writing the other metrics' results), else as ``(name, "failed: ExcType: message")`` in
-    ``skipped`` (the convention of ``learn``, ``leaderboard publish`` and ``run --protocol``). ``engine`` (default:
-    this process) scores the batches; an engine that cannot start (Ray unreachable) stops the command. The caller
-    closes it. With a ``degenerate`` dict, each metric's :meth:`~metrics.base.Metric.degenerate` reasons are put
-    there under its name right after it is scored, while its model is still loaded (for :func:`_degenerate_rows`).
-
-    The metrics run in :func:`meta_eval.scoring.runner.run_order` and each resource (model, word vectors) is released
-    when no metric still to run holds it; the results are returned in the order of ``chosen``.
-    """
-    from meta_eval.scoring.engines import EngineError
-    from meta_eval.report.progress import progress_bar
-    from meta_eval.scoring.runner import release_done, run_order, score_examples
-
-    scored = []
-    order = run_order(chosen)  # metrics sharing a model or vectors together, each resource released when done
-    rank = {id(m): k for k, m in enumerate(chosen)}
-    try:
-        for i, metric in enumerate(order):
-            try:
-                with progress_bar(escape(metric.name)) as advance:
-                    result = score_examples(metric, examples, store, batch_size, advance, engine=engine)
-                if degenerate is not None:
-                    degenerate[metric.name] = metric.degenerate(examples, result.scores)
-                scored.append((rank[id(metric)], result))
-            except KeyboardInterrupt:
-                raise
-            except EngineError as exc:
-                _fail(str(exc))
-            except Exception as exc:  # a metric that fails is reported, the others still run
-                if failed is not None:
-                    failed.append((metric.name, f"{type(exc).__name__}: {exc}"))
-                else:
-                    skipped.append((metric.name, f"failed: {type(exc).__name__}: {exc}"))
-            finally:
-                release_done(metric, order[i + 1:])
-                if engine is not None:
-                    engine.idle(order[i + 1:])
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
-        raise typer.Exit(130)
-    finally:
-        if store is not None:
-            store.close()
-    return [result for _, result in sorted(scored, key=lambda item: item[0])]
-
-
-def _degenerate_rows(chosen, scored, examples, found=None) -> dict[str, dict]:
-    """Per scored metric, the rows it gave a documented value instead of a measurement (``Metric.degenerate``, or
-    its reasons in ``found`` as :func:`_score_all` collected them): their count and reasons; prints one line per
-    metric that has any."""
-    from collections import Counter
-
-    by_name = {m.name: m for m in chosen}
-    report = {}
-    for ms in scored:
-        rows = found[ms.metric] if found and ms.metric in found else by_name[ms.metric].degenerate(examples, ms.scores)
-        reasons = Counter(r for r in rows if r is not None)
-        report[ms.metric] = {"rows": sum(reasons.values()), "reasons": dict(reasons)}
-        if reasons:
-            err.print(f"{ms.metric}: {sum(reasons.values())} of {len(examples)} rows not measured, given the "
-                      f"metric's documented value: " + "; ".join(f"{n} with {r}" for r, n in reasons.items())
-                      + " (see the metric's documentation)", highlight=False, markup=False, soft_wrap=True)
-    return report
 
 
 @app.command()
@@ -366,6 +154,10 @@ def run(
 
 def _say(channel: str, text: str) -> None:
     """Where the library's messages go: notes beside the results on stdout, status lines on stderr."""
+    if channel in ("err-skipped", "err-note"):
+        err.print(f"  [yellow]{channel[4:]}[/] {escape(text)}" if channel == "err-note" else
+                  f"[yellow]skipped[/] {escape(text)}", highlight=False)
+        return
     (out if channel.startswith("out") else err).print(text, highlight=False, markup=False, soft_wrap=True)
 
 
@@ -398,58 +190,6 @@ def _wrote(path: Optional[Path]) -> None:
         err.print(f"wrote {path}", highlight=False, markup=False)
 
 
-def _check_output(path: Optional[Path], option: str = "--output", *, force: bool = False, judgments=None,
-                  data_dir=None, cache=None, no_cache: bool = False, files=(), options=()) -> None:
-    """:func:`meta_eval.report.outputs.check_output` against the run's inputs, exiting with code 2 on an
-    :class:`~meta_eval.report.outputs.OutputError`: the judgment file (or, for a built-in set, its data folder), the
-    score cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a saved
-    model, a baseline file)."""
-    from meta_eval.report.outputs import OutputError, check_output
-
-    if path is None:
-        return
-    inputs, protected = list(files), []
-    if judgments is not None:
-        from meta_eval import judgments as judgment_sets
-        if judgments.split(":")[0] in judgment_sets.BUILTIN:
-            protected.append(("the judgment data folder", judgment_sets.data_dir(data_dir)))
-        else:
-            inputs.append(("the judgment file", Path(judgments)))
-    if not no_cache:
-        from meta_eval.scoring.cache import default_cache_path
-
-        inputs.append(("the score cache", cache or default_cache_path()))
-    for item in options:
-        value = item.split("=", 1)[1] if "=" in item else ""
-        if value and Path(value).expanduser().is_file():
-            inputs.append((f"an input given by -o {item.split('=', 1)[0]}", Path(value).expanduser()))
-    try:
-        check_output(path, option, inputs=inputs, protected=protected, force=force)
-    except OutputError as exc:
-        _fail(str(exc))
-
-
-def _atomic_write(path: Path, write) -> None:
-    """:func:`meta_eval.report.outputs.atomic_write`, exiting with code 2 on an :class:`~meta_eval.report.outputs.OutputError`."""
-    from meta_eval.report.outputs import OutputError, atomic_write
-
-    try:
-        atomic_write(path, write)
-    except OutputError as exc:
-        _fail(str(exc))
-
-
-def _write_json(path: Path, doc: dict) -> None:
-    """:func:`meta_eval.report.outputs.write_json` (marked as meta-eval's, atomic), exiting with code 2 on an
-    :class:`~meta_eval.report.outputs.OutputError`."""
-    from meta_eval.report.outputs import OutputError, write_json
-
-    try:
-        write_json(path, doc)
-    except OutputError as exc:
-        _fail(str(exc))
-
-
 def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
     """After the results were printed (and written): exit with code 1 if a metric failed while scoring or a metric
     named with --metrics could not run, in one line naming each and where the other metrics' results are."""
@@ -458,259 +198,6 @@ def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
     problems = [f"{n} failed: {r}" for n, r in failed] + [f"{n} not run: {r}" for n, r in not_run]
     where = f"written to {output}" if output is not None else "printed above"
     _fail("; ".join(problems) + f"; results for the other metrics were {where}", code=1)
-
-
-def _significant_documents_level(jset, part, scored) -> dict[str, float | None]:
-    """Summary-level correlation over the documents whose own correlation has p <= ``part.max_p`` (REALSumm)."""
-    from meta_eval.stats.levels import summary_level
-
-    human = jset.human(part.human)
-    docs = [r.doc_id for r in jset.rows]
-    values = {}
-    for ms in scored:
-        for variant, s_ in ms.scores.items():
-            if variant not in part.printed:
-                continue
-            oriented = s_ if ms.higher_is_better else -s_
-            res = summary_level(oriented, human, docs, part.correlation, max_p=part.max_p)
-            values[variant] = res.r
-            err.print(f"  {variant}: {res.n} documents with p <= {part.max_p:g} kept, {res.skipped} left out",
-                      highlight=False, markup=False)
-    return values
-
-
-def _run_protocol(name: str, *, data_dir, cache, no_cache, batch_size, resamples, seed, output,
-                  engine=None) -> None:
-    """``meta-eval run --protocol NAME``: every part of the protocol, meta-eval's number beside the printed one."""
-    from meta_eval import judgments as judgment_sets
-    from meta_eval.evaluate import evaluate, evaluate_level
-    from meta_eval.protocol import ProtocolError, compare, load_protocol
-
-    started = time.perf_counter()
-    try:
-        proto = load_protocol(name)
-    except ProtocolError as exc:
-        _fail(str(exc))
-    out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)}", highlight=False)
-    out.print(f"  {proto.citation}", highlight=False, markup=False)
-    out.print(f"  printed numbers: {proto.source}", highlight=False, markup=False)
-    parts_doc, all_cells, missing = [], [], []
-    for part in proto.parts:
-        try:
-            jset = judgment_sets.load(part.judgments, data_dir, subset=part.subset, text=part.text)
-            total_rows = len(jset)
-            jset = jset.scored(part.human)
-        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
-            _fail(f"{proto.name}/{part.name}: {exc}")
-        chosen, skipped = _choose_metrics(",".join(part.metrics), dict(part.options), what=jset.name,
-                                          has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                          language=jset.language)
-        err.print(f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows"
-                  f"{f' ({total_rows - len(jset)} without a {part.human} score left out)' if total_rows > len(jset) else ''}"
-                  f", human {part.human}, {part.level} level, {part.correlation}", highlight=False, markup=False)
-        store = _open_store(cache, no_cache)
-        scored = _score_all(chosen, jset.examples(), store, batch_size, skipped, engine=engine)
-        variants = {v for ms in scored for v in ms.scores}
-        baseline = part.baseline if part.baseline in variants else None
-        results = []
-        if scored:
-            try:
-                if part.level == "global":
-                    results = evaluate(jset.human(part.human), scored, baseline, part.correlation)
-                else:
-                    results = evaluate_level(jset, part.human, scored, part.level, baseline, part.correlation,
-                                             resamples, seed)
-            except ValueError as exc:
-                _fail(f"{proto.name}/{part.name}: {exc}")
-        by_variant = {r.metric: r for r in results}
-        values = {v: getattr(r, part.correlation) for v, r in by_variant.items()}
-        if part.max_p is not None:
-            values = _significant_documents_level(jset, part, scored)
-        cells = compare(part, values)
-        all_cells += cells
-        missing += [(part.name, n, r) for n, r in skipped]
-        table = Table(title=_plain(f"{proto.name} / {part.name}: {jset.name} ({jset.subset}, n={len(jset)}), "
-                                   f"{part.level}-level {part.correlation} with human '{part.human}'", "table.title"))
-        test = "Williams p" if part.level == "global" else "perm. p"
-        for col in ("paper's row", "variant", "meta-eval", "printed", "difference",
-                    *([f"{test} vs {baseline}"] if baseline else []), "status"):
-            table.add_column(_plain(col), justify="left" if col in ("paper's row", "variant", "status") else "right")
-        style = {"match": "green", "known mismatch": "yellow", "MISMATCH": "bold red", "not run": "red"}
-        for c in cells:
-            r = by_variant.get(c.variant)
-            p_value = None if r is None else (r.williams_p_vs_baseline if part.level == "global"
-                                              else r.perm_p_vs_baseline)
-            p_cell = ["(baseline)" if c.variant == baseline else f"{_fmt(p_value)} {_stars(p_value)}".strip()]
-            table.add_row(_plain(c.label), _plain(c.variant), _fmt(c.meta_eval), _fmt(c.printed),
-                          "-" if c.difference is None else f"{c.difference:+.3f}", *(p_cell if baseline else []),
-                          f"[{style[c.status]}]{c.status}[/]")
-        out.print(table)
-        out.print(f"tolerance: |meta-eval - printed| <= {part.tolerance:g}", highlight=False)
-        for c in cells:
-            if c.reason and not c.matches:
-                out.print(f"  {c.variant}: {c.reason}", highlight=False, markup=False, soft_wrap=True)
-        for ms in scored:
-            out.print(f"  {ms.signature}", highlight=False, markup=False, soft_wrap=True)
-        for metric_name, reason in skipped:
-            out.print(f"[red]not run[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
-        parts_doc.append({"name": part.name, "judgments": jset.name, "subset": jset.subset, "human": part.human,
-                          "level": part.level, "correlation": part.correlation, "n": len(jset),
-                          "rows_without_human": total_rows - len(jset), "metrics": list(part.metrics),
-                          "options": dict(part.options), "baseline": baseline, "tolerance": part.tolerance,
-                          **({"resamples": resamples, "seed": seed} if part.level != "global" else {}),
-                          "cells": [c.as_dict() for c in cells], "results": [r.as_dict() for r in results],
-                          "signatures": {ms.metric: ms.signature for ms in scored},
-                          "skipped": [{"metric": n, "reason": r} for n, r in skipped]})
-    counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
-    out.print(f"{proto.name}: {counts['match']} of {len(all_cells)} printed cells match within tolerance; "
-              f"{counts['known mismatch']} known mismatches (reasons above); {counts['MISMATCH']} unexplained; "
-              f"{counts['not run']} not run", highlight=False, markup=False)
-    if output is not None:
-        _write_json(output, {"protocol": proto.name, "title": proto.title, "citation": proto.citation,
-                             "source": proto.source, "counts": counts, "parts": parts_doc,
-                             "wall_seconds": round(time.perf_counter() - started, 3)})
-        err.print(f"wrote {output}", highlight=False, markup=False)
-    if missing:
-        _fail("the protocol needs metrics that could not run here: "
-              + "; ".join(f"{p}/{n}: {r}" for p, n, r in missing), code=1)
-
-
-_TESTS = {"williams": "Williams test", "perm-both": "PERM-BOTH permutation test (Deutsch et al. 2021)",
-          "perm-pairs": "permutation test swapping the two metrics' pair outcomes (Deutsch et al. 2023; "
-                        "mt-metrics-eval's PairwisePermutationSigDiff)",
-          "spa-perm-both": "permutation test swapping the two metrics' scores, both SPAs recomputed (WMT24)"}
-
-
-def _ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations):
-    """The human ceiling at this statistic and level (a Ceiling with value None and the reason if undefined)."""
-    from meta_eval.evaluate import ceiling
-
-    try:
-        return ceiling(jset, dim, statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
-                       n_permutations=permutations)
-    except ValueError as exc:
-        from meta_eval.stats.ceiling import Ceiling
-
-        return Ceiling(value=None, lower=None, upper=None, confidence=0.95, statistic=statistic, level=level,
-                       slots=0, slot_values=(), rows_used=0, rows_excluded=0, resample=None, n_resamples=0,
-                       resamples_used=0, note=f"human ceiling undefined: {exc}")
-
-
-def _shared_totals(scored) -> dict[str, float]:
-    """Seconds per shared component (the encoder) over every metric's scoring: a line of its own in the timing."""
-    totals: dict[str, float] = {}
-    for ms in scored:
-        for component, seconds in ms.shared.items():
-            totals[component] = totals.get(component, 0.0) + seconds
-    return totals
-
-
-def _plain(value, style: str = "") -> Text:
-    """A table title, header or cell printed as written, never read as markup or emoji codes: metric, variant, set
-    and file names come from data files and plugins (``[bold]x[/]`` prints as those ten characters)."""
-    return Text(str(value), style=style)
-
-
-def _print_results(jset, dim, results, scored, skipped, baseline, setting, ceiling=None, few=None) -> None:
-    level, statistic = setting["level"], setting["statistic"]
-    correlations = ("spearman", "pearson", "kendall")
-    williams = setting["test"] == "williams"
-    units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
-    what = f"{statistic} correlation" if statistic in correlations else statistic
-    table = Table(title=_plain(f"{jset.name} ({jset.subset}, n={len(jset)}): {level}-level {what} with human '{dim}' "
-                               f"(grouping: {setting['grouping']})", "table.title"))
-    table.add_column("metric")
-    first = [] if statistic in correlations else [statistic] + (["epsilon"] if statistic == "acc-t" else [])
-    cols = first + (["spearman", "p", "pearson", "kendall", "n"] if williams else
-                    ["spearman", "pearson", "kendall", f"n {units}", "95% CI"])
-    partial = any(r.partial is not None or r.partial_p is not None for r in results)
-    delta = any(r.delta is not None for r in results)
-    cols += (["partial r (system)"] if partial else []) + (["Δ-band τ (pairs)"] if delta else [])
-    for col in cols:
-        table.add_column(col, justify="right")
-    test = "Williams p" if williams else "perm. p"
-    mark = " (!)" if few else ""  # the warning printed under the table
-    table.add_column(_plain(f"{test} vs {baseline}" if baseline else test), justify="right")
-    for r in results:
-        p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
-        star = _stars(p) if r.metric != baseline else ""
-        better = star and (r.value or 0) > 0
-        last = "(baseline)" if r.metric == baseline else f"{_fmt(p)} {star}".strip()
-        eps = [] if statistic != "acc-t" else ["-" if r.epsilon is None else f"{r.epsilon:.3g}"]
-        lead = [] if statistic in correlations else [_fmt(r.value), *eps]
-        if williams:
-            cells = [_fmt(r.spearman), _fmt(r.spearman_p), _fmt(r.pearson), _fmt(r.kendall), f"{r.n}{mark}"]
-        else:
-            ci = "-" if not r.ci else f"[{_fmt(r.ci[0])}, {_fmt(r.ci[1])}]"
-            cells = [_fmt(r.spearman), _fmt(r.pearson), _fmt(r.kendall), f"{r.n}{mark}", ci]
-        if partial:
-            cells.append(_fmt(r.partial))
-        if delta:
-            cells.append(f"{_fmt(r.delta['tau'])} ({r.delta['n_pairs']})")
-        table.add_row(_plain(r.metric), *lead, *cells, last, style="bold" if better else None)
-    if ceiling is not None and ceiling.value is not None:
-        ci = "-" if ceiling.lower is None else f"[{_fmt(ceiling.lower)}, {_fmt(ceiling.upper)}]"
-        value = _fmt(ceiling.value)
-        stat_cells = {statistic: value}
-        lead = [] if statistic in correlations else [value] + (["-"] if statistic == "acc-t" else [])
-        corr = [stat_cells.get(k, "-") for k in correlations]
-        body = [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used)] if williams else [*corr, "-", ci]
-        body += ["-"] * (int(partial) + int(delta))
-        last = ci if williams else "-"
-        table.add_section()
-        table.add_row("human ceiling", *lead, *body, last, style="italic")
-    out.print(table)
-    where = f"{setting['resampling']['method']}, {setting['resampling']['n_resamples']} resamples, " \
-            f"seed {setting['seed']}" if setting.get("resampling") else None
-    out.print(f"statistic: {statistic} ({setting['paper']}); level: {level}; grouping: {setting['grouping']}"
-              + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
-              + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
-              + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
-    if few:
-        out.print(f"[yellow]warning[/] (!): {escape(few)}", highlight=False, soft_wrap=True)
-    if partial:
-        out.print(f"partial r (system): the {statistic} correlation controlling for the system (FRANK, Pagnoni et al. "
-                  "2021: residuals after removing each system's mean)", highlight=False, soft_wrap=True)
-    if delta:
-        d = next(r.delta for r in results if r.delta is not None)
-        upper = "inf" if d["upper"] is None else f"{d['upper']:g}"
-        out.print(f"Δ-band τ: Kendall's tau over the system pairs whose metric difference |Δ| of system means is in "
-                  f"[{d['lower']:g}, {upper}] (Deutsch, Dror & Roth 2022), with the number of pairs",
-                  highlight=False, soft_wrap=True)
-    if ceiling is not None:
-        if ceiling.value is not None:
-            out.print(f"human ceiling: each annotator against the mean of the others (leave-one-annotator-out, "
-                      f"{ceiling.slots} annotator slots, {ceiling.rows_used} rows), same statistic and level"
-                      + (f"; {ceiling.note}" if ceiling.note else ""), highlight=False, soft_wrap=True,
-                      markup=False)
-        else:
-            out.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
-    if baseline:
-        out.print(f"** p < 0.01, * p < 0.05: one-sided {_TESTS[setting['test']]} that the metric's {what} "
-                  f"exceeds {baseline}'s", highlight=False, soft_wrap=True, markup=False)
-    notes = [f"{r.metric}: {r.note}" for r in results if r.note]
-    for note in notes:
-        out.print(f"note: {note}", highlight=False, markup=False)
-    out.print("Signatures:")
-    for ms in scored:
-        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
-    for ms in scored:
-        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s"
-                  + (" (+ shared encoder)" if ms.shared else ""), highlight=False, markup=False)
-    for component, seconds in _shared_totals(scored).items():
-        users = ", ".join(ms.metric for ms in scored if component in ms.shared)
-        err.print(f"  {component} (shared; loading and encoding, paid while scoring {users}): {seconds:.2f}s",
-                  highlight=False, markup=False)
-    for names, reason in _grouped(skipped):
-        out.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
-
-
-def _grouped(skipped: list[tuple[str, str]]) -> list[tuple[list[str], str]]:
-    """The skipped metrics with the same reason on one line: [(names, reason)], in order of first appearance."""
-    groups: dict[str, list[str]] = {}
-    for name, reason in skipped:
-        groups.setdefault(reason, []).append(name)
-    return [(names, reason) for reason, names in groups.items()]
 
 
 @app.command()
@@ -737,53 +224,17 @@ def score(
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
-    import numpy as np
+    from meta_eval import task
+    from meta_eval.report.tables import print_scores
 
-    from meta_eval.scoring.score_files import read_jsonl, read_line_files, write_scores
-
-    if (candidates is None) == (input_ is None):
-        _fail("give either --candidates (with --references/--sources line files) or --input FILE.jsonl")
-    if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-        _fail(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
-    texts = [("the candidates file", candidates), ("the input file", input_), ("the sources file", sources),
-             *(("a references file", r) for r in references)]
-    _check_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option)  # before scoring
-    scoring = _make_engine(engine, workers, address, actors)
-    try:
-        examples = read_jsonl(input_) if input_ is not None else read_line_files(candidates, references, sources)
-    except ValueError as exc:
-        _fail(str(exc))
-    what = "the input"
-    chosen, skipped = _choose_metrics(metrics, _parse_options(option), what=what,
-                                      has_sources=any(ex.source for ex in examples),  # the runner names
-                                      has_references=any(ex.references for ex in examples))  # rows lacking one
-    for names, reason in _grouped(skipped):
-        err.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
-    store = _open_store(cache, no_cache)
-    failed: list[tuple[str, str]] = []
-    scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring)
-    scoring.close()
-    for name, reason in failed:
+    result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
+                   input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say)
+    for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
-    if not scored:
-        _fail("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
-                                                   + [f"{n}: failed: {r}" for n, r in failed]), code=1 if failed else 2)
-    columns = {v: s for ms in scored for v, s in ms.scores.items()}
-    shown = min(show, len(examples))
-    table = Table(title=f"{len(examples)} examples: per-variant summary and the first {shown} scores")
-    for col in ("variant", "mean", "min", "max", *(f"#{i}" for i in range(shown))):
-        table.add_column(col, justify="left" if col == "variant" else "right")
-    for v, s_ in columns.items():
-        table.add_row(_plain(v), f"{np.mean(s_):.4f}", f"{np.min(s_):.4f}", f"{np.max(s_):.4f}",
-                      *(f"{s_[i]:.4f}" for i in range(shown)))
-    out.print(table)
-    out.print("Signatures:")
-    for ms in scored:
-        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
-    if output is not None:
-        _atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
-        err.print(f"wrote {output}", highlight=False, markup=False)
-    _exit_if_incomplete(failed, _named_skips(skipped, metrics), output)  # --metrics is required
+    print_scores(result, out, show)
+    _wrote(output)
+    _exit_if_incomplete(result.failed, result.not_run, output)  # --metrics is required
 
 
 @app.command("metrics")
@@ -848,58 +299,6 @@ def list_protocols() -> None:
         raise typer.Exit(1)
 
 
-def _describe_judgments(jset) -> None:
-    """Print what one judgment set holds (``meta-eval judgments PATH``) and the levels its default dimension allows."""
-    from dataclasses import replace
-
-    from meta_eval.evaluate import check_level
-
-    d = jset.describe()
-    out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
-
-    def add(what: str, value) -> None:
-        out.print(f"  {what}: {value}", highlight=False, markup=False, soft_wrap=True)
-
-    for key in ("task", "annotators", "licence", "data_source"):
-        if d.get(key):
-            add(key.replace("_", " "), d[key])
-    add("rows", d["rows"])
-    add("documents", d["documents"])
-    systems = jset.systems()
-    text = f"{len(systems)}" + (f" ({', '.join(systems)})" if 0 < len(systems) <= 12 else "")
-    if d["rows_without_system"]:
-        text += (f"; {d['rows_without_system']} of {d['rows']} rows have no system (the first: "
-                 f"{d['first_row_without_system']})")
-    add("systems", text)
-    for dim, c in d["dimensions"].items():
-        add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
-            f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
-    if len(d["dimensions"]) > 1:
-        add("default dimension", f"{d['default_dimension']} (because {d['default_reason']}; run --human to choose)")
-    add("rows without any score", d["rows_without_any_score"])
-    add("references per row", ", ".join(f"{k}: {n} row{'s' if n != 1 else ''}"
-                                        for k, n in d["references_per_row"].items()))
-    add("rows with a source", f"{d['rows_with_source']} of {d['rows']}")
-    n_pairs = d["repeated_pairs"]
-    repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
-                                          "rows), e.g. " + "; ".join(d["repeated_examples"]))
-    add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
-    dim = jset.default_dimension
-    for level in ("global", "summary", "system"):
-        prefix = ""
-        try:
-            scored = jset.scored(dim)
-            if scored.duplicates == "error" and scored.repeated_pairs():
-                prefix = "only with --duplicates mean or first; then "
-                scored = replace(scored, duplicates="mean")
-            units = check_level(scored, dim, level)
-            add(f"{level} level ({dim})", f"{prefix}yes: {units}")
-        except ValueError as exc:
-            add(f"{level} level ({dim})", f"{prefix}no: {exc}")
-    for note in d["notes"]:
-        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-
-
 @app.command("judgments")
 def list_judgments(
     path: Optional[str] = typer.Argument(None, help="A .jsonl/.jsonl.gz file (or a built-in set) to describe: rows, "
@@ -913,12 +312,13 @@ def list_judgments(
 
     from meta_eval import judgments as judgment_sets
     from meta_eval.judgments.files import verify_all
+    from meta_eval.report.tables import print_judgment_set
 
     if path is not None and judgments_path is not None and path != judgments_path:
         _fail(f"give the set once: PATH {path!r} or --judgments {judgments_path!r}")
     if (path or judgments_path) is not None:
         try:
-            _describe_judgments(judgment_sets.load(path or judgments_path, data_dir, download=False))
+            print_judgment_set(judgment_sets.load(path or judgments_path, data_dir, download=False), out)
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         return
@@ -953,26 +353,6 @@ def list_judgments(
         out.print(origin)
     for line in problems_seen:
         out.print(f"[yellow]{line}[/]", highlight=False)
-
-
-def _learned_fit_checks(chosen, scored, jset) -> dict[str, dict]:
-    """Print a warning for every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`)
-    and return, per variant of a learned model, the fields its ``run --output`` result entry gets."""
-    from meta_eval.metrics.learned import fit_checks
-
-    ran = {ms.metric for ms in scored}
-    checks = fit_checks([m for m in chosen if m.name in ran], jset.examples(), jset.name, jset.subset)
-    fields = {}
-    for metric in chosen:
-        check = checks.get(metric.name)
-        if check is None:
-            continue
-        message = check.message()
-        if message is not None:
-            label = "warning" if check.in_sample else "note"
-            out.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
-        fields.update({variant: check.as_dict() for variant in metric.variants})
-    return fields
 
 
 @app.command()
@@ -1027,125 +407,21 @@ def learn(
     (ungrouped); feature sets are ranked by the mean held-out grouped correlation: every subset when there are at
     most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
     """
-    from meta_eval import judgments as judgment_sets
-    from meta_eval.learning import pipeline as learn_run
-    from meta_eval.metrics.learned import model_path
+    from meta_eval.learning.pipeline import learn as learn_metric
+    from meta_eval.report.tables import print_learn
 
-    try:
-        search = learn_run.check_settings(correlation, train_fraction, search, no_search)
-        save_path = None if save is None else model_path(save)
-    except ValueError as exc:
-        _fail(str(exc))
-    given = dict(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option)
-    _check_output(save_path, "--save", **given)  # before any loading, scoring or fitting
-    _check_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
-    started = time.perf_counter()
-    try:
-        data = learn_run.load_target(judgments, data_dir, subset, target)
-    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
-        _fail(str(exc))
-    jset, y, spec = data.jset, data.y, data.spec
-    options = _parse_options(option)
-    chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
-                                      has_references=jset.max_references > 0, language=jset.language)
-    try:
-        skipped = learn_run.check_metrics(chosen, skipped, jset)
-    except ValueError as exc:
-        _fail(str(exc))
-    err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
-              + (f" ({data.dropped} rows without it left out)" if data.dropped else ""), highlight=False)
-    for names, reason in _grouped(skipped):
-        err.print(f"  [yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
-    groups, grouping_note = learn_run.document_groups(jset)
-    if grouping_note:
-        err.print(f"  [yellow]note[/]: {grouping_note}", highlight=False)
-    store = _open_store(cache, no_cache)
-    failed: list[tuple[str, str]] = []
-    scored = _score_all(chosen, jset.examples(), store, batch_size, failed)
-    if failed:
-        _fail("; ".join(f"{n}: {r}" for n, r in failed))
-    try:
-        names, columns = learn_run.feature_columns(chosen, scored, features)
-    except ValueError as exc:
-        _fail(str(exc))
-    try:
-        outcome, learn_seconds = learn_run.search(columns, y, groups, strategy=search, max_size=max_size, alpha=alpha,
-                                                  splits=splits, train_fraction=train_fraction, seed=seed,
-                                                  correlation=correlation, search_splits=search_splits, top=top,
-                                                  min_gain=min_gain)
-    except ValueError as exc:
-        _fail(str(exc))
-    results, best = outcome.results, outcome.best
-
-    def ci(p):
-        return "-" if p is None or p.low is None else f"[{_fmt(p.low)}, {_fmt(p.high)}]"
-
-    title = (f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge (alpha={alpha:g}) to "
-             f"'{spec}', held-out {correlation} over {splits} splits ({train_fraction:.0%} train); search: "
-             f"{outcome.strategy}")
-    table = Table(title=title)
-    grouped = groups is not None
-    columns_shown = (("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped",
-                      "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
-                                                              "95% interval"))
-    for col in columns_shown:
-        table.add_column(col, justify="left" if col == "features" else "right")
-    for i, r in enumerate(results[:top], 1):
-        cells = ((_fmt(r.grouped.mean), ci(r.grouped), _fmt(r.ungrouped.mean), _fmt(r.overstatement)) if grouped
-                 else (_fmt(r.ungrouped.mean), ci(r.ungrouped)))
-        table.add_row(str(i), " + ".join(r.features), str(r.size), *cells, style="bold" if i == 1 else None)
-    out.print(table)
-    out.print(f"search: {outcome.strategy} ({outcome.reason}); {outcome.summary()}"
-              + (f"; {top} of {len(results)} shown" if len(results) > top else ""), highlight=False)
-    if outcome.path:
-        stage = f"first {outcome.search_splits} splits" if outcome.screened else f"all {splits} splits"
-        steps = ", ".join(f"{'+' if p['accepted'] else 'not +'}{p['added']} {p['score']:.4f}" for p in outcome.path)
-        out.print(f"greedy path (mean held-out {correlation}, {best.primary.protocol}, {stage}): {steps}",
-                  highlight=False)
-
-    model = learn_run.final_model(best, columns, y, chosen, scored,
-                                  [_metric_config(type(m), options) for m in chosen], data, alpha)
-    what = "full feature set" if outcome.strategy == "none" else "best feature set"
-    p = best.primary
-    wtable = Table(title=f"Weights of the {what}: mean ± sd over the {p.protocol} splits, and the final fit on all "
-                         f"{len(jset)} rows")
-    for col in ("feature", "standardised (splits)", "raw (splits)", "standardised (final)", "raw (final)"):
-        wtable.add_column(col, justify="left" if col == "feature" else "right")
-    for j, f in enumerate(best.features):
-        wtable.add_row(f, f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
-                       f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{model.weights[j]:.4f}",
-                       f"{model.raw_weights[j]:.4f}")
-    wtable.add_row("(intercept)", f"{p.intercept_std[0]:.4f} ± {p.intercept_std[1]:.4f}",
-                   f"{p.intercept_raw[0]:.4f} ± {p.intercept_raw[1]:.4f}", f"{model.intercept:.4f}",
-                   f"{model.raw_intercept:.4f}")
-    out.print(wtable)
-    if best.grouped is not None and best.overstatement is not None:
-        out.print(f"{' + '.join(best.features)}: held-out {correlation} {_fmt(best.grouped.mean)} "
-                  f"{ci(best.grouped)} with each document on one side; {_fmt(best.ungrouped.mean)} "
-                  f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
-                  f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
-                  highlight=False)
-    else:
-        out.print(f"{' + '.join(best.features)}: held-out {correlation} {_fmt(best.ungrouped.mean)} "
-                  f"{ci(best.ungrouped)} with rows split at random", highlight=False)
-    err.print(f"  learning: {learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
-              f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
-
-    if save_path is not None:
-        try:
-            learn_run.save_model(model, save_path)
-        except ValueError as exc:
-            _fail(str(exc))
+    result = _call(learn_metric, judgments, metrics, features=features, target=target, alpha=alpha, splits=splits,
+                   train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
+                   search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
+                   options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
+                   no_cache=no_cache, batch_size=batch_size, say=_say)
+    print_learn(result, out, err, top)
+    if result.saved is not None:
         use = f"learned:{save}"
-        out.print(f"saved {use} ({len(model.features)} features) to {save_path}; score with --metrics {use}",
-                  highlight=False, soft_wrap=True)
-    if output is not None:
-        settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
-                    "seed": seed}
-        doc = learn_run.output_document(data, outcome, model, names, scored, skipped, grouping_note, settings,
-                                        save_path, learn_seconds, time.perf_counter() - started)
-        _write_json(output, doc)
-        err.print(f"wrote {output}")
+        out.print(f"saved {use} ({len(result.model.features)} features) to {result.saved}; score with --metrics "
+                  f"{use}", highlight=False, soft_wrap=True)
+    _wrote(output)
+
 
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Publish comparison leaderboards.")
 app.add_typer(leaderboard_app, name="leaderboard")
@@ -1188,90 +464,15 @@ def leaderboard_publish(
     """
     import shlex
 
-    from meta_eval.leaderboard.publish import BoardLock, PublishError, write_leaderboard
+    from meta_eval.leaderboard.publish import publish
 
-    if correlation not in ("spearman", "pearson", "kendall"):
-        _fail(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
-    if correction not in ("holm", "bh", "none"):
-        _fail(f"--correction must be holm, bh or none, not {correction!r}")
-    board = BoardLock(out_dir, force)
-    try:
-        board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
-    except PublishError as exc:
-        _fail(str(exc))
-    try:
-        scoring = _make_engine(engine, workers, address, actors)
-        try:
-            blocks = _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha,
-                                     correction, data_dir, cache, no_cache, batch_size, scoring, duplicates)
-        finally:
-            scoring.close()
-        command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
-            if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
-        try:
-            write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
-                              confidence=0.95, alpha=alpha, correction=correction, primary=correlation)
-        except PublishError as exc:
-            _fail(str(exc), code=1)
-        board.written()
-    finally:
-        board.__exit__(None, None, None)
+    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
+        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
+    _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
+          correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
+          no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
+          actors=actors, duplicates=duplicates, command=command, say=_say)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
-
-
-def _publish_blocks(judgments, metrics, variants, option, resamples, seed, correlation, alpha, correction, data_dir,
-                    cache, no_cache, batch_size, scoring, duplicates=None) -> list[dict]:
-    """Score every set of ``leaderboard publish`` on the engine ``scoring`` and build its leaderboard block."""
-    from meta_eval import judgments as judgment_sets
-    from meta_eval.leaderboard.publish import default_variant_filter, set_results
-    from meta_eval.scoring.chunks import spread
-    from meta_eval.report.progress import resampling_progress
-
-    keep = set(v.strip() for v in variants.split(",")) if variants else None
-    variant_filter = (lambda v: v in keep) if keep else default_variant_filter
-    options = _parse_options(option)
-    blocks = []
-    for name in [n.strip() for n in judgments.split(",") if n.strip()]:
-        subset = None
-        if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
-            name, subset = name.split(":", 1)
-        try:
-            jset = judgment_sets.load(name, data_dir, subset=subset)
-            dim = jset.default_dimension
-            jset = jset.scored(dim)
-            jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
-            if report.message:
-                err.print(report.message, highlight=False, markup=False, soft_wrap=True)
-        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
-            _fail(str(exc))
-        chosen, skipped = _choose_metrics(metrics, options, what=jset.name, has_sources=jset.has_sources,
-                                          has_references=jset.max_references > 0, language=jset.language,
-                                          full_default=True)  # a published board has every metric
-        err.print(f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
-                  f"{', '.join(m.name for m in chosen)}", highlight=False, markup=False)
-        store = _open_store(cache, no_cache)
-        failed: list = []
-        examples = jset.examples()
-        found: dict = {}
-        scored = _score_all(chosen, examples, store, batch_size, skipped, failed, engine=scoring, degenerate=found)
-        for names, reason in _grouped(skipped):
-            err.print(f"  [yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
-        if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
-            _fail(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
-                  + "; nothing was written (every finished batch is in the cache: rerun to resume)", code=1)
-        if not scored:
-            _fail(f"{jset.name}: no metric could run")
-        not_measured = _degenerate_rows(chosen, scored, examples, found)
-        try:
-            with resampling_progress() as advance, spread(scoring, advance):
-                block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                    correction=correction, primary=correlation, variant_filter=variant_filter)
-        except ValueError as exc:
-            _fail(f"{jset.name}: {exc}")
-        block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
-        block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
-        blocks.append(block)
-    return blocks
 
 
 @leaderboard_app.command("index")

@@ -1,4 +1,5 @@
-"""Benchmark of the resampling statistics (meta_eval.stats.resampling) on the real SummEval grid: 100 documents x 16 systems.
+"""Benchmark of the resampling statistics (meta_eval.stats.resampling) on the real SummEval grid: 100 documents x 16
+systems.
 
 Run from the repository root (needs ../shared/judgments or --data-dir):
 

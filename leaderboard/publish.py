@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from meta_eval.errors import MetaEvalError
 from meta_eval.stats.clusters import significance_clusters
 from meta_eval.evaluate import units_warning
 from meta_eval.stats.ceiling import annotator_matrices
@@ -287,7 +288,7 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     return doc
 
 
-class PublishError(ValueError):
+class PublishError(MetaEvalError, ValueError):
     """A leaderboard folder that cannot be used or written (the message names it and what to do)."""
 
 
@@ -357,3 +358,133 @@ class BoardLock:
     def written(self) -> None:
         """The board is in place: the folders made for it stay."""
         self._made = []
+
+
+def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | Sequence[str] | None = None, *,
+            variants: str | Sequence[str] | None = None, options=None, resamples: int = 1000, seed: int = 0,
+            correlation: str = "spearman", alpha: float = 0.05, correction: str = "holm",
+            data_dir: str | Path | None = None, cache: str | Path | None = None, no_cache: bool = False,
+            batch_size: int = 256, force: bool = False, engine="local", workers: int | None = None,
+            address: str | None = None, actors: int | None = None, duplicates: str | None = None,
+            command: str | None = None, progress: bool = True, say=None) -> dict:
+    """Score sets with metrics and publish a reproducible leaderboard (``meta-eval leaderboard publish``).
+
+    ``judgments``: set names, each optionally with a subset after a colon (``"wmt21-mqm-ted:en-de"``), as a list or
+    comma-separated; each becomes one section. ``out_dir`` is checked, made and held (:class:`BoardLock`) before any
+    scoring; ``results.json``, ``README.md`` and ``index.html`` are written there. ``command`` is the command line
+    recorded in the board (default: the equivalent ``meta-eval leaderboard publish`` call). Returns the board's
+    document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder).
+    """
+    import shlex
+
+    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+
+    if correlation not in ("spearman", "pearson", "kendall"):
+        raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
+    if correction not in ("holm", "bh", "none"):
+        raise MetaEvalError(f"--correction must be holm, bh or none, not {correction!r}")
+    names = ",".join(judgments) if not isinstance(judgments, str) else judgments
+    metrics = ",".join(metrics) if metrics is not None and not isinstance(metrics, str) else metrics
+    variants = ",".join(variants) if variants is not None and not isinstance(variants, str) else variants
+    option_list = [f"{k}={v}" for k, v in options.items()] if isinstance(options, dict) else list(options or [])
+    out_dir = Path(out_dir)
+    if command is None:
+        args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
+                *[a for o in option_list for a in ("-o", o)], "--out", str(out_dir)]
+        command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
+    board = BoardLock(out_dir, force)
+    board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
+    try:
+        own_engine = not isinstance(engine, Engine)
+        if own_engine:
+            try:
+                engine = make_engine(engine, workers, address, actors)
+            except EngineError as exc:
+                raise MetaEvalError(str(exc)) from None
+        try:
+            blocks = publish_blocks(names, metrics, variants, option_list, resamples, seed, correlation, alpha,
+                                    correction, data_dir, cache, no_cache, batch_size, engine, duplicates,
+                                    progress=progress, say=say)
+        finally:
+            if own_engine:
+                engine.close()
+        try:
+            doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
+                                    confidence=0.95, alpha=alpha, correction=correction, primary=correlation)
+        except PublishError as exc:
+            raise MetaEvalError(str(exc), code=1) from None
+        board.written()
+    finally:
+        board.__exit__(None, None, None)
+    return doc
+
+
+def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,
+                   data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
+                   say=None) -> list[dict]:
+    """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
+    from contextlib import nullcontext
+
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.chunks import spread
+    from meta_eval.scoring.runner import degenerate_report, score_all
+    from meta_eval.scoring.selection import choose_metrics, group_skips, parse_options
+
+    say = say or (lambda channel, text: None)
+    keep = set(v.strip() for v in variants.split(",")) if variants else None
+    variant_filter = (lambda v: v in keep) if keep else default_variant_filter
+    parsed = parse_options(options)
+    blocks = []
+    for name in [n.strip() for n in judgments.split(",") if n.strip()]:
+        subset = None
+        if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
+            name, subset = name.split(":", 1)
+        try:
+            jset = judgment_sets.load(name, data_dir, subset=subset)
+            dim = jset.default_dimension
+            jset = jset.scored(dim)
+            jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
+            if report.message:
+                say("err", report.message)
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            raise MetaEvalError(str(exc)) from None
+        chosen, skipped = choose_metrics(metrics, parsed, what=jset.name, has_sources=jset.has_sources,
+                                         has_references=jset.max_references > 0, language=jset.language,
+                                         full_default=True)  # a published board has every metric
+        say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
+                   f"{', '.join(m.name for m in chosen)}")
+        examples = jset.examples()
+        scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
+                            progress=progress)
+        scored, failed = scoring.scored, scoring.failed
+        for names, reason in group_skips(skipped):
+            say("err-skipped", f"{', '.join(names)}: {reason}")
+        if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
+            raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
+                                + "; nothing was written (every finished batch is in the cache: rerun to resume)",
+                                code=1)
+        if not scored:
+            raise MetaEvalError(f"{jset.name}: no metric could run")
+        not_measured = degenerate_report(scoring)
+        for metric, r in not_measured.items():
+            if r["rows"]:
+                say("err", f"{metric}: {r['rows']} of {len(examples)} rows not measured, given the metric's "
+                           "documented value: " + "; ".join(f"{n} with {why}" for why, n in r["reasons"].items())
+                    + " (see the metric's documentation)")
+        if progress:
+            from meta_eval.report.progress import resampling_progress
+
+            bars = resampling_progress()
+        else:
+            bars = nullcontext(None)
+        try:
+            with bars as advance, spread(engine, advance):
+                block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                    correction=correction, primary=correlation, variant_filter=variant_filter)
+        except ValueError as exc:
+            raise MetaEvalError(f"{jset.name}: {exc}") from None
+        block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
+        block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
+        blocks.append(block)
+    return blocks

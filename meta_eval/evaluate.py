@@ -26,7 +26,8 @@ from meta_eval.stats.correlation import correlate
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.stats.significance import williams_test
 
-__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "check_level", "evaluate", "evaluate_level", "ceiling", "level_warning",
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "ceiling", "check_level", "evaluate", "evaluate_level",
+           "level_warning",
            "units_warning"]
 
 #: The fewest units a level's statistic is reported without a warning (:func:`level_warning`): below it the number
@@ -339,7 +340,8 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
 
 def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
             confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None):
-    """The human ceiling of ``jset`` (:mod:`meta_eval.stats.ceiling`) with this statistic, level and the metrics' bootstrap draws.
+    """The human ceiling of ``jset`` (:mod:`meta_eval.stats.ceiling`) with this statistic, level and the metrics'
+    bootstrap draws.
 
     Returns a :class:`meta_eval.stats.ceiling.Ceiling`; a set without per-annotator values gives ``value=None`` and the
     reason in ``note``. ``pairs``: :func:`meta_eval.stats.ceiling.annotator_matrices` of ``jset`` when the caller has

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["PValueMatrix", "RunResult"]
+__all__ = ["PValueMatrix", "RunResult", "ScoreResult"]
 
 
 @dataclass
@@ -195,3 +195,27 @@ class RunResult:
 def sorted_results(results: Sequence) -> list:
     """Best first; variants without a value last (the order of every table)."""
     return sorted(results, key=lambda r: float("inf") if r.value is None else -r.value)
+
+
+@dataclass
+class ScoreResult:
+    """What :func:`meta_eval.score` returns: one array of per-example scores per variant (``columns``), the
+    :class:`~meta_eval.scoring.runner.MetricScores` behind them (signatures, timing), and the metrics skipped,
+    failed or named but not run."""
+
+    n: int
+    columns: dict[str, np.ndarray]
+    scores: list
+    skipped: list[tuple[str, str]]
+    failed: list[tuple[str, str]]
+    not_run: list[tuple[str, str]]
+
+    @property
+    def signatures(self) -> dict[str, str]:
+        return {ms.metric: ms.signature for ms in self.scores}
+
+    def to_frame(self):
+        """One row per example, one column per variant (pandas imported here only)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)

@@ -8,7 +8,8 @@ problem the user can fix is a :class:`~meta_eval.errors.MetaEvalError` with the 
 
 Messages the command line prints while the job runs (which human dimension, the set's notes, duplicates) go to
 ``say(channel, text)`` when given (``channel``: ``"out"`` for notes beside the results, ``"err"`` for progress and
-status), so a library caller sees nothing it did not ask for.
+status, ``"err-skipped"`` for a metric that cannot run and why, ``"out-warning"`` / ``"out-note"`` for what the
+command prints under its results), so a library caller sees nothing it did not ask for.
 
 Example
 -------
@@ -443,3 +444,76 @@ def protocol_document(doc: dict) -> dict:
     """The JSON of a :func:`run_protocol` result: without the objects kept for printing."""
     return {k: ([{pk: pv for pk, pv in p.items() if not pk.startswith("_")} for p in v] if k == "parts" else v)
             for k, v in doc.items() if not k.startswith("_")}
+
+
+def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path | None = None,
+          references: Sequence[str | Path] = (), sources: str | Path | None = None, input: str | Path | None = None,
+          options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
+          force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
+          engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
+          progress: bool = True, say: Say | None = None):
+    """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
+
+    The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
+    ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
+    ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after. Returns a
+    :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
+    (code 2; 1 when every metric failed).
+    """
+    from meta_eval.report.outputs import atomic_write, check_job_output
+    from meta_eval.results import ScoreResult
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.runner import score_all
+    from meta_eval.scoring.score_files import read_jsonl, read_line_files, write_scores
+    from meta_eval.scoring.selection import (choose_metrics, group_skips, named_skips, parse_options,
+                                             requested_names)
+
+    say = say or _quiet
+    given = [x is not None for x in (examples, candidates, input)]
+    if sum(given) != 1:
+        raise MetaEvalError("give either --candidates (with --references/--sources line files) or --input "
+                            "FILE.jsonl")
+    output = Path(output) if output is not None else None
+    if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
+        raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
+    option_list = _option_list(options)
+    texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
+             *(("a references file", r) for r in references)]
+    texts = [(what, Path(p) if p is not None else None) for what, p in texts]
+    check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
+    own_engine = not isinstance(engine, Engine)
+    if own_engine:
+        try:
+            engine = make_engine(engine, workers, address, actors)
+        except EngineError as exc:
+            raise MetaEvalError(str(exc)) from None
+    try:
+        if examples is None:
+            try:
+                examples = read_jsonl(input) if input is not None else read_line_files(candidates, references,
+                                                                                       sources)
+            except ValueError as exc:
+                raise MetaEvalError(str(exc)) from None
+        requested = requested_names(metrics)
+        chosen, skipped = choose_metrics(requested, parse_options(option_list), what="the input",
+                                         has_sources=any(ex.source for ex in examples),  # the runner names
+                                         has_references=any(ex.references for ex in examples))  # rows lacking one
+        for names, reason in group_skips(skipped):
+            say("err-skipped", f"{', '.join(names)}: {reason}")
+        scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
+                            progress=progress, degenerate=False)
+    finally:
+        if own_engine:
+            engine.close()
+    scored, failed = scoring.scored, scoring.failed
+    if not scored:
+        raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
+                                                                + [f"{n}: failed: {r}" for n, r in failed]),
+                            code=1 if failed else 2)
+    columns = {v: s for ms in scored for v, s in ms.scores.items()}
+    result = ScoreResult(n=len(examples), columns=columns, scores=scored, skipped=skipped, failed=failed,
+                         not_run=named_skips(skipped, requested))
+    if output is not None:
+        atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
+    return result

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from meta_eval import metrics  # noqa: F401  (first: applies the numeric mode before anything can load torch; metrics/numeric.py)
+# first: applies the numeric mode before anything can load torch (metrics/numeric.py)
+from meta_eval import metrics  # noqa: F401
 
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
 # absolute: tests change directory and build file:// URLs from it (a relative META_EVAL_DATA failed there)

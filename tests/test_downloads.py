@@ -319,7 +319,8 @@ def test_newer_sets_are_reproduced_from_their_pinned_sources(name, mirror, share
 
 @pytest.mark.parametrize("name, set_name", [("qags", "qags"), ("frank", "frank"), ("wmt21_mqm", "wmt21-mqm-ted")])
 def test_newer_sets_load_end_to_end_through_the_mirror(name, set_name, mirror, shared_data, tmp_path):
-    """meta_eval.judgments.load on an empty data folder downloads, verifies and converts, and gives the shared set's rows."""
+    """meta_eval.judgments.load on an empty data folder downloads, verifies and converts, and gives the shared set's
+    rows."""
     relpath = NEWER[name][0]
     fresh = judgments.load(set_name, tmp_path / "data", subset="all" if name != "wmt21_mqm" else "en-de+human")
     shared = judgments.load(set_name, shared_data, subset="all" if name != "wmt21_mqm" else "en-de+human")

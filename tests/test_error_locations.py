@@ -210,7 +210,8 @@ def test_judges_of_the_wrong_type_name_the_line(tmp_path, judges, message):
 
 def test_judges_not_a_list_in_a_real_process_prints_no_traceback(tmp_path):
     path = write(tmp_path / "judges.jsonl", [row(0), row(1), row(2, judges={"overall": 3}), row(3)])
-    code = "import sys; from meta_eval.cli import app; sys.argv = ['meta-eval', 'run', '-j', sys.argv[1], '--no-cache']; app()"
+    code = ("import sys; from meta_eval.cli import app; "
+            "sys.argv = ['meta-eval', 'run', '-j', sys.argv[1], '--no-cache']; app()")
     res = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[1])
     assert res.returncode == 2, res.stderr

@@ -387,7 +387,8 @@ def test_a_changed_component_signature_is_an_error(tmp_path):
 
 
 def test_in_sample_by_rows_by_name_or_unknown(tmp_path):
-    """meta_eval.metrics.learned.fit_checks: row fingerprints decide; an older file without them falls back to the names."""
+    """meta_eval.metrics.learned.fit_checks: row fingerprints decide; an older file without them falls back to the
+    names."""
     from meta_eval.metrics.learned import fit_checks
     from meta_eval.metrics.learned_format import row_fingerprints
 

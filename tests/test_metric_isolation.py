@@ -1,4 +1,5 @@
-"""One metric's bug never moves another metric's scores (meta_eval/scoring/runner.py gives each metric its own examples).
+"""One metric's bug never moves another metric's scores (meta_eval/scoring/runner.py gives each metric its own
+examples).
 
 A plugin metric that changes the examples it is given, in every way Python allows (replacing a frozen field with
 ``object.__setattr__``, writing the instance ``__dict__``, putting a list where a tuple was and appending to it,

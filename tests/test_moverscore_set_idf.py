@@ -128,7 +128,8 @@ def test_fit_is_cheap_and_a_cached_run_loads_no_model(tiny, tmp_path):
     with ScoreCache(path) as cache:
         score_examples(MoverScore(model=tiny), rows(), cache)
     data.write_text(json.dumps([[ex.candidate, list(ex.references)] for ex in rows()]), encoding="utf-8")
-    code = ("import json, sys\nfrom meta_eval.scoring.cache import ScoreCache\nfrom meta_eval.scoring.runner import score_examples\n"
+    code = ("import json, sys\nfrom meta_eval.scoring.cache import ScoreCache\n"
+            "from meta_eval.scoring.runner import score_examples\n"
             "from meta_eval.metrics import Example\nfrom meta_eval.metrics.moverscore import MoverScore\n"
             f"rows = [Example(c, tuple(r)) for c, r in json.load(open({str(data)!r}))]\n"
             f"with ScoreCache({str(path)!r}) as cache:\n"

@@ -174,7 +174,8 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
     assert target.read_text() == '{"old": true}\n' and [p.name for p in tmp_path.iterdir()] == ["res.json"]
     cli._write_json(tmp_path / "made" / "deeper" / "new.json", {"ok": 1})  # missing parents are made at write time
     written = json.loads((tmp_path / "made" / "deeper" / "new.json").read_text())
-    assert written == {"written_by": written["written_by"], "ok": 1}  # marked as meta-eval's (meta_eval/report/outputs.py)
+    # marked as meta-eval's (meta_eval/report/outputs.py)
+    assert written == {"written_by": written["written_by"], "ok": 1}
     assert sorted(p.name for p in (tmp_path / "made" / "deeper").iterdir()) == ["new.json"]
 
 

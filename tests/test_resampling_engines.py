@@ -1,4 +1,5 @@
-"""Resampling spread over engines (meta_eval/scoring/chunks.py): the same seed gives bit-identical numbers in this process,
+"""Resampling spread over engines (meta_eval/scoring/chunks.py): the same seed gives bit-identical numbers in this
+process,
 over 2 and 3 local worker processes and over 2 Ray workers, for the bootstrap and permutation loops of
 meta_eval/stats/resampling.py, meta_eval/stats/pairwise.py and meta_eval/stats/spa.py; progress is reported once per
 chunk.

@@ -1,8 +1,9 @@
-"""The steps of ``meta-eval learn`` between parsing its arguments and printing its tables.
+"""``meta-eval learn`` as a library call, :func:`learn`, and its steps.
 
-:mod:`cli` parses the options, chooses and scores the metrics (with progress bars) and prints; everything else is
-here, so it can be used and tested without the command line (each step raises ``ValueError`` with the message the
-command prints):
+:func:`learn` checks the settings and outputs, loads the set and target, chooses and scores the metrics, searches
+feature sets, fits the final model, saves it and returns a :class:`LearnResult`; the command line only prints it.
+Each step raises ``ValueError`` with the message the command prints (:func:`learn` turns them into
+:class:`~meta_eval.errors.MetaEvalError`):
 
 - :func:`check_settings`: the option values that typer cannot check (correlation, train fraction, search).
 - :func:`load_target`: the judgment set, its rows with a target value, and that target.
@@ -40,8 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.scoring.runner import MetricScores
     from meta_eval.metrics.base import Metric
 
-__all__ = ["MIN_ROWS", "LearnData", "check_metrics", "check_settings", "document_groups", "feature_columns",
-           "final_model", "load_target", "output_document", "save_model", "search", "split_skipped"]
+__all__ = ["MIN_ROWS", "LearnData", "LearnResult", "check_metrics", "check_settings", "document_groups",
+           "feature_columns",
+           "final_model", "learn", "load_target", "output_document", "save_model", "search", "split_skipped"]
 
 MIN_ROWS = 10  # rows with a target value needed to learn
 
@@ -287,3 +289,138 @@ def output_document(data: LearnData, outcome: learning.SearchOutcome, model: lea
             "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
                        for ms in scored},
             "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(wall_seconds, 3)}
+
+
+@dataclass
+class LearnResult:
+    """What :func:`learn` returns: the data, the search outcome (every finalist's held-out results, the best feature
+    set), the final model fitted on all rows, the features, the metrics' scores and what was skipped, and the
+    ``--output`` document (:meth:`to_dict`)."""
+
+    data: LearnData
+    outcome: learning.SearchOutcome
+    model: learning.LearnedModel
+    features: list[str]
+    scores: list
+    skipped: list[tuple[str, str]]
+    grouping_note: str | None
+    settings: dict
+    saved: Path | None
+    learn_seconds: float
+    wall_seconds: float
+
+    @property
+    def best(self) -> learning.RidgeResult:
+        return self.outcome.best
+
+    @property
+    def grouped(self) -> bool:
+        return self.grouping_note is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
+                               self.grouping_note, self.settings, self.saved, self.learn_seconds, self.wall_seconds)
+
+    def to_frame(self):
+        """One row per evaluated feature set (best first): size, mean held-out correlations (grouped where
+        defined, ungrouped) and their intervals (pandas imported here only)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.outcome.results:
+            g, u = r.grouped, r.ungrouped
+            rows.append({"features": " + ".join(r.features), "size": r.size,
+                         "grouped": None if g is None else g.mean, "grouped_low": None if g is None else g.low,
+                         "grouped_high": None if g is None else g.high, "ungrouped": u.mean,
+                         "ungrouped_low": u.low, "ungrouped_high": u.high, "overstatement": r.overstatement})
+        return pd.DataFrame(rows)
+
+
+def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Sequence[str] | None = None,
+          target: str | None = None, alpha: float = 1.0, splits: int = 1000, train_fraction: float = 0.5,
+          seed: int = 0, search: str = "auto", no_search: bool = False, max_size: int | None = None,
+          search_splits: int = 100,
+          min_gain: float = 0.001, top: int = 10, correlation: str = "spearman", subset: str | None = None,
+          options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
+          output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
+          cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
+          say=None) -> LearnResult:
+    """Learn a metric (``meta-eval learn``): ridge regression from metric scores to human scores (Scialom et al.
+    2019, sec. 2.4), held-out correlations over seeded splits, a feature-set search, a final model on all rows.
+
+    The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
+    path). ``output`` and ``save`` are checked before any work. Raises
+    :class:`~meta_eval.errors.MetaEvalError` with the command's message.
+    """
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.errors import MetaEvalError
+    from meta_eval.learning.pipeline import search as run_search  # the parameter ``search`` hides the function
+    from meta_eval.metrics.learned import model_path
+    from meta_eval.report.outputs import check_job_output, write_json
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.runner import score_all
+    from meta_eval.scoring.selection import (choose_metrics, group_skips, metric_config, parse_options,
+                                             requested_names)
+
+    say = say or (lambda channel, text: None)
+    started = time.perf_counter()
+    option_list = [f"{k}={v}" for k, v in options.items()] if isinstance(options, Mapping) else list(options or [])
+    features = requested_names(features)
+    try:
+        strategy = check_settings(correlation, train_fraction, search, no_search)
+        save_path = None if save is None else model_path(save)
+    except ValueError as exc:
+        raise MetaEvalError(str(exc)) from None
+    output = Path(output) if output is not None else None
+    given = dict(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                 options=option_list)
+    check_job_output(save_path, "--save", **given)  # before any loading, scoring or fitting
+    check_job_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
+    try:
+        data = load_target(judgments, data_dir, subset, target)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
+        raise MetaEvalError(str(exc)) from None
+    jset, y, spec = data.jset, data.y, data.spec
+    parsed = parse_options(option_list)
+    chosen, skipped = choose_metrics(requested_names(metrics), parsed, what=jset.name,
+                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                     language=jset.language)
+    try:
+        skipped = check_metrics(chosen, skipped, jset)
+    except ValueError as exc:
+        raise MetaEvalError(str(exc)) from None
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
+        + (f" ({data.dropped} rows without it left out)" if data.dropped else ""))
+    for names, reason in group_skips(skipped):
+        say("err-skipped", f"{', '.join(names)}: {reason}")
+    groups, grouping_note = document_groups(jset)
+    if grouping_note:
+        say("err-note", grouping_note)
+    scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, progress=progress,
+                        degenerate=False)
+    if scoring.failed:
+        raise MetaEvalError("; ".join(f"{n}: {r}" for n, r in scoring.failed))
+    scored = scoring.scored
+    try:
+        names, columns = feature_columns(chosen, scored, features)
+        outcome, learn_seconds = run_search(columns, y, groups, strategy=strategy, max_size=max_size, alpha=alpha,
+                                            splits=splits, train_fraction=train_fraction, seed=seed,
+                                            correlation=correlation, search_splits=search_splits, top=top,
+                                            min_gain=min_gain)
+    except ValueError as exc:
+        raise MetaEvalError(str(exc)) from None
+    model = final_model(outcome.best, columns, y, chosen, scored, [metric_config(type(m), parsed) for m in chosen],
+                        data, alpha)
+    if save_path is not None:
+        try:
+            save_model(model, save_path)
+        except ValueError as exc:
+            raise MetaEvalError(str(exc)) from None
+    settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
+                "seed": seed}
+    result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
+                         save_path, learn_seconds, 0.0)
+    result.wall_seconds = time.perf_counter() - started
+    if output is not None:
+        write_json(output, result.to_dict())
+    return result

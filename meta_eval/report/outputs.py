@@ -18,7 +18,8 @@ from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["MARKER", "OutputError", "atomic_write", "check_job_output", "check_output", "same_file", "with_marker", "write_json",
+__all__ = ["MARKER", "OutputError", "atomic_write", "check_job_output", "check_output", "same_file", "with_marker",
+           "write_json",
            "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises

@@ -14,7 +14,7 @@ from rich.text import Text
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
-__all__ = ["fmt", "plain", "print_protocol", "print_run", "stars"]
+__all__ = ["fmt", "plain", "print_judgment_set", "print_learn", "print_protocol", "print_run", "print_scores", "stars"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -183,3 +183,132 @@ def print_protocol(doc: dict, out: Console) -> None:
     out.print(f"{proto.name}: {counts['match']} of {n_cells} printed cells match within tolerance; "
               f"{counts['known mismatch']} known mismatches (reasons above); {counts['MISMATCH']} unexplained; "
               f"{counts['not run']} not run", highlight=False, markup=False)
+
+
+def print_scores(result, out: Console, show: int = 3) -> None:
+    """``meta-eval score``: per variant the mean, min and max and the first ``show`` examples' scores; signatures."""
+    import numpy as np
+
+    shown = min(show, result.n)
+    table = Table(title=f"{result.n} examples: per-variant summary and the first {shown} scores")
+    for col in ("variant", "mean", "min", "max", *(f"#{i}" for i in range(shown))):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for v, s_ in result.columns.items():
+        table.add_row(plain(v), f"{np.mean(s_):.4f}", f"{np.min(s_):.4f}", f"{np.max(s_):.4f}",
+                      *(f"{s_[i]:.4f}" for i in range(shown)))
+    out.print(table)
+    out.print("Signatures:")
+    for ms in result.scores:
+        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
+
+
+def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
+    """``meta-eval learn``: the feature sets by held-out correlation, the search, the best set's weights (over the
+    splits and in the final fit) and its grouped vs ungrouped correlation; the time on ``err``."""
+    outcome, best, model, jset = result.outcome, result.outcome.best, result.model, result.data.jset
+    settings = result.settings
+    correlation, splits, alpha = settings["correlation"], settings["splits"], settings["alpha"]
+
+    def ci(p):
+        return "-" if p is None or p.low is None else f"[{fmt(p.low)}, {fmt(p.high)}]"
+
+    title = (f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge (alpha={alpha:g}) to "
+             f"'{result.data.spec}', held-out {correlation} over {splits} splits "
+             f"({settings['train_fraction']:.0%} train); search: {outcome.strategy}")
+    table = Table(title=title)
+    grouped = result.grouped
+    columns_shown = (("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped",
+                      "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
+                                                              "95% interval"))
+    for col in columns_shown:
+        table.add_column(col, justify="left" if col == "features" else "right")
+    results = outcome.results
+    for i, r in enumerate(results[:top], 1):
+        cells = ((fmt(r.grouped.mean), ci(r.grouped), fmt(r.ungrouped.mean), fmt(r.overstatement)) if grouped
+                 else (fmt(r.ungrouped.mean), ci(r.ungrouped)))
+        table.add_row(str(i), " + ".join(r.features), str(r.size), *cells, style="bold" if i == 1 else None)
+    out.print(table)
+    out.print(f"search: {outcome.strategy} ({outcome.reason}); {outcome.summary()}"
+              + (f"; {top} of {len(results)} shown" if len(results) > top else ""), highlight=False)
+    if outcome.path:
+        stage = f"first {outcome.search_splits} splits" if outcome.screened else f"all {splits} splits"
+        steps = ", ".join(f"{'+' if p['accepted'] else 'not +'}{p['added']} {p['score']:.4f}" for p in outcome.path)
+        out.print(f"greedy path (mean held-out {correlation}, {best.primary.protocol}, {stage}): {steps}",
+                  highlight=False)
+    what = "full feature set" if outcome.strategy == "none" else "best feature set"
+    p = best.primary
+    wtable = Table(title=f"Weights of the {what}: mean ± sd over the {p.protocol} splits, and the final fit on all "
+                         f"{len(jset)} rows")
+    for col in ("feature", "standardised (splits)", "raw (splits)", "standardised (final)", "raw (final)"):
+        wtable.add_column(col, justify="left" if col == "feature" else "right")
+    for j, f in enumerate(best.features):
+        wtable.add_row(f, f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
+                       f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{model.weights[j]:.4f}",
+                       f"{model.raw_weights[j]:.4f}")
+    wtable.add_row("(intercept)", f"{p.intercept_std[0]:.4f} ± {p.intercept_std[1]:.4f}",
+                   f"{p.intercept_raw[0]:.4f} ± {p.intercept_raw[1]:.4f}", f"{model.intercept:.4f}",
+                   f"{model.raw_intercept:.4f}")
+    out.print(wtable)
+    if best.grouped is not None and best.overstatement is not None:
+        out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.grouped.mean)} "
+                  f"{ci(best.grouped)} with each document on one side; {fmt(best.ungrouped.mean)} "
+                  f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
+                  f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
+                  highlight=False)
+    else:
+        out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.ungrouped.mean)} "
+                  f"{ci(best.ungrouped)} with rows split at random", highlight=False)
+    err.print(f"  learning: {result.learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
+              f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
+
+
+def print_judgment_set(jset, out: Console) -> None:
+    """Print what one judgment set holds (``meta-eval judgments PATH``) and the levels its default dimension allows."""
+    from dataclasses import replace
+
+    from meta_eval.evaluate import check_level
+
+    d = jset.describe()
+    out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
+
+    def add(what: str, value) -> None:
+        out.print(f"  {what}: {value}", highlight=False, markup=False, soft_wrap=True)
+
+    for key in ("task", "annotators", "licence", "data_source"):
+        if d.get(key):
+            add(key.replace("_", " "), d[key])
+    add("rows", d["rows"])
+    add("documents", d["documents"])
+    systems = jset.systems()
+    text = f"{len(systems)}" + (f" ({', '.join(systems)})" if 0 < len(systems) <= 12 else "")
+    if d["rows_without_system"]:
+        text += (f"; {d['rows_without_system']} of {d['rows']} rows have no system (the first: "
+                 f"{d['first_row_without_system']})")
+    add("systems", text)
+    for dim, c in d["dimensions"].items():
+        add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
+            f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
+    if len(d["dimensions"]) > 1:
+        add("default dimension", f"{d['default_dimension']} (because {d['default_reason']}; run --human to choose)")
+    add("rows without any score", d["rows_without_any_score"])
+    add("references per row", ", ".join(f"{k}: {n} row{'s' if n != 1 else ''}"
+                                        for k, n in d["references_per_row"].items()))
+    add("rows with a source", f"{d['rows_with_source']} of {d['rows']}")
+    n_pairs = d["repeated_pairs"]
+    repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
+                                          "rows), e.g. " + "; ".join(d["repeated_examples"]))
+    add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
+    dim = jset.default_dimension
+    for level in ("global", "summary", "system"):
+        prefix = ""
+        try:
+            scored = jset.scored(dim)
+            if scored.duplicates == "error" and scored.repeated_pairs():
+                prefix = "only with --duplicates mean or first; then "
+                scored = replace(scored, duplicates="mean")
+            units = check_level(scored, dim, level)
+            add(f"{level} level ({dim})", f"{prefix}yes: {units}")
+        except ValueError as exc:
+            add(f"{level} level ({dim})", f"{prefix}no: {exc}")
+    for note in d["notes"]:
+        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)

@@ -273,8 +273,8 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     (:meth:`~meta_eval.scoring.engines.Engine.idle`). A metric's :meth:`~metrics.base.Metric.degenerate` reasons are
     collected right after it is scored, while its model is still loaded (``degenerate=False``: not asked).
     ``progress``: a bar per metric (counts, rate, ETA) on stderr when it is a terminal. An engine that cannot start
-    (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates, every finished batch being in
-    the cache. The cache is closed at the end.
+    (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates,
+    every finished batch being in the cache. The cache is closed at the end.
     """
     from contextlib import nullcontext
 

@@ -201,7 +201,8 @@ def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
 
 def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
                   epsilon: float = 0.0, n_permutations: int = 1000) -> np.ndarray:
-    """p[i, j]: one-sided p-value that metric i beats metric j, for :func:`meta_eval.stats.clusters.significance_clusters`.
+    """p[i, j]: one-sided p-value that metric i beats metric j, for
+    :func:`meta_eval.stats.clusters.significance_clusters`.
 
     SPA uses WMT24's early stopping (checks every 100 resamples; stops when p < 0.02 or p > 0.5), which the
     leaderboards state; the other statistics run all ``n_resamples``.

@@ -1,0 +1,144 @@
+"""The whole job as a Python library (issue 25): ``from meta_eval import run`` gives the command line's numbers, its
+JSON and a DataFrame; ``learn``, ``score`` and ``publish`` likewise; errors are exceptions carrying the CLI's message
+and exit code; ``cli.py`` is a thin shell over them.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import conftest
+from meta_eval.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+VOLATILE = ("written_by", "wall_seconds", "timing", "shared_timing", "learn_seconds", "generated")
+
+
+def _stable(doc):
+    if isinstance(doc, dict):
+        return {k: _stable(v) for k, v in doc.items() if k not in VOLATILE}
+    if isinstance(doc, list):
+        return [_stable(v) for v in doc]
+    return doc
+
+
+def _cli(*args) -> None:
+    res = runner.invoke(app, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+
+
+def test_run_gives_the_cli_numbers_json_and_a_frame(shared_data, tmp_path):
+    from meta_eval import run
+
+    cache = tmp_path / "c.sqlite"
+    out = tmp_path / "cli.json"
+    _cli("run", "-j", "chaganty", "-m", "rouge,chrf", "--level", "system", "--resamples", "100", "--data-dir",
+         shared_data, "--cache", cache, "--output", out)
+    res = run("chaganty", metrics=["rouge", "chrf"], level="system", resamples=100, data_dir=shared_data,
+              cache=cache, progress=False)
+    cli_doc = json.loads(out.read_text())
+    assert _stable(res.to_dict()) == _stable(cli_doc)
+    frame = res.to_frame()
+    assert list(frame.index) == [r["metric"] for r in cli_doc["results"]]
+    for r in cli_doc["results"]:
+        row = frame.loc[r["metric"]]
+        assert row["value"] == r["value"] and [row["ci_low"], row["ci_high"]] == r["ci"]
+        p = row["p_vs_baseline"]
+        assert (p is None or np.isnan(p)) if r["perm_p_vs_baseline"] is None else p == r["perm_p_vs_baseline"]
+    assert res.values["chrf"] == frame.loc["chrf", "value"] and res.baseline == "rougeL-f"
+    assert set(res.signatures.values()) == {r["signature"] for r in cli_doc["results"]}
+    assert res.level_warning == cli_doc["level_warning"] and "4 systems" in res.level_warning
+    assert res.ceiling.value == cli_doc["ceiling"]["value"] and res.complete
+
+
+def test_the_global_level_with_williams_and_the_pvalue_matrix(shared_data, tmp_path):
+    from meta_eval import run
+
+    res = run("chaganty", metrics="rouge,chrf", data_dir=shared_data, no_cache=True, progress=False)
+    assert res.setting["test"] == "williams" and res.intervals["chrf"] is None
+    assert res.pvalues_vs_baseline["rougeL-f"] is None and 0 <= res.pvalues_vs_baseline["chrf"] <= 1
+    matrix = res.pvalue_matrix(n_resamples=60, seed=1)
+    k = len(matrix.variants)
+    assert matrix.p.shape == (k, k) and np.isnan(np.diag(matrix.p)).all() and matrix.test == "perm-both"
+    off = ~np.eye(k, dtype=bool)
+    assert ((matrix.p[off] >= 0) & (matrix.p[off] <= 1)).all()
+    # one-sided tests of i over j and j over i: with B resamples their p-values add to about 1 (+1/(B+1) each)
+    assert np.allclose(matrix.p[off] + matrix.p.T[off], 1, atol=0.1)
+    assert list(matrix.to_frame().index) == matrix.variants
+
+
+def test_errors_are_exceptions_with_the_cli_message_and_code(shared_data, tmp_path):
+    from meta_eval import MetaEvalError, run
+
+    with pytest.raises(MetaEvalError) as caught:
+        run("chaganty", metrics=["rouge"], statistic="spa", level="global", data_dir=shared_data, progress=False)
+    assert caught.value.code == 2
+    res = runner.invoke(app, ["run", "-j", "chaganty", "-m", "rouge", "--statistic", "spa", "--level", "global",
+                              "--data-dir", str(shared_data)])
+    assert res.exit_code == 2 and str(caught.value) in " ".join(res.output.split())
+    with pytest.raises(MetaEvalError, match="did you mean .*rougeL-f"):
+        run("chaganty", metrics=["rouge"], baseline="rougeL-g", data_dir=shared_data, progress=False)
+    with pytest.raises(MetaEvalError, match="pools two datasets"):
+        run("qags", subset="all", metrics=["chrf"], options={"ref": "source"}, data_dir=shared_data,
+            progress=False)
+
+
+def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
+    from meta_eval import learn, score
+
+    cache = tmp_path / "c.sqlite"
+    out = tmp_path / "learn.json"
+    _cli("learn", "-j", "chaganty", "-m", "rouge,chrf", "--splits", "20", "--search-splits", "10", "--data-dir",
+         shared_data, "--cache", cache, "--output", out)
+    res = learn("chaganty", ["rouge", "chrf"], splits=20, search_splits=10, data_dir=shared_data, cache=cache,
+                progress=False)
+    assert _stable(res.to_dict()) == _stable(json.loads(out.read_text()))
+    assert res.to_frame()["features"].iloc[0] == " + ".join(res.best.features)
+
+    data = conftest.small_set(tmp_path / "texts.jsonl", rows=6)
+    scored_file = tmp_path / "scores.jsonl"
+    _cli("score", "-m", "rouge,chrf", "-i", data, "--cache", cache, "--output", scored_file)
+    header, *rows = [json.loads(line) for line in scored_file.read_text().splitlines()]
+    got = score(["rouge", "chrf"], input=data, cache=cache, progress=False)
+    assert got.n == 6 and got.to_frame().shape == (6, len(got.columns))
+    assert header["signatures"] == list(got.signatures.values())
+    assert [row["chrf"] for row in rows] == got.columns["chrf"].tolist()
+
+
+def test_publish_from_python_writes_the_board_the_cli_writes(shared_data, tmp_path):
+    from meta_eval import publish
+
+    cache = tmp_path / "c.sqlite"
+    _cli("leaderboard", "publish", "-j", "chaganty", "-m", "rouge,chrf", "--resamples", "20", "--data-dir",
+         shared_data, "--cache", cache, "--out", tmp_path / "cli_board")
+    doc = publish("chaganty", tmp_path / "py_board", ["rouge", "chrf"], resamples=20, data_dir=shared_data,
+                  cache=cache, progress=False)
+    cli_doc = json.loads((tmp_path / "cli_board" / "results.json").read_text())
+    assert _stable(doc["sets"]) == _stable(cli_doc["sets"])
+    assert doc["command"].startswith("meta-eval leaderboard publish -j chaganty -m rouge,chrf")
+    assert (tmp_path / "py_board" / "index.html").is_file()
+
+
+def test_import_meta_eval_is_light_and_cli_is_a_thin_shell():
+    code = ("import sys, meta_eval; from meta_eval import run, MetaEvalError; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'pandas', 'matplotlib', 'torch', 'rich') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+    source = (REPO / "cli.py").read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 1429 // 2  # was 1,429 lines before the library took the job
+    imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+    imported |= {f"{node.module}.{a.name}" for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.ImportFrom) for a in node.names}
+    # no statistic, scoring order, metric choice or file logic in the shell: it calls the library and renders
+    for inner in ("meta_eval.stats", "meta_eval.evaluate", "meta_eval.scoring.runner", "meta_eval.scoring.selection",
+                  "meta_eval.scoring.cache", "meta_eval.report.outputs"):
+        assert not any(m == inner or m.startswith(inner + ".") for m in imported), inner
