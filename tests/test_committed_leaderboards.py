@@ -23,7 +23,7 @@ from meta_eval import judgments
 from meta_eval.leaderboard.publish import SCHEMA, set_results
 from meta_eval.stats.clusters import significance_clusters
 from meta_eval.scoring.runner import score_examples
-from meta_eval.cli import _build, _metric_config
+from meta_eval.scoring.selection import build as _build, metric_config as _metric_config
 from meta_eval.metrics.registry import get_class
 
 BOARDS = sorted((Path(__file__).resolve().parents[1] / "leaderboard").glob("*/results.json"))

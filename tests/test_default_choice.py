@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import meta_eval.metrics.registry as registry
-from meta_eval.cli import _choose_metrics, app
+from meta_eval.cli import app
+from meta_eval.scoring.selection import choose_metrics as _choose_metrics
 from meta_eval.metrics import Metric, register
 
 runner = CliRunner()

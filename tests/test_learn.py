@@ -427,7 +427,7 @@ def test_in_sample_by_rows_by_name_or_unknown(tmp_path):
 
 
 def test_saved_models_never_join_the_default_choice(home):
-    from meta_eval.cli import _choose_metrics
+    from meta_eval.scoring.selection import choose_metrics as _choose_metrics
 
     hand_model(models_dir() / "mine.json")
     chosen, skipped = _choose_metrics(None, {}, what="x", has_sources=True, has_references=True)

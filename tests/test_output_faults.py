@@ -23,10 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from meta_eval import cli
 from meta_eval.cli import app
 from meta_eval.metrics import Metric, register
 from meta_eval.metrics.registry import unregister
@@ -161,6 +159,8 @@ def test_run_refuses_a_read_only_folder(jsonl, tmp_path):
 
 def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
     """The real atomic writer with a write that breaks halfway: the old file is intact, no temporary is left."""
+    from meta_eval.report.outputs import OutputError, atomic_write, write_json
+
     target = tmp_path / "res.json"
     target.write_text('{"old": true}\n')
 
@@ -168,11 +168,11 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
         tmp.write_text('{"new": ')
         raise OSError(28, "No space left on device")
 
-    with pytest.raises(typer.Exit) as info:
-        cli._atomic_write(target, half_then_fail)
-    assert info.value.exit_code == 2
+    with pytest.raises(OutputError) as info:
+        atomic_write(target, half_then_fail)
+    assert info.value.code == 2  # the command's exit status
     assert target.read_text() == '{"old": true}\n' and [p.name for p in tmp_path.iterdir()] == ["res.json"]
-    cli._write_json(tmp_path / "made" / "deeper" / "new.json", {"ok": 1})  # missing parents are made at write time
+    write_json(tmp_path / "made" / "deeper" / "new.json", {"ok": 1})  # missing parents are made at write time
     written = json.loads((tmp_path / "made" / "deeper" / "new.json").read_text())
     # marked as meta-eval's (meta_eval/report/outputs.py)
     assert written == {"written_by": written["written_by"], "ok": 1}

@@ -158,7 +158,7 @@ def test_a_good_plugin_runs_beside_broken_ones(site, tmp_path):
 
 
 def test_the_default_choice_skips_broken_plugins_with_the_reason(site, tmp_path):
-    code = ("from meta_eval.cli import _choose_metrics\n"
+    code = ("from meta_eval.scoring.selection import choose_metrics as _choose_metrics\n"
             "chosen, skipped = _choose_metrics(None, {}, what='x', has_sources=False, has_references=True)\n"
             "import json; print(json.dumps({'chosen': [m.name for m in chosen], 'skipped': dict(skipped)}))")
     res, imported = meta_eval(site, tmp_path, code=code)

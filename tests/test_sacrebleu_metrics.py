@@ -126,7 +126,7 @@ def test_source_as_reference_is_a_named_option():
 
 
 def test_a_set_without_references_skips_the_metric_with_the_reason():
-    from meta_eval.cli import _choose_metrics
+    from meta_eval.scoring.selection import choose_metrics as _choose_metrics
 
     chosen, skipped = _choose_metrics("bleu,chrf,ter", {}, what="frank", has_sources=True, has_references=False)
     assert chosen == []
@@ -179,7 +179,7 @@ def test_listed_with_install_hint_when_missing(monkeypatch):
 
 
 def test_ter_runs_only_when_named():
-    from meta_eval.cli import _choose_metrics
+    from meta_eval.scoring.selection import choose_metrics as _choose_metrics
 
     chosen, skipped = _choose_metrics(None, {}, what="a set", has_sources=False, has_references=True)
     assert "ter" not in {m.name for m in chosen} and "bleu" in {m.name for m in chosen}
