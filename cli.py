@@ -17,9 +17,10 @@ from rich.table import Table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
-# emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed)
-out = Console(emoji=False)
-err = Console(stderr=True, emoji=False)
+# emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed);
+# piped or redirected output is never cut to 80 columns (rich's default without a terminal)
+out = Console(emoji=False, width=None if sys.stdout.isatty() else 1000)
+err = Console(stderr=True, emoji=False, width=None if sys.stderr.isatty() else 1000)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -112,6 +113,20 @@ def run(
     text: Optional[str] = typer.Option(None, "--text", help="repaired (mis-decoded UTF-8 undone with ftfy, for "
                                        "essays and JSONL files) or as-released (the SMS paper scored the essays "
                                        "as released) [default: repaired]"),
+    form: str = typer.Option("table", "--format", help="table (for a terminal), csv, md (Markdown) or latex "
+                             "(booktabs): the results table on stdout, the notes on stderr"),
+    pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs permutation tests and significance clusters "
+                                  "(a rank column; Holm-corrected, mt-metrics-eval's rule)"),
+    two_sided: bool = typer.Option(False, "--two-sided", help="Two-sided tests against the baseline (twice the "
+                                   "smaller tail) instead of one-sided"),
+    differences: bool = typer.Option(False, "--differences", help="Each variant's difference to the baseline with "
+                                     "its bootstrap interval (same draws for both)"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Every skipped metric with its reason"),
+    plot: list[Path] = typer.Option([], "--plot", help="Write a figure (.png, .svg, .pdf; repeatable): FILE for the "
+                                    "statistic per metric with intervals and the human ceiling, pvalues:FILE for "
+                                    "the all-pairs p-value heatmap, scatter:FILE (or scatter=VARIANT:FILE) for a "
+                                    "metric against the humans \\[needs the plot extra: pip install "
+                                    "'meta-eval\\[plot]']"),
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
@@ -136,20 +151,48 @@ def run(
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
+    from meta_eval.report.tables import FORMATS
+
+    if form not in FORMATS:
+        _fail(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
+    figures = [_figure_request(str(item)) for item in plot]  # checked before any scoring
     later: list[tuple[str, str]] = []  # the learned models' fit checks, printed under the table
     result = _call(task.run, judgments, metrics, subset=subset, human=human, statistic=statistic,
                    correlation=correlation, level=level, baseline=baseline, epsilon=epsilon,
                    permutations=permutations, control=control, delta_band=delta_band, options=option,
                    resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
-                   actors=actors, output=output, force=force, say=_say_then(later))
-    print_run(result, out, err)
+                   actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"))
+    ranks = _call(result.clusters) if pairwise else None
+    diffs = _call(result.difference_intervals) if differences else None
+    print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
+    notes = out if form == "table" else err
     for name, reason in result.failed:
-        out.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
+        notes.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     for label, message in later:
-        out.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
+        notes.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
     _wrote(output)
+    for kind, variant, path in figures:
+        _call(result.plot, kind, path, variant=variant, ranks=ranks)
+        _wrote(path)
     _exit_if_incomplete(result.failed, result.not_run, output)
+
+
+def _figure_request(item: str) -> tuple[str, str | None, Path]:
+    """``FILE``, ``pvalues:FILE``, ``scatter:FILE`` or ``scatter=VARIANT:FILE`` as (kind, variant, path); the suffix
+    and the plot extra are checked here, before any scoring."""
+    import importlib.util
+
+    kind, variant, path = "intervals", None, item
+    head, sep, rest = item.partition(":")
+    if sep and head.split("=")[0] in ("intervals", "pvalues", "scatter"):
+        kind, _, variant = head.partition("=")
+        variant, path = variant or None, rest
+    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        _fail(f"--plot {item}: a figure is written as .png, .svg or .pdf")
+    if importlib.util.find_spec("matplotlib") is None:
+        _fail("--plot needs matplotlib: pip install 'meta-eval[plot]'")
+    return kind, variant, Path(path)
 
 
 def _say(channel: str, text: str) -> None:
@@ -161,13 +204,14 @@ def _say(channel: str, text: str) -> None:
     (out if channel.startswith("out") else err).print(text, highlight=False, markup=False, soft_wrap=True)
 
 
-def _say_then(later: list):
-    """:func:`_say`, keeping the messages to print under the results table (``out-warning``, ``out-note``)."""
+def _say_then(later: list, stdout: bool = True):
+    """:func:`_say`, keeping the messages to print under the results table (``out-warning``, ``out-note``); with
+    ``stdout=False`` (``--format csv|md|latex``) every message goes to stderr, leaving stdout to the table."""
     def say(channel: str, text: str) -> None:
         if channel in ("out-warning", "out-note"):
             later.append((channel.split("-", 1)[1], text))
         else:
-            _say(channel, text)
+            _say(channel if stdout else channel.replace("out", "err", 1), text)
     return say
 
 

@@ -12,11 +12,12 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["PValueMatrix", "RunResult", "ScoreResult"]
+__all__ = ["PValueMatrix", "RunResult", "ScoreResult", "two_sided"]
 
 
 @dataclass
@@ -170,6 +171,48 @@ class RunResult:
                             "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value})
         return frame
 
+    def difference_intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
+        """Per variant, the bootstrap interval of its statistic minus the baseline's (same draws for both; the run's
+        resamples and seed). Also at the global level, where the test is Williams's."""
+        return _difference_intervals(self, confidence)
+
+    def clusters(self, alpha: float = 0.05, correction: str = "holm", n_resamples: int | None = None,
+                 seed: int | None = None) -> dict[str, int]:
+        """Significance clusters (mt-metrics-eval's rule, :func:`meta_eval.stats.clusters.significance_clusters`)
+        from :meth:`pvalue_matrix`, ``correction`` (holm, bh, none) over all pairs: variant -> rank (1 = best)."""
+        from meta_eval.stats.clusters import significance_clusters
+
+        matrix = self.pvalue_matrix(n_resamples, seed)
+        ranks, _ = significance_clusters(matrix.variants, [self.values[v] for v in matrix.variants], matrix.p,
+                                         alpha=alpha, correction=correction)
+        return dict(ranks)
+
+    def plot(self, kind: str = "intervals", path: str | Path | None = None, *, variant: str | None = None,
+             ranks: dict[str, int] | None = None, clusters: bool = False):
+        """A figure of this run (matplotlib, the ``plot`` extra): ``"intervals"`` (the statistic per variant with its
+        interval, the human ceiling as a line; ``clusters=True`` or ``ranks`` shade the significance clusters),
+        ``"pvalues"`` (the all-pairs p-value heatmap, in cluster order) or ``"scatter"`` (``variant``, default the
+        best, against the humans at the run's level). Written to ``path`` (.png, .svg, .pdf; no date in the file)
+        when given; returns the matplotlib Figure (closed once written)."""
+        from meta_eval.report import figures
+
+        if kind not in figures.KINDS:
+            raise ValueError(f"kind must be one of {', '.join(figures.KINDS)}, not {kind!r}")
+        if path is not None and Path(path).suffix.lower() not in figures.SUFFIXES:
+            raise ValueError(f"a figure is written as {', '.join(figures.SUFFIXES)}, not {Path(path).suffix!r}")
+        if clusters and ranks is None:
+            ranks = self.clusters()
+        if kind == "intervals":
+            fig = figures.intervals_figure(self, ranks)
+        elif kind == "pvalues":
+            fig = figures.pvalues_figure(self, self.pvalue_matrix(), ranks or self.clusters())
+        else:
+            best = next((r.metric for r in self.results if r.value is not None), None)
+            fig = figures.scatter_figure(self, variant or best)
+        if path is not None:
+            figures.save_figure(fig, path)
+        return fig
+
     def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None) -> PValueMatrix:
         """All-pairs one-sided p-values between the variants with a value, in the order of :attr:`results`.
 
@@ -219,3 +262,40 @@ class ScoreResult:
         import pandas as pd
 
         return pd.DataFrame(self.columns)
+
+
+def two_sided(p: float | None, n_resamples: int | None = None) -> float | None:
+    """A two-sided p-value from a one-sided one: twice the smaller tail, at most 1. For a permutation test with
+    ``n_resamples`` the other tail is ``1 - p + 1/(B+1)`` (the observed arrangement counts in both tails)."""
+    if p is None or (isinstance(p, float) and np.isnan(p)):
+        return None
+    other = 1 - p + (1 / (n_resamples + 1) if n_resamples else 0.0)
+    return float(min(1.0, 2 * min(p, other)))
+
+
+def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
+    """Percentile bootstrap interval of (variant - baseline) on the run's statistic, from the same draws for both
+    (:func:`meta_eval.stats.samples`; BOOT-BOTH, documents only for SPA), with the run's resamples and seed."""
+    from meta_eval import stats
+    from meta_eval.matrix import judgment_matrices
+
+    if result.baseline is None:
+        return {}
+    by_variant = {v: (s if ms.higher_is_better else -s) for ms in result.scores for v, s in ms.scores.items()}
+    names = [r.metric for r in result.results if r.metric in by_variant]
+    Z, matrices = judgment_matrices(result.jset, result.human, [by_variant[v] for v in names])
+    level = result.level
+    draws = stats.samples(np.stack(matrices), Z, result.statistic, level, n_resamples=result.resamples,
+                          seed=result.setting.get("seed") or 0, epsilon=result.epsilon,
+                          n_permutations=result.permutations)
+    base = draws[:, names.index(result.baseline)]
+    out = {}
+    tail = (1 - confidence) / 2 * 100
+    for k, name in enumerate(names):
+        if name == result.baseline:
+            continue
+        diff = draws[:, k] - base
+        diff = diff[np.isfinite(diff)]
+        out[name] = None if len(diff) == 0 else (float(np.percentile(diff, tail)),
+                                                 float(np.percentile(diff, 100 - tail)))
+    return out

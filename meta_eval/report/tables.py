@@ -6,6 +6,8 @@ and timing. Names from data files and plugins are printed as written, never read
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -14,7 +16,8 @@ from rich.text import Text
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
-__all__ = ["fmt", "plain", "print_judgment_set", "print_learn", "print_protocol", "print_run", "print_scores", "stars"]
+__all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_judgment_set", "print_learn", "print_protocol",
+           "print_run", "print_scores", "print_skipped", "reading", "render_table", "run_table", "stars"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -44,104 +47,269 @@ def plain(value, style: str = "") -> Text:
     return Text(str(value), style=style)
 
 
-def print_run(result, out: Console, err: Console) -> None:
-    """The results table of ``meta-eval run`` (stdout) and its notes; timing lines on ``err``."""
-    _print_results(result.judgments, result.subset, result.n, result.human, result.results, result.scores,
-                   result.skipped, result.baseline, result.setting, result.ceiling, result.level_warning, out, err)
+FORMATS = ("table", "csv", "md", "latex")
 
 
-def _print_results(name, subset, n, dim, results, scored, skipped, baseline, setting, ceiling, few, out, err) -> None:
-    level, statistic = setting["level"], setting["statistic"]
+def fmt_p(p: float | None, n_resamples: int | None = None) -> str:
+    """A p-value as printed: ``< 1/(B+1)`` (e.g. ``< 0.001``) when a permutation test with ``n_resamples`` B found
+    no resample as extreme (its resolution), else as :func:`fmt`.
+
+    >>> fmt_p(0.000999, 1000), fmt_p(0.0312, 1000), fmt_p(2e-8)
+    ('< 0.001', '0.031', '2.0e-08')
+    """
+    if p is None:
+        return "-"
+    if n_resamples and p <= 1 / (n_resamples + 1) + 1e-12:
+        return f"< {1 / (n_resamples + 1):.2g}"
+    return fmt(p)
+
+
+@dataclass
+class RunTable:
+    """The results of a run as a header and rows of strings: one source for the rich table and for csv, md and
+    latex output. ``marks``: per row, the rich style (bold: significantly better than the baseline; italic: the
+    human ceiling)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    styles: list[str | None]
+    ceiling_at: int | None  # index of the human-ceiling row
+
+
+def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None,
+              differences: dict | None = None) -> RunTable:
+    """Build the table of :func:`print_run` from a :class:`~meta_eval.results.RunResult`."""
+    from meta_eval.results import two_sided as to_two_sided
+
+    setting, statistic, level = result.setting, result.statistic, result.level
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
     units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
     what = f"{statistic} correlation" if statistic in correlations else statistic
-    table = Table(title=plain(f"{name} ({subset}, n={n}): {level}-level {what} with human '{dim}' "
-                               f"(grouping: {setting['grouping']})", "table.title"))
-    table.add_column("metric")
-    first = [] if statistic in correlations else [statistic] + (["epsilon"] if statistic == "acc-t" else [])
-    cols = first + (["spearman", "p", "pearson", "kendall", "n"] if williams else
-                    ["spearman", "pearson", "kendall", f"n {units}", "95% CI"])
+    baseline, results, ceiling = result.baseline, result.results, result.ceiling
+    resolution = None if williams else result.resamples
+    mark = " (!)" if result.level_warning else ""
     partial = any(r.partial is not None or r.partial_p is not None for r in results)
     delta = any(r.delta is not None for r in results)
-    cols += (["partial r (system)"] if partial else []) + (["Δ-band τ (pairs)"] if delta else [])
-    for col in cols:
-        table.add_column(col, justify="right")
+    conf = int(round(100 * (setting["resampling"] or {}).get("confidence", 0.95)))
+    header = (["rank"] if ranks else []) + ["metric"]
+    header += [] if statistic in correlations else [statistic] + (["epsilon"] if statistic == "acc-t" else [])
+    header += ["spearman", "p", "pearson", "kendall", "n"] if williams else \
+        ["spearman", "pearson", "kendall", f"n {units}"]
+    header += [f"{conf}% CI ({statistic})"]
+    header += (["partial r (system)"] if partial else []) + (["Δ-band τ (pairs)"] if delta else [])
+    if differences:
+        header.append(f"Δ vs {baseline} [{conf}% CI]")
     test = "Williams p" if williams else "perm. p"
-    mark = " (!)" if few else ""  # the warning printed under the table
-    table.add_column(plain(f"{test} vs {baseline}" if baseline else test), justify="right")
+    sides = "two-sided" if two_sided else "one-sided"
+    header.append(f"{test} vs {baseline} ({sides})" if baseline else test)
+    rows, styles = [], []
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
+        if two_sided:
+            p = to_two_sided(p, resolution)
         star = stars(p) if r.metric != baseline else ""
-        better = star and (r.value or 0) > 0
-        last = "(baseline)" if r.metric == baseline else f"{fmt(p)} {star}".strip()
-        eps = [] if statistic != "acc-t" else ["-" if r.epsilon is None else f"{r.epsilon:.3g}"]
-        lead = [] if statistic in correlations else [fmt(r.value), *eps]
-        if williams:
-            cells = [fmt(r.spearman), fmt(r.spearman_p), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}"]
-        else:
-            ci = "-" if not r.ci else f"[{fmt(r.ci[0])}, {fmt(r.ci[1])}]"
-            cells = [fmt(r.spearman), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}", ci]
+        base_value = result.values.get(baseline) if baseline else None
+        better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
+        last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
+        row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
+        if statistic not in correlations:
+            row += [fmt(r.value)] + (["-" if r.epsilon is None else f"{r.epsilon:.3g}"] if statistic == "acc-t"
+                                     else [])
+        ci = "-" if not r.ci else f"[{fmt(r.ci[0])}, {fmt(r.ci[1])}]"
+        row += ([fmt(r.spearman), fmt_p(r.spearman_p), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}", ci]
+                if williams else [fmt(r.spearman), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}", ci])
         if partial:
-            cells.append(fmt(r.partial))
+            row.append(fmt(r.partial))
         if delta:
-            cells.append(f"{fmt(r.delta['tau'])} ({r.delta['n_pairs']})")
-        table.add_row(plain(r.metric), *lead, *cells, last, style="bold" if better else None)
+            row.append(f"{fmt(r.delta['tau'])} ({r.delta['n_pairs']})")
+        if differences:
+            d = differences.get(r.metric)
+            value = None if r.value is None or result.values.get(baseline) is None else \
+                r.value - result.values[baseline]
+            row.append("(baseline)" if r.metric == baseline else "-" if value is None else
+                       f"{value:+.3f} [{fmt(d[0])}, {fmt(d[1])}]" if d else f"{value:+.3f}")
+        row.append(last)
+        rows.append(row)
+        styles.append("bold" if better else None)
+    ceiling_at = None
     if ceiling is not None and ceiling.value is not None:
         ci = "-" if ceiling.lower is None else f"[{fmt(ceiling.lower)}, {fmt(ceiling.upper)}]"
         value = fmt(ceiling.value)
-        stat_cells = {statistic: value}
-        lead = [] if statistic in correlations else [value] + (["-"] if statistic == "acc-t" else [])
-        corr = [stat_cells.get(k, "-") for k in correlations]
-        body = [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used)] if williams else [*corr, "-", ci]
-        body += ["-"] * (int(partial) + int(delta))
-        last = ci if williams else "-"
-        table.add_section()
-        table.add_row("human ceiling", *lead, *body, last, style="italic")
-    out.print(table)
+        row = ([""] if ranks else []) + ["human ceiling"]
+        if statistic not in correlations:
+            row += [value] + (["-"] if statistic == "acc-t" else [])
+        corr = [value if k == statistic else "-" for k in correlations]
+        row += [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used), ci] if williams else [*corr, "-", ci]
+        row += ["-"] * (int(partial) + int(delta) + int(bool(differences))) + ["-"]
+        ceiling_at = len(rows)
+        rows.append(row)
+        styles.append("italic")
+    title = (f"{result.judgments} ({result.subset}, n={result.n}): {level}-level {what} with human "
+             f"'{result.human}' (grouping: {setting['grouping']})")
+    return RunTable(title, header, rows, styles, ceiling_at)
+
+
+def render_table(table: RunTable, form: str) -> str:
+    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular); the header row first."""
+    if form == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(table.header)
+        writer.writerows(table.rows)
+        return buf.getvalue()
+    if form == "md":
+        esc = [[c.replace("|", "\\|") for c in row] for row in [table.header, *table.rows]]
+        lines = ["| " + " | ".join(esc[0]) + " |",
+                 "|" + "|".join(":---" if h in ("rank", "metric") else "---:" for h in table.header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in esc[1:]]
+        return "\n".join(lines) + "\n"
+    if form == "latex":
+        def tex(cell: str) -> str:
+            for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"), ("#", "\\#"),
+                         ("$", "\\$"), ("{", "\\{"), ("}", "\\}"), ("~", "\\textasciitilde{}"),
+                         ("^", "\\textasciicircum{}"), ("<", "$<$"), ("Δ", "$\\Delta$"), ("τ", "$\\tau$")):
+                cell = cell.replace(a, b)
+            return cell
+        spec = "l" * (2 if table.header[0] == "rank" else 1) + "r" * (len(table.header) - (2 if table.header[0]
+                                                                                          == "rank" else 1))
+        lines = [f"% {table.title}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+                 " & ".join(tex(c) for c in table.header) + " \\\\", "\\midrule"]
+        for i, row in enumerate(table.rows):
+            if i == table.ceiling_at:
+                lines.append("\\midrule")
+            lines.append(" & ".join(tex(c) for c in row) + " \\\\")
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
+
+
+def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
+    """One sentence saying how to read the table: which variant agrees best, whether that is significant against
+    the baseline (and how many variants share the top cluster), and how far it is from the human ceiling."""
+    from meta_eval.results import two_sided as to_two_sided
+
+    valued = [r for r in result.results if r.value is not None]
+    if not valued:
+        return None
+    best = valued[0]
+    williams = result.setting["test"] == "williams"
+    text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
+    if result.baseline and best.metric != result.baseline:
+        p = best.williams_p_vs_baseline if williams else best.perm_p_vs_baseline
+        if two_sided:
+            p = to_two_sided(p, None if williams else result.resamples)
+        if p is not None:
+            verdict = "significantly better than" if p < 0.05 else "not significantly better than"
+            text += f"; {verdict} the baseline {result.baseline} (p {fmt_p(p, None if williams else result.resamples)})"
+    elif best.metric == result.baseline:
+        text += " and is the baseline"
+    if ranks:
+        top = [v for v, k in ranks.items() if k == 1]
+        text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
+    c = result.ceiling
+    if c is not None and c.value is not None and c.value != 0:
+        text += f"; the human ceiling is {fmt(c.value)}, so it reaches {best.value / c.value:.0%} of it"
+    return text + "."
+
+
+def print_run(result, out: Console, err: Console, *, form: str = "table", two_sided: bool = False,
+              ranks: dict[str, int] | None = None, differences: dict | None = None, verbose: bool = False) -> None:
+    """The results of ``meta-eval run``: the table (rich, or ``form`` csv / md / latex on stdout, the notes then going
+    to ``err``), how to read it, the statistic's paper and resampling, the level's warning, the ceiling, the
+    signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason)."""
+    table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
+    setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
+    what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
+    if form == "table":
+        rich_table = Table(title=plain(table.title, "table.title"))
+        for i, col in enumerate(table.header):
+            rich_table.add_column(plain(col), justify="left" if col in ("metric",) else "right")
+        for i, (row, style) in enumerate(zip(table.rows, table.styles)):
+            if i == table.ceiling_at:
+                rich_table.add_section()
+            rich_table.add_row(*(plain(c) for c in row), style=style)
+        out.print(rich_table)
+        notes = out
+    else:
+        out.file.write(render_table(table, form))
+        out.file.flush()
+        notes = err
+    line = reading(result, two_sided=two_sided, ranks=ranks)
+    if line:
+        notes.print(f"reading: {line}", highlight=False, soft_wrap=True, markup=False)
     where = f"{setting['resampling']['method']}, {setting['resampling']['n_resamples']} resamples, " \
             f"seed {setting['seed']}" if setting.get("resampling") else None
-    out.print(f"statistic: {statistic} ({setting['paper']}); level: {level}; grouping: {setting['grouping']}"
-              + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
-              + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
-              + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
-    if few:
-        out.print(f"[yellow]warning[/] (!): {escape(few)}", highlight=False, soft_wrap=True)
-    if partial:
-        out.print(f"partial r (system): the {statistic} correlation controlling for the system (FRANK, Pagnoni et al. "
-                  "2021: residuals after removing each system's mean)", highlight=False, soft_wrap=True)
-    if delta:
+    notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}; grouping: {setting['grouping']}"
+                + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
+                + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
+                + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
+    if result.level_warning:
+        notes.print(f"[yellow]warning[/] (!): {escape(result.level_warning)}", highlight=False, soft_wrap=True)
+    if any(r.partial is not None or r.partial_p is not None for r in results):
+        notes.print(f"partial r (system): the {statistic} correlation controlling for the system (FRANK, Pagnoni et "
+                    "al. 2021: residuals after removing each system's mean)", highlight=False, soft_wrap=True)
+    if any(r.delta is not None for r in results):
         d = next(r.delta for r in results if r.delta is not None)
         upper = "inf" if d["upper"] is None else f"{d['upper']:g}"
-        out.print(f"Δ-band τ: Kendall's tau over the system pairs whose metric difference |Δ| of system means is in "
-                  f"[{d['lower']:g}, {upper}] (Deutsch, Dror & Roth 2022), with the number of pairs",
-                  highlight=False, soft_wrap=True)
+        notes.print(f"Δ-band τ: Kendall's tau over the system pairs whose metric difference |Δ| of system means is "
+                    f"in [{d['lower']:g}, {upper}] (Deutsch, Dror & Roth 2022), with the number of pairs",
+                    highlight=False, soft_wrap=True)
+    ceiling = result.ceiling
     if ceiling is not None:
         if ceiling.value is not None:
-            out.print(f"human ceiling: each annotator against the mean of the others (leave-one-annotator-out, "
-                      f"{ceiling.slots} annotator slots, {ceiling.rows_used} rows), same statistic and level"
-                      + (f"; {ceiling.note}" if ceiling.note else ""), highlight=False, soft_wrap=True,
-                      markup=False)
+            notes.print(f"human ceiling: each annotator against the mean of the others (leave-one-annotator-out, "
+                        f"{ceiling.slots} annotator slots, {ceiling.rows_used} rows), same statistic and level"
+                        + (f"; {ceiling.note}" if ceiling.note else ""), highlight=False, soft_wrap=True,
+                        markup=False)
         else:
-            out.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
-    if baseline:
-        out.print(f"** p < 0.01, * p < 0.05: one-sided {TESTS[setting['test']]} that the metric's {what} "
-                  f"exceeds {baseline}'s", highlight=False, soft_wrap=True, markup=False)
-    notes = [f"{r.metric}: {r.note}" for r in results if r.note]
-    for note in notes:
-        out.print(f"note: {note}", highlight=False, markup=False)
-    out.print("Signatures:")
-    for ms in scored:
-        out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
-    for ms in scored:
+            notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
+    if result.baseline:
+        kind = "two-sided" if two_sided else "one-sided"
+        claim = "differs from" if two_sided else "exceeds"
+        notes.print(f"** p < 0.01, * p < 0.05: {kind} {TESTS[setting['test']]} that the metric's {what} {claim} "
+                    f"{result.baseline}'s" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
+                                              f"{result.resamples} resamples" if setting["test"] != "williams"
+                                              else ""), highlight=False, soft_wrap=True, markup=False)
+    if ranks:
+        notes.print("rank: significance clusters (mt-metrics-eval's rule: a variant starts a new cluster when a "
+                    "variant of the current one is significantly better, all-pairs permutation tests, Holm)",
+                    highlight=False, soft_wrap=True, markup=False)
+    for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
+        notes.print(f"note: {note}", highlight=False, markup=False)
+    notes.print("Signatures:")
+    for ms in result.scores:
+        notes.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
+    distinct = {ms.computed + ms.cached for ms in result.scores}
+    if distinct and max(distinct) < result.n:
+        err.print(f"  ({result.n} rows hold {max(distinct)} distinct (candidate, references, source) texts: each is "
+                  "scored once)", highlight=False, markup=False)
+    for ms in result.scores:
         err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s"
                   + (" (+ shared encoder)" if ms.shared else ""), highlight=False, markup=False)
-    for component, seconds in shared_totals(scored).items():
-        users = ", ".join(ms.metric for ms in scored if component in ms.shared)
+    for component, seconds in shared_totals(result.scores).items():
+        users = ", ".join(ms.metric for ms in result.scores if component in ms.shared)
         err.print(f"  {component} (shared; loading and encoding, paid while scoring {users}): {seconds:.2f}s",
                   highlight=False, markup=False)
-    for names, reason in group_skips(skipped):
-        out.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False)
+    print_skipped(result.skipped, notes, verbose)
+
+
+def print_skipped(skipped, console: Console, verbose: bool = False) -> None:
+    """Skipped metrics: with ``verbose`` one line per reason; else one line naming them with the most common
+    reasons shortened, and how to see the rest."""
+    groups = group_skips(skipped)
+    if verbose or len(groups) <= 3:
+        for names, reason in groups:
+            console.print(f"[yellow]skipped[/] {escape(', '.join(names))}: {escape(reason)}", highlight=False,
+                          soft_wrap=True)
+        return
+    names = [n for group, _ in groups for n in group]
+    console.print(f"[yellow]skipped[/] {len(names)} metrics ({escape(', '.join(names))}) for {len(groups)} reasons; "
+                  "-v lists each with its reason", highlight=False, soft_wrap=True)
 
 
 def print_protocol(doc: dict, out: Console) -> None:

@@ -1,0 +1,155 @@
+"""Figures of a run (matplotlib, the ``plot`` extra, imported only here): what a reader would rather look at than read.
+
+- :func:`intervals_figure`: the statistic per variant with its interval, best at the top, the human ceiling as a
+  dashed line with its interval as a band, the baseline marked, and (with ``ranks``) each significance cluster in
+  its own shade with its rank;
+- :func:`pvalues_figure`: the all-pairs p-value matrix as a heatmap, variants in cluster order (row beats column);
+- :func:`scatter_figure`: a metric against the human scores at the run's level (system means at the system level,
+  every cell at the summary level, every row at the global level).
+
+Vector output is deterministic: no date, a fixed creator and a fixed SVG hash salt, so a test can compare the text
+elements and the same run writes the same bytes. Sizes suit a paper's column (3.3 in wide) or page (6.8 in).
+
+Example
+-------
+>>> res = meta_eval.run("chaganty", metrics=["rouge", "chrf"], level="system")      # doctest: +SKIP
+>>> res.plot("intervals", "chaganty.svg")                                            # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["KINDS", "intervals_figure", "pvalues_figure", "save_figure", "scatter_figure"]
+
+KINDS = ("intervals", "pvalues", "scatter")
+SUFFIXES = (".png", ".svg", ".pdf")
+_METADATA = {".svg": {"Date": None, "Creator": "meta-eval"}, ".pdf": {"CreationDate": None, "Creator": "meta-eval",
+                                                                      "Producer": "meta-eval"},
+             ".png": {"Software": "meta-eval"}}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "meta-eval", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
+                         "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7, "figure.dpi": 150,
+                         "svg.fonttype": "none"})
+    return plt
+
+
+def _what(result) -> str:
+    stat = result.statistic
+    return f"{stat} correlation" if stat in ("spearman", "pearson", "kendall") else stat
+
+
+def intervals_figure(result, ranks: dict[str, int] | None = None):
+    """The statistic of every variant with its interval (dots and whiskers), best at the top."""
+    plt = _plt()
+    rows = [r for r in result.results if r.value is not None]
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(3.3, 0.9 + 0.2 * n))
+    ys = np.arange(n)[::-1]
+    shades = ["#1f4e79", "#4a7fb5", "#7fa7d1", "#a9c4e2", "#c8d9ec"]
+    for y, r in zip(ys, rows):
+        colour = shades[(ranks.get(r.metric, 1) - 1) % len(shades)] if ranks else "#1f4e79"
+        if r.ci and r.ci[0] is not None:
+            ax.plot([r.ci[0], r.ci[1]], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
+        marker = "D" if r.metric == result.baseline else "o"
+        ax.plot([r.value], [y], marker=marker, color=colour, markersize=4, linestyle="none")
+    labels = [r.metric + (" (baseline)" if r.metric == result.baseline else "")
+              + (f"  [{ranks[r.metric]}]" if ranks and r.metric in ranks else "") for r in rows]
+    ax.set_yticks(ys, labels)
+    c = result.ceiling
+    ceiling = ""
+    if c is not None and c.value is not None:
+        if c.lower is not None:
+            ax.axvspan(c.lower, c.upper, color="#c0392b", alpha=0.12, linewidth=0)
+        ax.axvline(c.value, color="#c0392b", linestyle="--", linewidth=1)
+        ceiling = f"\nhuman ceiling {c.value:.3f} (dashed; shaded: its interval)"
+    conf = int(round(100 * ((result.setting.get("resampling") or {}).get("confidence") or 0.95)))
+    interval = f", {conf}% bootstrap CI" if any(r.ci for r in rows) else ""
+    ax.set_xlabel(f"{_what(result)} with human '{result.human}'{interval}")
+    ax.set_title(f"{result.judgments} ({result.subset}): {result.level} level, n = {rows[0].n if rows else 0}"
+                 + ("; [k]: significance cluster" if ranks else "") + ceiling)
+    ax.axvline(0, color="#999999", linewidth=0.6)
+    ax.grid(axis="x", color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    return fig
+
+
+def pvalues_figure(result, matrix, ranks: dict[str, int] | None = None):
+    """The one-sided p-value that the row variant beats the column variant, in cluster (or value) order."""
+    plt = _plt()
+    order = list(matrix.variants)
+    if ranks:
+        order.sort(key=lambda v: (ranks.get(v, 10 ** 6), -result.values.get(v, 0)))
+    index = [matrix.variants.index(v) for v in order]
+    P = matrix.p[np.ix_(index, index)]
+    k = len(order)
+    fig, ax = plt.subplots(figsize=(min(6.8, 1.2 + 0.32 * k), min(6.8, 1.0 + 0.3 * k)))
+    image = ax.imshow(np.where(np.isnan(P), 1.0, P), cmap="Blues_r", vmin=0, vmax=0.1, interpolation="nearest")
+    ax.set_xticks(range(k), order, rotation=90)
+    ax.set_yticks(range(k), order)
+    ax.set_xlabel("worse (column)")
+    ax.set_ylabel("better (row)")
+    for i in range(k):
+        for j in range(k):
+            if i != j and P[i, j] < 0.05:
+                ax.text(j, i, "*", ha="center", va="center", color="white", fontsize=7)
+    bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    bar.set_label(f"one-sided p ({matrix.test}, {matrix.n_resamples} resamples); * p < 0.05")
+    ax.set_title(f"{result.judgments} ({result.subset}): {result.level}-level {result.statistic}, row beats column")
+    fig.tight_layout()
+    return fig
+
+
+def scatter_figure(result, variant: str):
+    """``variant``'s scores against the human scores at the run's level (system means, cells, or rows)."""
+    from meta_eval.matrix import judgment_matrices
+
+    plt = _plt()
+    by_variant = {v: s for ms in result.scores for v, s in ms.scores.items()}
+    if variant not in by_variant:
+        raise ValueError(f"{variant!r} was not scored; scored variants: {', '.join(by_variant)}")
+    if result.level == "global":
+        x, y = by_variant[variant], result.jset.human(result.human)
+        unit = "rows"
+    else:
+        Z, (X,) = judgment_matrices(result.jset, result.human, [by_variant[variant]])
+        if result.level == "system":
+            with np.errstate(invalid="ignore"):
+                x, y = np.nanmean(X, axis=0), np.nanmean(Z, axis=0)
+            unit = "system means"
+        else:
+            x, y = X.ravel(), Z.ravel()
+            unit = "document x system cells"
+    keep = np.isfinite(x) & np.isfinite(y)
+    fig, ax = plt.subplots(figsize=(3.3, 3.0))
+    ax.scatter(x[keep], y[keep], s=6 if keep.sum() > 50 else 18, alpha=0.5 if keep.sum() > 50 else 0.9,
+               color="#1f4e79", linewidths=0)
+    value = result.values.get(variant)
+    ax.set_xlabel(f"{variant} ({unit})")
+    ax.set_ylabel(f"human '{result.human}'")
+    ax.set_title(f"{result.judgments} ({result.subset}): {result.level} level, {result.statistic} "
+                 + ("-" if value is None else f"{value:.3f}") + f", n = {int(keep.sum())}")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (.png, .svg or .pdf) with fixed metadata (no date), then close it."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ValueError(f"a figure is written as {', '.join(SUFFIXES)}, not {path.suffix!r} ({path})")
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, metadata=_METADATA[suffix], bbox_inches="tight")
+    plt.close(fig)
+    return path
