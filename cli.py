@@ -44,6 +44,10 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
         _fail(str(exc))
 
 
+# every built-in set (tests/test_report_output.py checks the list against meta_eval.judgments.BUILTIN; importing it
+# here would slow `meta-eval --help`)
+_SETS_HELP = ("A built-in set (chaganty, essays, summeval, realsumm, wmt21-mqm-ted, frank, qags; see `meta-eval "
+              "judgments`) or a .jsonl file")
 _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
                 "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
 _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
@@ -55,8 +59,7 @@ _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model 
 
 @app.command()
 def run(
-    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help="chaganty, essays, summeval, realsumm, "
-                                            "or a .jsonl file"),
+    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_SETS_HELP),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Run a paper's table as it was run (set, human "
                                            "dimension, level, correlation, metric options) and print the paper's "
                                            "numbers beside meta-eval's; see `meta-eval protocols`"),
@@ -401,8 +404,7 @@ def list_judgments(
 
 @app.command()
 def learn(
-    judgments: str = typer.Option(..., "--judgments", "-j", help="chaganty, essays, summeval, realsumm, or a .jsonl "
-                                  "file"),
+    judgments: str = typer.Option(..., "--judgments", "-j", help=_SETS_HELP),
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metrics whose variants are the "
                                 "features (a metric that needs source documents or references the set lacks is "
                                 "skipped, with the reason)"),

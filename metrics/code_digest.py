@@ -25,8 +25,8 @@ bytes in sorted order, so it does not depend on where meta-eval is installed.
 :func:`plugin_distribution` names the installed distribution that provides a plugin's top-level package, so the
 signature also says ``<distribution>==<version>``, as it does for every library.
 
-Example
--------
+Examples
+--------
 >>> from meta_eval.metrics.code_digest import code_files
 >>> from meta_eval.metrics.rouge import Rouge
 >>> sorted(code_files(Rouge))[:2]

@@ -149,3 +149,12 @@ def test_json_unchanged_by_the_new_options(system_run, shared_data, tmp_path):
     for key in ("results", "ceiling", "level_warning", "resampling"):
         assert doc[key] == mine[key]
     assert np.isfinite([r["value"] for r in doc["results"] if r["value"] is not None]).all()
+
+
+def test_help_names_every_built_in_set():
+    from meta_eval import cli, judgments
+
+    for name in judgments.BUILTIN:
+        assert name in cli._SETS_HELP
+    res = runner.invoke(app, ["run", "--help"])
+    assert res.exit_code == 0 and "qags" in " ".join(res.output.split())
