@@ -20,7 +20,7 @@ must be obtained by hand (``how_to_get``: essays).
 Download and conversion
 -----------------------
 Each source is streamed into a partial file (a partial folder for a converted file) beside the target, with a
-rich progress bar on stderr when it is a terminal; its SHA-256 is computed while it streams and checked before any
+rich progress bar on stderr when it is a terminal (else a line before and one after); its SHA-256 is computed while it streams and checked before any
 byte is used (a converter never sees an unchecked file). The converter writes its output inside that partial
 folder; the output's SHA-256 is checked, then the file is renamed into place atomically (``os.replace``). On any
 error, Ctrl-C included, the partial file or folder is removed, so nothing half-written stays behind (an empty set
@@ -517,8 +517,12 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
     created = _missing_ancestors(dest.parent)
     work: Path | None = None
     part: Path | None = None
+    plain = show and not sys.stderr.isatty()  # no bar without a terminal: a line before and after instead
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
+        if plain:
+            what = f.url or (f.sources[0].url if len(f.sources) == 1 else f"{len(f.sources)} pinned files")
+            print(f"downloading {f.relpath} from {what} into {dest.parent}", file=sys.stderr, flush=True)
         with _progress(show) as bar:
             if f.url or f.convert is None:
                 url, sha, size = ((f.url, f.sha256, None) if f.url else
@@ -532,6 +536,8 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
                     _verify_output(f, part, dest)
                 os.replace(part, dest)
                 part = None
+                if plain:
+                    print(f"downloaded {f.relpath}: SHA-256 verified", file=sys.stderr, flush=True)
                 return
             work = _new_part_folder(dest)
             sizes = [s.size for s in f.sources]
@@ -551,6 +557,8 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
             _verify_output(f, out, dest)
             _give_usual_mode(out, work)
             os.replace(out, dest)
+            if plain:
+                print(f"downloaded and converted {f.relpath}: SHA-256 verified", file=sys.stderr, flush=True)
     except BaseException as exc:
         if part is not None:
             part.unlink(missing_ok=True)

@@ -193,6 +193,18 @@ def test_download_and_convert_reproduces_the_shared_file(name, mirror, shared_da
     assert len(log) == 1
 
 
+def test_a_download_says_what_it_does_when_stderr_is_not_a_terminal(mirror, tmp_path, capfd):
+    """Without a terminal there is no bar, so a line before and one after (issue 26: it was silent)."""
+    name = next(iter(DOWNLOADABLE))
+    module = DOWNLOADABLE[name][0]
+    judgments.load(name, tmp_path)
+    err = capfd.readouterr().err
+    assert f"downloading {module.FILE.relpath} from http://127.0.0.1:" in err
+    assert f"{module.FILE.relpath}: SHA-256 verified" in err
+    judgments.load(name, tmp_path)  # already there: nothing to say
+    assert "downloading" not in capfd.readouterr().err
+
+
 def test_a_mirror_can_be_a_local_folder(sources, published, tmp_path, monkeypatch):
     """The documented manual path: files fetched by hand, laid out as URL paths, META_EVAL_MIRROR=file://..."""
     monkeypatch.setenv(MIRROR_ENV_VAR, sources.as_uri())
