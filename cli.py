@@ -324,22 +324,23 @@ def list_protocols() -> None:
     """List the named protocols: papers' tables that `meta-eval run --protocol NAME` reproduces."""
     from meta_eval.protocol import ProtocolError, load_protocol, protocol_names
 
-    table = Table(title="Protocols (meta-eval run --protocol NAME)")
-    for col in ("name", "paper's table", "parts: set / human / level / correlation", "cells"):
-        table.add_column(col)
-    problems, citations = [], []
+    out.print("Protocols: a paper's table run as it was run (meta-eval run --protocol NAME)", highlight=False,
+              markup=False)
+    problems = []
     for name in protocol_names():
         try:
             proto = load_protocol(name)
         except ProtocolError as exc:
             problems.append(str(exc))
             continue
-        parts = "; ".join(f"{p.name}: {p.judgments} / {p.human} / {p.level} / {p.correlation}" for p in proto.parts)
-        table.add_row(proto.name, proto.title, parts, str(sum(len(p.printed) for p in proto.parts)))
-        citations.append(f"{proto.name}: {proto.citation}")
-    out.print(table)
-    for line in citations:
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
+        cells = sum(len(p.printed) for p in proto.parts)
+        out.print("")
+        out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)} ({cells} printed cells)", highlight=False,
+                  soft_wrap=True)
+        for p in proto.parts:
+            out.print(f"  {p.name}: {p.judgments}, human {p.human}, {p.level} level, {p.correlation}",
+                      highlight=False, markup=False, soft_wrap=True)
+        out.print(f"  {proto.citation}", highlight=False, markup=False, soft_wrap=True)
     for problem in problems:
         out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
     if problems:
@@ -355,10 +356,7 @@ def list_judgments(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
 ) -> None:
     """List the built-in judgment sets, or describe one file: `meta-eval judgments PATH`."""
-    import importlib
-
     from meta_eval import judgments as judgment_sets
-    from meta_eval.judgments.files import verify_all
     from meta_eval.report.tables import print_judgment_set
 
     if path is not None and judgments_path is not None and path != judgments_path:
@@ -369,37 +367,10 @@ def list_judgments(
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         return
-    root = judgment_sets.data_dir(data_dir)
-    table = Table(title=f"Judgment sets (data: {root})")
-    for col in ("name", "task", "subset", "rows", "docs", "systems", "human dimensions (default first)", "sources",
-                "refs"):
-        table.add_column(col, justify="right" if col in ("rows", "docs", "systems", "refs") else "left",
-                         no_wrap=col == "name")
-    origin = Table(title="Where each set comes from")
-    for col in ("name", "annotators", "licence", "source"):
-        origin.add_column(col, no_wrap=col == "name")
-    problems_seen = []
-    for name, module_name in judgment_sets.BUILTIN.items():
-        module = importlib.import_module(module_name)
-        files = [v for v in vars(module).values() if type(v).__name__ == "DataFile"]
-        problems = verify_all(files, root)
-        if problems:
-            table.add_row(name, "-", "-", "-", "-", "-", "[red]files missing or corrupt[/]", "-", "-")
-            problems_seen += [f"{name}: {f.relpath}: {p}" for f, p in problems]
-            continue
-        jset = judgment_sets.load(name, root, download=False)
-        dims = [jset.default_dimension] + [d for d in jset.dimensions if d != jset.default_dimension]
-        subsets = getattr(module, "SUBSETS", None)
-        subset = jset.subset + (f" (of {', '.join(subsets)})" if subsets and len(subsets) > 1 else "")
-        table.add_row(name, jset.task or "-", subset, str(len(jset)), str(jset.documents()),
-                      str(len(jset.systems())), ", ".join(dims), "yes" if jset.has_sources else "no",
-                      str(jset.max_references))
-        origin.add_row(name, jset.annotators or "-", jset.licence or "-", jset.data_source or "-")
-    out.print(table)
-    if origin.row_count:
-        out.print(origin)
-    for line in problems_seen:
-        out.print(f"[yellow]{line}[/]", highlight=False)
+    from meta_eval.judgments.catalog import catalog
+    from meta_eval.report.tables import print_catalog
+
+    print_catalog(catalog(data_dir), judgment_sets.data_dir(data_dir), out)
 
 
 @app.command()

@@ -158,3 +158,23 @@ def test_help_names_every_built_in_set():
         assert name in cli._SETS_HELP
     res = runner.invoke(app, ["run", "--help"])
     assert res.exit_code == 0 and "qags" in " ".join(res.output.split())
+
+
+def test_the_set_and_protocol_listings_read_at_80_columns(shared_data):
+    """No wide tables squeezed into a terminal: one block per set or protocol, every line a 'key: value' or a
+    heading, and the blocks hold what the tables held (size, dimensions, licence, source; parts, citation)."""
+    from meta_eval.judgments import BUILTIN
+    from meta_eval.judgments.catalog import catalog
+
+    entries = catalog(shared_data)
+    assert [e["name"] for e in entries] == list(BUILTIN) and not any(e["problems"] for e in entries)
+    qags = next(e for e in entries if e["name"] == "qags")
+    assert qags["subset"] == "cnndm" and qags["rows"] == 235 and qags["subsets"] == ("all", "cnndm", "xsum")
+    res = runner.invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "┃" not in res.output and "│" not in res.output  # no table
+    for e in entries:
+        assert f"{e['name']} (" in res.output and f"{e['rows']} rows" in res.output
+    assert "licence: MIT (arunchaganty/active-evaluation)" in res.output
+    res = runner.invoke(app, ["protocols"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0 and "┃" not in res.output and "sms-2019:" in res.output

@@ -16,7 +16,7 @@ from rich.text import Text
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
-__all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_judgment_set", "print_learn", "print_protocol",
+__all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
            "print_run", "print_scores", "print_skipped", "reading", "render_table", "run_table", "stars"]
 
 
@@ -480,3 +480,28 @@ def print_judgment_set(jset, out: Console) -> None:
             add(f"{level} level ({dim})", f"{prefix}no: {exc}")
     for note in d["notes"]:
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_catalog(entries: list[dict], root, out: Console) -> None:
+    """The built-in sets (:func:`meta_eval.judgments.catalog.catalog`), one short block per set that reads at any
+    terminal width: name, task, size, subsets, human dimensions, inputs, and where the data come from."""
+    out.print(f"Judgment sets (data: {root})", highlight=False, markup=False, soft_wrap=True)
+    for e in entries:
+        out.print("")
+        subsets = f" (subsets: {', '.join(e['subsets'])})" if len(e["subsets"]) > 1 else ""
+        if e["problems"]:
+            out.print(f"[bold]{escape(e['name'])}[/]{escape(subsets)}: [red]files missing or corrupt[/]",
+                      highlight=False, soft_wrap=True)
+            for line in e["problems"]:
+                out.print(f"  [yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
+            continue
+        out.print(f"[bold]{escape(e['name'])}[/] ({escape(e['task'] or 'task not stated')}), default subset "
+                  f"{escape(e['subset'])}{escape(subsets)}: {e['rows']} rows, {e['documents']} documents, "
+                  f"{e['systems']} systems", highlight=False, soft_wrap=True)
+        lines = [("human", ", ".join(e["dimensions"]) + " (the first is the default)"),
+                 ("inputs", f"{'source documents, ' if e['sources'] else 'no source, '}"
+                            f"{e['references'] or 'no'} reference{'s' if e['references'] != 1 else ''} per row"),
+                 ("annotators", e["annotators"]), ("licence", e["licence"]), ("from", e["data_source"])]
+        for key, value in lines:
+            if value:
+                out.print(f"  {key}: {value}", highlight=False, markup=False, soft_wrap=True)
