@@ -472,6 +472,9 @@ def leaderboard_publish(
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean or first, as for `meta-eval run` \\[default: "
                                              "the set's declared policy]"),
+    human: Optional[str] = typer.Option(None, "--human", help="Human dimension on every set \\[default: each "
+                                        "set's own]"),
+    title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -488,7 +491,7 @@ def leaderboard_publish(
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
-          actors=actors, duplicates=duplicates, command=command, say=_say)
+          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 

@@ -249,8 +249,10 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
 
 
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
-                      seed: int, confidence: float, alpha: float, correction: str, primary: str) -> dict:
-    """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document."""
+                      seed: int, confidence: float, alpha: float, correction: str, primary: str,
+                      title: str | None = None) -> dict:
+    """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document.
+    ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``."""
     from meta_eval.leaderboard.render import render_html, render_readme
 
     doc = {"schema": SCHEMA, "name": name, "command": command, "meta_eval_version": package_version("meta-eval"),
@@ -265,6 +267,8 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                                "ceiling": "leave-one-annotator-out: each annotator against the mean of the "
                                           "others, same statistic, level and bootstrap draws"},
            "sets": sets}
+    if title:
+        doc = {**{k: v for k, v in doc.items() if k != "sets"}, "title": title, "sets": sets}
     out = Path(out_dir)
     texts = [("results.json", json.dumps(doc, indent=1) + "\n"), ("README.md", render_readme(doc)),
              ("index.html", render_html(doc))]
@@ -366,13 +370,15 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
             data_dir: str | Path | None = None, cache: str | Path | None = None, no_cache: bool = False,
             batch_size: int = 256, force: bool = False, engine="local", workers: int | None = None,
             address: str | None = None, actors: int | None = None, duplicates: str | None = None,
-            command: str | None = None, progress: bool = True, say=None) -> dict:
+            human: str | None = None, title: str | None = None, command: str | None = None, progress: bool = True,
+            say=None) -> dict:
     """Score sets with metrics and publish a reproducible leaderboard (``meta-eval leaderboard publish``).
 
     ``judgments``: set names, each optionally with a subset after a colon (``"wmt21-mqm-ted:en-de"``), as a list or
     comma-separated; each becomes one section. ``out_dir`` is checked, made and held (:class:`BoardLock`) before any
     scoring; ``results.json``, ``README.md`` and ``index.html`` are written there. ``command`` is the command line
-    recorded in the board (default: the equivalent ``meta-eval leaderboard publish`` call). Returns the board's
+    recorded in the board (default: the equivalent ``meta-eval leaderboard publish`` call); ``human`` compares with
+    that dimension on every set (default: each set's own default); ``title`` heads the pages. Returns the board's
     document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder).
     """
     import shlex
@@ -404,13 +410,14 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         try:
             blocks = publish_blocks(names, metrics, variants, option_list, resamples, seed, correlation, alpha,
                                     correction, data_dir, cache, no_cache, batch_size, engine, duplicates,
-                                    progress=progress, say=say)
+                                    progress=progress, say=say, human=human)
         finally:
             if own_engine:
                 engine.close()
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
-                                    confidence=0.95, alpha=alpha, correction=correction, primary=correlation)
+                                    confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
+                                    title=title)
         except PublishError as exc:
             raise MetaEvalError(str(exc), code=1) from None
         board.written()
@@ -421,7 +428,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
 
 def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,
                    data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
-                   say=None) -> list[dict]:
+                   say=None, human: str | None = None) -> list[dict]:
     """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
     from contextlib import nullcontext
 
@@ -442,7 +449,9 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             name, subset = name.split(":", 1)
         try:
             jset = judgment_sets.load(name, data_dir, subset=subset)
-            dim = jset.default_dimension
+            dim = human or jset.default_dimension
+            if dim not in jset.dimensions:
+                raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
             jset = jset.scored(dim)
             jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
             if report.message:

@@ -214,3 +214,41 @@ def test_page_shows_the_wmt_statistics_the_ceiling_and_escapes_names_in_chromium
         assert errors == [], errors
     finally:
         driver.quit()
+
+
+def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_chromium(shared_data, tmp_path):
+    """Issue 26: --title heads the page; the set's subset, human dimension and size are shown; each metric's options
+    are readable (chrF scored against the source on qags says ref=source); a missing ceiling says why in a reader's
+    words."""
+    from meta_eval import publish
+    from meta_eval.leaderboard.render import split_signature
+
+    out = tmp_path / "board"
+    doc = publish(["qags:cnndm", "summeval"], out, ["chrf", "rouge"], options={"ref": "source"}, resamples=20,
+                  data_dir=shared_data, cache=tmp_path / "c.sqlite", title="Factuality and SummEval", progress=False)
+    assert doc["title"] == "Factuality and SummEval"
+    chrf = next(m["signature"] for m in doc["sets"][0]["metrics"] if m["metric"] == "chrf")
+    assert ("ref", "source") in split_signature(chrf)[1]
+    readme = (out / "README.md").read_text()
+    assert readme.startswith("# Leaderboard: Factuality and SummEval")
+    assert "ref=source" in readme and "sacrebleu 2.6.0" in readme
+    assert "the public data give only the mean of the annotators' scores" in readme  # summeval
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    driver = _browser()
+    try:
+        driver.get((out / "index.html").resolve().as_uri())
+        assert driver.title == "meta-eval leaderboard: Factuality and SummEval"
+        info = driver.find_element(By.ID, "setinfo").text
+        assert "qags (subset cnndm): human 'factuality'; 235 rows, 235 documents, 1 systems" in info
+        options = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
+                   for tr in driver.find_elements(By.CSS_SELECTOR, "#metrics tr")[1:]}
+        assert "ref=source" in options["chrf"] and "code=" in options["chrf"]
+        Select(driver.find_element(By.ID, "set")).select_by_value("summeval")
+        Select(driver.find_element(By.ID, "level")).select_by_value("system")
+        assert "cannot be measured here" in driver.find_element(By.ID, "about").text
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        assert errors == [], errors
+    finally:
+        driver.quit()
