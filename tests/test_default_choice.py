@@ -7,6 +7,7 @@ cores; the neural ones alone need 65-90 s there), so a metric that loads a neura
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -106,9 +107,16 @@ def test_run_with_all_documents_what_cannot_run_and_exits_0_but_a_named_one_is_m
 
 
 def test_run_without_metrics_prints_the_neural_skips_grouped_by_reason(tmp_path):
+    """One line naming the skipped metrics (issue 26: ~20 skip lines buried the table); -v gives one line per
+    reason."""
     res = runner.invoke(app, ["run", "-j", str(_jsonl(tmp_path)), "--no-cache"])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())  # rich wraps long lines
+    line = re.search(r"skipped (\d+) metrics \(([^)]*)\) for (\d+) reasons; -v lists each with its reason", text)
+    assert line and {"s+wms-ctx", "sms-ctx", "wms-ctx", "novelty", "textrank"} <= set(line.group(2).split(", "))
+    assert "neural, so not in the default choice" not in text
+    res = runner.invoke(app, ["run", "-j", str(_jsonl(tmp_path)), "--no-cache", "-v"])
+    text = " ".join(res.output.split())
     assert "skipped s+wms-ctx, sms-ctx, wms-ctx: neural, so not in the default choice" in text
     assert "skipped novelty, textrank: needs source documents" in text
 
