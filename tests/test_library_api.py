@@ -19,7 +19,7 @@ from meta_eval.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
-VOLATILE = ("written_by", "wall_seconds", "timing", "shared_timing", "learn_seconds", "generated")
+VOLATILE = ("written_by", "wall_seconds", "timing", "shared_timing", "learn_seconds", "generated", "created")
 
 
 def _stable(doc):
