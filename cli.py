@@ -495,6 +495,18 @@ def leaderboard_publish(
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 
+@leaderboard_app.command("render")
+def leaderboard_render(
+    out_dir: list[Path] = typer.Argument(..., help="Leaderboard folders (each holding a results.json)"),
+) -> None:
+    """Rewrite boards' pages (README.md, index.html, figures) from their results.json: nothing is scored."""
+    from meta_eval.leaderboard.publish import render_board
+
+    for folder in out_dir:
+        _call(render_board, folder)
+        out.print(f"rendered {folder}/README.md, index.html and its figures", highlight=False, markup=False)
+
+
 @leaderboard_app.command("index")
 def leaderboard_index(
     root: Path = typer.Option(Path("leaderboard"), "--root", help="The folder holding one folder per leaderboard"),

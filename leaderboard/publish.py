@@ -39,7 +39,8 @@ from meta_eval.scoring.runner import MetricScores
 from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard",
-           "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError"]
+           "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError", "publish",
+           "publish_blocks", "render_board"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
@@ -205,7 +206,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             "levels": blocks}
 
 
-OUTPUT_FILES = ("results.json", "README.md", "index.html")
+OUTPUT_FILES = ("results.json", "README.md", "index.html", "figures")
 
 
 def _is_leaderboard(results: Path) -> bool:
@@ -253,8 +254,6 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                       title: str | None = None) -> dict:
     """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document.
     ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``."""
-    from meta_eval.leaderboard.render import render_html, render_readme
-
     doc = {"schema": SCHEMA, "name": name, "command": command, "meta_eval_version": package_version("meta-eval"),
            "meta_evaluation": {"signature": publication_signature(n_resamples, seed, confidence, alpha, correction,
                                                                   primary),
@@ -270,15 +269,48 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     if title:
         doc = {**{k: v for k, v in doc.items() if k != "sets"}, "title": title, "sets": sets}
     out = Path(out_dir)
-    texts = [("results.json", json.dumps(doc, indent=1) + "\n"), ("README.md", render_readme(doc)),
-             ("index.html", render_html(doc))]
+    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc)])
+    return doc
+
+
+def _pages(doc: dict) -> list[tuple[str, str | bytes]]:
+    """The files rendered from a board's document: README.md, index.html and the figures (when matplotlib is
+    installed)."""
+    from meta_eval.leaderboard.render import board_figures, render_html, render_readme
+
+    figures = board_figures(doc)
+    return [("README.md", render_readme(doc, figures=bool(figures))), ("index.html", render_html(doc)),
+            *sorted(figures.items())]
+
+
+def render_board(out_dir: str | Path) -> dict:
+    """Rewrite a published board's pages (README.md, index.html, figures) from its ``results.json``; nothing is
+    scored or recomputed, and results.json is not touched. For pages made by an older renderer."""
+    out = Path(out_dir)
+    try:
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PublishError(f"{out / 'results.json'}: not a readable leaderboard ({exc})") from None
+    if doc.get("schema") != SCHEMA:
+        raise PublishError(f"{out / 'results.json'}: schema {doc.get('schema')!r}, this meta-eval renders {SCHEMA}")
+    _write_board_files(out, _pages(doc))
+    return doc
+
+
+def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]]) -> None:
+    """Write every file in full first, then rename them all into place; nothing half-written is ever left."""
     temporary = []
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in texts:  # every file written in full first, then all renamed into place
-            tmp = out / f".{filename}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
-            temporary.append((tmp, out / filename))
-            tmp.write_text(text, encoding="utf-8")
+            final = out / filename
+            final.parent.mkdir(parents=True, exist_ok=True)
+            tmp = final.parent / f".{final.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            temporary.append((tmp, final))
+            if isinstance(text, bytes):
+                tmp.write_bytes(text)
+            else:
+                tmp.write_text(text, encoding="utf-8")
         for tmp, final in temporary:
             os.replace(tmp, final)
         temporary = []
@@ -289,7 +321,6 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     finally:
         for tmp, _ in temporary:
             tmp.unlink(missing_ok=True)
-    return doc
 
 
 class PublishError(MetaEvalError, ValueError):

@@ -185,3 +185,21 @@ def test_committed_neural_numbers_match_a_fresh_run(name, subset, names, shared_
                         seed=meta["seed"], confidence=meta["confidence"], primary=meta["primary"], pairwise=False)
     tol = 1e-6 if exact else conftest.CORRELATION_TOL
     assert _compare(block, {(b["level"], b["statistic"]): b for b in fresh["levels"]}, tol) >= len(names)
+
+
+@pytest.mark.parametrize("board", BOARDS, ids=[b.parent.name for b in BOARDS])
+def test_committed_pages_are_rendered_from_their_results(board):
+    """README.md and index.html are exactly what the renderer makes of results.json (`meta-eval leaderboard render`
+    refreshes them without scoring), and every figure the README shows is committed."""
+    from meta_eval.leaderboard.render import render_html, render_readme
+
+    doc = json.loads(board.read_text())
+    folder = board.parent
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"\]\((figures/[^)]+\.svg)\)", readme)
+    assert readme == render_readme(doc, figures=bool(shown))
+    assert (folder / "index.html").read_text(encoding="utf-8") == render_html(doc)
+    conftest.require(bool(shown) or not conftest.on_ci(), "the boards' figures", "meta-eval leaderboard render")
+    for name in shown:
+        svg = (folder / name).read_text(encoding="utf-8")
+        assert svg.startswith("<?xml") and "human '" in svg

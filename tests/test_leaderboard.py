@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,3 +253,33 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
         assert errors == [], errors
     finally:
         driver.quit()
+
+
+def test_pages_are_a_pure_function_of_results_json_and_carry_the_figures(tmp_path):
+    """`leaderboard render` rewrites README.md, index.html and the figures from results.json alone: the same bytes
+    as publishing wrote (figures: deterministic SVG), and each level's figure shows every ranked variant."""
+    __import__("conftest").require_module("matplotlib", "pip install 'meta-eval[plot]'")
+    from meta_eval.leaderboard.publish import render_board
+
+    jset, scored = synthetic()
+    write_leaderboard(tmp_path / "a", "toy", [set_results(jset, "q", scored, n_resamples=100)], "test",
+                      n_resamples=100, seed=0, confidence=0.95, alpha=0.05, correction="holm", primary="spearman")
+    written = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    figures = sorted(str(p) for p in written if p.parts[0] == "figures")
+    assert figures and all(f.endswith("-spearman.svg") for f in figures)
+    readme = written[Path("README.md")].decode()
+    assert all(f"]({f})" in readme for f in figures)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    for p in (tmp_path / "b").rglob("*"):
+        if p.is_file() and p.name != "results.json":
+            p.write_text("stale")
+    render_board(tmp_path / "b")
+    again = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()}
+    assert again == written
+    svg = written[Path(figures[0])].decode()
+    for variant in ("good", "bad", "ppl"):
+        assert f">{variant}  [" in svg or f">{variant}<" in svg
+    res = CliRunner().invoke(app, ["leaderboard", "render", str(tmp_path / "b")])
+    assert res.exit_code == 0 and "rendered" in res.output
+    bad = CliRunner().invoke(app, ["leaderboard", "render", str(tmp_path)])
+    assert bad.exit_code == 2 and "not a readable leaderboard" in bad.output

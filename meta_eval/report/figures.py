@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["KINDS", "intervals_figure", "pvalues_figure", "save_figure", "scatter_figure"]
+__all__ = ["KINDS", "board_figure", "board_figure_name", "intervals_figure", "pvalues_figure", "save_figure",
+           "scatter_figure"]
 
 KINDS = ("intervals", "pvalues", "scatter")
 SUFFIXES = (".png", ".svg", ".pdf")
@@ -153,3 +154,46 @@ def save_figure(fig, path: str | Path) -> Path:
     fig.savefig(path, metadata=_METADATA[suffix], bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def board_figure(set_block: dict, level_block: dict):
+    """A published leaderboard's figure for one set and level (:mod:`leaderboard.publish` blocks): the statistic per
+    variant with its interval, shaded by significance cluster (the block's ranks), the human ceiling as a dashed
+    line with its interval; the same drawing as :func:`intervals_figure`."""
+    plt = _plt()
+    rows = [r for r in level_block["results"] if r.get("r") is not None]
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(3.3, 0.9 + 0.2 * n))
+    ys = np.arange(n)[::-1]
+    shades = ["#1f4e79", "#4a7fb5", "#7fa7d1", "#a9c4e2", "#c8d9ec"]
+    for y, r in zip(ys, rows):
+        colour = shades[((r.get("rank") or 1) - 1) % len(shades)]
+        if r.get("ci") and r["ci"][0] is not None:
+            ax.plot(r["ci"], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
+        ax.plot([r["r"]], [y], marker="o", color=colour, markersize=4, linestyle="none")
+    ax.set_yticks(ys, [r["variant"] + (f"  [{r['rank']}]" if r.get("rank") else "") for r in rows])
+    c = level_block.get("ceiling") or {}
+    ceiling = ""
+    if c.get("value") is not None:
+        if c.get("ci") and c["ci"][0] is not None:
+            ax.axvspan(c["ci"][0], c["ci"][1], color="#c0392b", alpha=0.12, linewidth=0)
+        ax.axvline(c["value"], color="#c0392b", linestyle="--", linewidth=1)
+        ceiling = f"\nhuman ceiling {c['value']:.3f} (dashed; shaded: its interval)"
+    stat = level_block["statistic"]
+    what = f"{stat} correlation" if stat in ("spearman", "pearson", "kendall") else stat
+    ax.set_xlabel(f"{what} with human '{set_block['human']}', {int(round(100 * level_block['confidence']))}% "
+                  "bootstrap CI")
+    ranked = any(r.get("rank") for r in rows)
+    ax.set_title(f"{set_block['judgments']} ({set_block['subset']}): {level_block['level']} level, "
+                 f"n = {level_block['n_units']}" + ("; [k]: significance cluster" if ranked else "") + ceiling)
+    ax.axvline(0, color="#999999", linewidth=0.6)
+    ax.grid(axis="x", color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    return fig
+
+
+def board_figure_name(set_block: dict, level_block: dict) -> str:
+    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure."""
+    return (f"figures/{set_block['judgments']}-{set_block['subset']}-{level_block['level']}-"
+            f"{level_block['statistic']}.svg")
