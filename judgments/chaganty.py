@@ -46,6 +46,8 @@ FILE = DataFile(
 DIMENSIONS = ("overall", "redundancy", "grammar")
 SUBSETS = ("sms", "all")
 DEFAULT_SUBSET = "sms"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = 'arunchaganty/active-evaluation@7a777a0 data/lqual.jsonl.gz; Chaganty, Mussmann & Liang, ACL 2018'
 
 
 
@@ -78,6 +80,5 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
                        default_reason="it is the chaganty set's declared default (the SMS paper's dimension)",
                        language="en",
                        task="summarization", licence="MIT (arunchaganty/active-evaluation)",
-                       data_source="arunchaganty/active-evaluation@7a777a0 data/lqual.jsonl.gz; Chaganty, Mussmann "
-                                   "& Liang, ACL 2018",
+                       data_source=DATA_SOURCE,
                        annotators="Mechanical Turk workers: 2 per summary (5 on 119), per-judge values kept")

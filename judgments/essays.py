@@ -43,6 +43,8 @@ REFERENCE = DataFile("asap-aes-3/reference_essay.txt", None,
                      "131f70b5adaf4f0aac50690f73f9327d4febdb76c90903fe7846b6059d5d86cf", _HOW)
 SUBSETS = ("sms", "all")
 DEFAULT_SUBSET = "sms"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = "Rokeer/aes@687873b data/fold_*/test.tsv (Kaggle ASAP-AES set 3) + the SMS paper's reference essay"
 _COLUMNS = ("essay_id", "essay", "rater1_domain1", "rater2_domain1", "domain1_score")
 
 
@@ -87,6 +89,5 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True,
                        notes=() if text == "repaired" else ("texts as released (mojibake not repaired)",),
                        language="en",
                        task="essay scoring", licence="not stated (Hewlett Foundation ASAP-AES, Kaggle)",
-                       data_source="Rokeer/aes@687873b data/fold_*/test.tsv (Kaggle ASAP-AES set 3) + the SMS "
-                                   "paper's reference essay",
+                       data_source=DATA_SOURCE,
                        annotators="2 trained raters per essay (rater1_domain1, rater2_domain1), both kept")

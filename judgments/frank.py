@@ -72,6 +72,8 @@ DATASETS = {"cnndm": "cnndm", "xsum": "bbc"}  # subset name -> the file's ``data
 SPLITS = ("valid", "test")
 SUBSETS = ("all", *SPLITS, *(f"{d}{s}" for d in DATASETS for s in ("", "-valid", "-test")))
 DEFAULT_SUBSET = "test"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = 'artidoro/frank@80a88fb data/human_annotations.json, texts @6308064; Pagnoni et al., NAACL 2021'
 DEFAULT_REASON = ("factuality is FRANK's main human score: the share of the summary's sentences the annotators found "
                   "free of factual errors (Pagnoni et al. 2021); the 11 others are its per-category error indicators")
 
@@ -154,7 +156,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
                     "error 0..1, with 11 error categories",
         default_reason=DEFAULT_REASON, notes=_notes(subset), task="factuality", language="en",
         licence="MIT (artidoro/frank LICENSE); articles: CNN/DailyMail and BBC news",
-        data_source="artidoro/frank@80a88fb data/human_annotations.json, texts @6308064; Pagnoni et al., NAACL 2021",
+        data_source=DATA_SOURCE,
         annotators="3 crowd annotators per summary sentence, aggregated by the authors (no per-annotator values)")
 
 

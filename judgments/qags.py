@@ -71,6 +71,8 @@ DIMENSIONS = ("factuality", "consistent", "mean_yes")
 DATASETS = ("cnndm", "xsum")
 SUBSETS = ("all", *DATASETS)
 DEFAULT_SUBSET = "cnndm"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = 'W4ngatang/qags@47798e9 data/mturk_{cnndm,xsum}.jsonl; Wang, Cho & Lewis, ACL 2020'
 WORKERS = 3
 DEFAULT_REASON = ("factuality is the QAGS paper's human score: the share of the summary's sentences a majority of "
                   "3 crowd workers judged consistent with the article (Wang et al. 2020)")
@@ -167,7 +169,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
                     "judged consistent by a majority of 3 workers, 0..1",
         default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality", language="en", pooled_datasets=pooled,
         licence="none stated for the data (W4ngatang/qags has no licence file for it): cite the paper",
-        data_source="W4ngatang/qags@47798e9 data/mturk_{cnndm,xsum}.jsonl; Wang, Cho & Lewis, ACL 2020",
+        data_source=DATA_SOURCE,
         annotators="3 Mechanical Turk workers per summary (the same 3 for all its sentences), per-worker values kept")
 
 

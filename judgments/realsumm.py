@@ -46,6 +46,8 @@ FILE = DataFile(
 DIMENSIONS = ("litepyramid_recall",)
 SUBSETS = ("all",)
 DEFAULT_SUBSET = "all"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = 'neulab/BARTScore@248f511 SUM/REALSumm/data.pkl; Bhandari et al., EMNLP 2020'
 
 
 
@@ -72,5 +74,5 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
                                    "LitePyramid recall 0..1",
                        language="en",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; REALSumm: CC BY 4.0)",
-                       data_source="neulab/BARTScore@248f511 SUM/REALSumm/data.pkl; Bhandari et al., EMNLP 2020",
+                       data_source=DATA_SOURCE,
                        annotators="crowd LitePyramid judgments, aggregated per summary (no per-annotator values)")

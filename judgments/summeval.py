@@ -50,6 +50,8 @@ FILE = DataFile(
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 SUBSETS = ("all",)
 DEFAULT_SUBSET = "all"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = 'neulab/BARTScore@248f511 SUM/SummEval/data.pkl; Fabbri et al., TACL 2021'
 
 
 
@@ -80,5 +82,5 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
                        description="SummEval (Fabbri et al. 2021), CNN/DailyMail summaries of 16 systems, judged 1..5",
                        language="en",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; SummEval: MIT)",
-                       data_source="neulab/BARTScore@248f511 SUM/SummEval/data.pkl; Fabbri et al., TACL 2021",
+                       data_source=DATA_SOURCE,
                        annotators="3 experts per summary, only their mean in this copy (no per-annotator values)")

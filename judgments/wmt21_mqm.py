@@ -76,6 +76,9 @@ DIMENSIONS = ("mqm",)
 LANGUAGE_PAIRS = ("en-de", "zh-en")
 SUBSETS = ("en-de", "zh-en", "en-de+human", "zh-en+human")
 DEFAULT_SUBSET = "en-de"
+#: where the data come from (repository, commit, files; the paper), shown on leaderboards and in listings
+DATA_SOURCE = ("google/wmt-mqm-human-evaluation@7fadea2 ted/{ende,zhen}/mqm_ted_*.tsv; Freitag et al., TACL 2021 and "
+               "WMT21 metrics task")
 DEFAULT_REASON = ("MQM is the set's only human score: minus the weighted count of the errors one professional "
                   "translator marked (Freitag et al. 2021), higher is better; it is WMT21's gold score for TED talks")
 ANNOTATORS = "1 professional translator per segment (expert MQM error annotation; no second rating)"
@@ -159,8 +162,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         description=f"WMT21 TED talks {lp} (Freitag et al. 2021), {len({r.system for r, _ in kept})} systems, "
                     "expert MQM (minus weighted errors, higher is better)",
         default_reason=DEFAULT_REASON, notes=notes, task="MT", licence="Apache-2.0", language=lp.split("-")[1],
-        data_source="google/wmt-mqm-human-evaluation@7fadea2 ted/{ende,zhen}/mqm_ted_*.tsv; Freitag et al., "
-                    "TACL 2021 and WMT21 metrics task", annotators=ANNOTATORS)
+        data_source=DATA_SOURCE, annotators=ANNOTATORS)
 
 
 def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool = True) -> JudgmentSet:

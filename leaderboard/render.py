@@ -47,6 +47,16 @@ def split_signature(signature: str) -> tuple[str, list[tuple[str, str]], list[tu
     return name, options, versions
 
 
+def set_source(name: str) -> str | None:
+    """Where a built-in set's data come from, with its paper (the loader's ``DATA_SOURCE``); None for other sets."""
+    import importlib
+
+    from meta_eval.judgments import BUILTIN
+
+    module = BUILTIN.get(name)
+    return getattr(importlib.import_module(module), "DATA_SOURCE", None) if module else None
+
+
 def ceiling_text(note: str | None) -> str:
     """Why a set has no human ceiling, in a reader's words (the computed note kept after it)."""
     if note and "no per-annotator values" in note:
@@ -118,7 +128,8 @@ def render_readme(doc: dict, figures: bool = False) -> str:
     primary = meta["primary"]
     for s in doc["sets"]:
         lines += [f"## {s['judgments']} ({s['subset']}): human `{s['human']}`", "",
-                  f"{s['n_rows']} rows, {s['n_documents']} documents, {s['n_systems']} systems.", ""]
+                  f"{s['n_rows']} rows, {s['n_documents']} documents, {s['n_systems']} systems."
+                  + (f" Data: {set_source(s['judgments'])}." if set_source(s["judgments"]) else ""), ""]
         for k in s.get("skipped", []):
             lines.append(f"- not run: {k['metric']}: {k['reason']}")
         for metric, r in s.get("not_measured", {}).items():
@@ -339,6 +350,7 @@ def _page_data(doc: dict) -> dict:
                              "options": ", ".join(f"{k}={v}" if v else k for k, v in options) or "-",
                              "versions": ", ".join(f"{d} {v}" for d, v in versions) or "-"})
         s["metrics_readable"] = readable
+        s["source"] = set_source(s["judgments"])
         for b in s["levels"]:
             c = b.get("ceiling") or {}
             if c and c.get("value") is None:

@@ -233,6 +233,7 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
     readme = (out / "README.md").read_text()
     assert readme.startswith("# Leaderboard: Factuality and SummEval")
     assert "ref=source" in readme and "sacrebleu 2.6.0" in readme
+    assert "Data: W4ngatang/qags@47798e9" in readme and "Fabbri et al., TACL 2021" in readme
     assert "the public data give only the mean of the annotators' scores" in readme  # summeval
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -243,6 +244,7 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
         assert driver.title == "meta-eval leaderboard: Factuality and SummEval"
         info = driver.find_element(By.ID, "setinfo").text
         assert "qags (subset cnndm): human 'factuality'; 235 rows, 235 documents, 1 systems" in info
+        assert "Wang, Cho & Lewis, ACL 2020" in info  # the citation
         options = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
                    for tr in driver.find_elements(By.CSS_SELECTOR, "#metrics tr")[1:]}
         assert "ref=source" in options["chrf"] and "code=" in options["chrf"]

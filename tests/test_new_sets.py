@@ -309,23 +309,21 @@ def test_judgments_lists_every_set_with_task_annotators_licence_and_source(share
 
     from meta_eval.cli import app
 
-    res = CliRunner().invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "400"})
+    from meta_eval.judgments.catalog import catalog
+
+    res = CliRunner().invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
-    sets_part, origin_part = res.output.split("Where each set comes from")
-
-    def rows(text):
-        return {line.split("│")[1].strip(): [c.strip() for c in line.split("│")] for line in text.splitlines()
-                if line.startswith("│") and line.split("│")[1].strip()}
-
-    listed, origins = rows(sets_part), rows(origin_part)
-    assert set(judgments.BUILTIN) <= set(listed) and set(judgments.BUILTIN) <= set(origins)
+    blocks = {block.split(" ", 1)[0]: block for block in res.output.split("\n\n")[1:]}  # one block per set
+    assert set(judgments.BUILTIN) <= set(blocks)
+    entries = {e["name"]: e for e in catalog(shared_data)}
     for name, task in [("chaganty", "summarization"), ("essays", "essay scoring"), ("summeval", "summarization"),
                        ("realsumm", "summarization"), ("wmt21-mqm-ted", "MT"), ("frank", "factuality"),
                        ("qags", "factuality")]:
-        assert listed[name][2] == task, (name, listed[name])
-        assert all(origins[name][i] not in ("", "-") for i in (2, 3, 4)), (name, origins[name])
-    narrow = CliRunner().invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "80"})
-    for name in judgments.BUILTIN:  # names are never cut, even in an 80-column terminal
-        assert f"│ {name}" in narrow.output
+        assert blocks[name].startswith(f"{name} ({task})"), (name, blocks[name][:80])  # names are never cut
+        assert entries[name]["task"] == task
+        for key in ("annotators", "licence", "data_source"):
+            assert entries[name][key], (name, key)
+        for label in ("annotators:", "licence:", "from:"):
+            assert label in blocks[name], (name, label)
     described = CliRunner().invoke(app, ["judgments", "qags", "--data-dir", str(shared_data)])
     assert "annotators: 3 Mechanical Turk workers" in " ".join(described.output.split())

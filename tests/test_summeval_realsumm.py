@@ -155,11 +155,11 @@ def test_cli_lists_both_sets_present(shared_data):
     res = runner.invoke(app, ["judgments", "--data-dir", str(shared_data)])
     assert res.exit_code == 0, res.output
     assert "summeval" in res.output and "realsumm" in res.output
-    lines = {line.split("│")[1].strip(): line for line in res.output.splitlines() if line.count("│") > 5}
-    assert "2085" in lines["chaganty"] and "583" in lines["chaganty"]
-    assert "1600" in lines["summeval"] and "100" in lines["summeval"] and "11" in lines["summeval"]
-    assert "2400" in lines["realsumm"] and "24" in lines["realsumm"]
-    assert "1086" in lines["essays"]
+    blocks = {block.split(" ", 1)[0]: " ".join(block.split()) for block in res.output.split("\n\n")[1:]}
+    assert "2085 rows, 583 documents" in blocks["chaganty"]
+    assert "1600 rows, 100 documents" in blocks["summeval"] and "11 references per row" in blocks["summeval"]
+    assert "2400 rows" in blocks["realsumm"] and "24 systems" in blocks["realsumm"]
+    assert "1086 rows" in blocks["essays"]
 
 
 def test_cli_lists_missing_files(tmp_path):
