@@ -414,7 +414,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     """
     import shlex
 
-    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.engines import engine_for
 
     if correlation not in ("spearman", "pearson", "kendall"):
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
@@ -432,19 +432,10 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:
-        own_engine = not isinstance(engine, Engine)
-        if own_engine:
-            try:
-                engine = make_engine(engine, workers, address, actors)
-            except EngineError as exc:
-                raise MetaEvalError(str(exc)) from None
-        try:
+        with engine_for(engine, workers, address, actors) as scoring:
             blocks = publish_blocks(names, metrics, variants, option_list, resamples, seed, correlation, alpha,
-                                    correction, data_dir, cache, no_cache, batch_size, engine, duplicates,
+                                    correction, data_dir, cache, no_cache, batch_size, scoring, duplicates,
                                     progress=progress, say=say, human=human)
-        finally:
-            if own_engine:
-                engine.close()
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
                                     confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
@@ -466,7 +457,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
     from meta_eval import judgments as judgment_sets
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
-    from meta_eval.scoring.runner import degenerate_report, score_all
+    from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
     from meta_eval.scoring.selection import choose_metrics, group_skips, parse_options
 
     say = say or (lambda channel, text: None)
@@ -507,11 +498,8 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         if not scored:
             raise MetaEvalError(f"{jset.name}: no metric could run")
         not_measured = degenerate_report(scoring)
-        for metric, r in not_measured.items():
-            if r["rows"]:
-                say("err", f"{metric}: {r['rows']} of {len(examples)} rows not measured, given the metric's "
-                           "documented value: " + "; ".join(f"{n} with {why}" for why, n in r["reasons"].items())
-                    + " (see the metric's documentation)")
+        for line in degenerate_lines(not_measured, len(examples)):
+            say("err", line)
         if progress:
             from meta_eval.report.progress import resampling_progress
 

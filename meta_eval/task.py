@@ -145,7 +145,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         metric able to run (code 2; 1 if every chosen metric failed).
     """
     from meta_eval.report.outputs import check_job_output
-    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.engines import engine_for
 
     say = say or _quiet
     started = time.perf_counter()
@@ -158,21 +158,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
-    own_engine = not isinstance(engine, Engine)
-    if own_engine:
-        try:
-            engine = make_engine(engine, workers, address, actors)  # a bad engine choice or Ray missing: now
-        except EngineError as exc:
-            raise MetaEvalError(str(exc)) from None
-    try:
+    with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
         return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,
                     baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
-                    data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine,
+                    data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started)
-    finally:
-        if own_engine:
-            engine.close()
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
@@ -185,7 +176,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
-    from meta_eval.scoring.runner import degenerate_report, score_all
+    from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
     from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
 
     requested = requested_names(metrics)
@@ -235,11 +226,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
     degenerate = degenerate_report(scoring)
-    for name, r in degenerate.items():
-        if r["rows"]:
-            say("err", f"{name}: {r['rows']} of {len(jset)} rows not measured, given the metric's documented value: "
-                + "; ".join(f"{n} with {why_}" for why_, n in r["reasons"].items())
-                + " (see the metric's documentation)")
+    for line in degenerate_lines(degenerate, len(jset)):
+        say("err", line)
     variants = [v for ms in scored for v in ms.scores]
     if baseline is None and "rougeL-f" in variants:
         baseline = "rougeL-f"
@@ -361,7 +349,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval.protocol import ProtocolError, compare, load_protocol
     from meta_eval.report.outputs import check_job_output, write_json
     from meta_eval.scoring.cache import open_cache
-    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import choose_metrics
 
@@ -373,14 +361,8 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
         proto = load_protocol(name)
     except ProtocolError as exc:
         raise MetaEvalError(str(exc)) from None
-    own_engine = not isinstance(engine, Engine)
-    if own_engine:
-        try:
-            engine = make_engine(engine, workers, address, actors)
-        except EngineError as exc:
-            raise MetaEvalError(str(exc)) from None
     parts_doc, all_cells, missing = [], [], []
-    try:
+    with engine_for(engine, workers, address, actors) as scoring:
         for part in proto.parts:
             try:
                 jset = judgment_sets.load(part.judgments, data_dir, subset=part.subset, text=part.text)
@@ -395,10 +377,10 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                         if total_rows > len(jset) else "")
             say("err", f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows{left_out}, human "
                        f"{part.human}, {part.level} level, {part.correlation}")
-            scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
-                                progress=progress, degenerate=False)
-            scored = scoring.scored
-            skipped += [(n, f"failed: {r}") for n, r in scoring.failed]
+            done = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=scoring,
+                             progress=progress, degenerate=False)
+            scored = done.scored
+            skipped += [(n, f"failed: {r}") for n, r in done.failed]
             variants = {v for ms in scored for v in ms.scores}
             baseline = part.baseline if part.baseline in variants else None
             results = []
@@ -428,9 +410,6 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                               "skipped": [{"metric": n, "reason": r} for n, r in skipped],
                               "_objects": {"part": part, "cells": cells, "results": results, "scored": scored,
                                            "skipped": skipped}})
-    finally:
-        if own_engine:
-            engine.close()
     counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
     doc = {"protocol": proto.name, "title": proto.title, "citation": proto.citation, "source": proto.source,
            "counts": counts, "parts": parts_doc, "wall_seconds": round(time.perf_counter() - started, 3),
@@ -463,7 +442,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     from meta_eval.report.outputs import atomic_write, check_job_output
     from meta_eval.results import ScoreResult
     from meta_eval.scoring.cache import open_cache
-    from meta_eval.scoring.engines import Engine, EngineError, make_engine
+    from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.score_files import read_jsonl, read_line_files, write_scores
     from meta_eval.scoring.selection import (choose_metrics, group_skips, named_skips, parse_options,
@@ -482,13 +461,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
              *(("a references file", r) for r in references)]
     texts = [(what, Path(p) if p is not None else None) for what, p in texts]
     check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
-    own_engine = not isinstance(engine, Engine)
-    if own_engine:
-        try:
-            engine = make_engine(engine, workers, address, actors)
-        except EngineError as exc:
-            raise MetaEvalError(str(exc)) from None
-    try:
+    with engine_for(engine, workers, address, actors) as scoring:
         if examples is None:
             try:
                 examples = read_jsonl(input) if input is not None else read_line_files(candidates, references,
@@ -501,12 +474,9 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                          has_references=any(ex.references for ex in examples))  # rows lacking one
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
-        scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
-                            progress=progress, degenerate=False)
-    finally:
-        if own_engine:
-            engine.close()
-    scored, failed = scoring.scored, scoring.failed
+        done = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=scoring,
+                         progress=progress, degenerate=False)
+    scored, failed = done.scored, done.failed
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),

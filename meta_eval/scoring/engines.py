@@ -81,6 +81,7 @@ import warnings
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
@@ -89,7 +90,7 @@ from meta_eval.metrics import numeric
 from meta_eval.metrics.base import Example, Metric
 
 __all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
-           "default_workers", "make_engine"]
+           "default_workers", "engine_for", "make_engine"]
 
 ENGINES = ("local", "ray")
 RAY_HINT = 'pip install "meta-eval[ray]"'
@@ -712,3 +713,24 @@ def make_engine(name: str = "local", workers: int | None = None, address: str | 
                           "in its driver with --workers threads)")
     count = _workers(workers, cap=True)
     return InProcess() if count == 1 else LocalEngine(count)
+
+
+@contextmanager
+def engine_for(engine="local", workers: int | None = None, address: str | None = None,
+               actors: int | None = None) -> Iterator[Engine]:
+    """The engine a job scores on: an :class:`Engine` given as an object is used as is and left open; a name
+    (``local``, ``ray``) makes one with ``workers``/``address``/``actors`` (:func:`make_engine`), closed when the
+    job ends. A bad choice raises :class:`~meta_eval.errors.MetaEvalError` before any work."""
+    from meta_eval.errors import MetaEvalError
+
+    if isinstance(engine, Engine):
+        yield engine
+        return
+    try:
+        made = make_engine(engine, workers, address, actors)
+    except EngineError as exc:
+        raise MetaEvalError(str(exc)) from None
+    try:
+        yield made
+    finally:
+        made.close()

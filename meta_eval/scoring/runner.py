@@ -44,7 +44,7 @@ from meta_eval.scoring.cache import ScoreCache, example_key
 from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
-__all__ = ["MetricScores", "Scoring", "check_examples", "degenerate_report", "release_done", "run_order", "score_all",
+__all__ = ["MetricScores", "Scoring", "check_examples", "degenerate_lines", "degenerate_report", "release_done", "run_order", "score_all",
            "score_examples", "shared_totals"]
 
 ProgressCallback = Callable[[int, int], None]
@@ -323,6 +323,13 @@ def degenerate_report(scoring: Scoring) -> dict[str, dict]:
         reasons = Counter(r for r in scoring.degenerate.get(ms.metric, ()) if r is not None)
         report[ms.metric] = {"rows": sum(reasons.values()), "reasons": dict(reasons)}
     return report
+
+
+def degenerate_lines(report: dict[str, dict], n_rows: int) -> list[str]:
+    """One line per metric of :func:`degenerate_report` with rows given its documented value, and why."""
+    return [f"{name}: {r['rows']} of {n_rows} rows not measured, given the metric's documented value: "
+            + "; ".join(f"{n} with {why}" for why, n in r["reasons"].items()) + " (see the metric's documentation)"
+            for name, r in report.items() if r["rows"]]
 
 
 def shared_totals(scored: Sequence[MetricScores]) -> dict[str, float]:
