@@ -316,7 +316,7 @@ def list_metrics() -> None:
     from meta_eval.metrics import numeric
 
     out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
-              f"(README: Numeric mode).", highlight=False, markup=False)
+              f"(docs/engines.md: Numeric mode).", highlight=False, markup=False)
 
 
 @app.command("protocols")

@@ -33,7 +33,7 @@ class PValueMatrix:
 
     def to_frame(self):
         """The matrix as a pandas DataFrame (rows: the better metric, columns: the worse)."""
-        import pandas as pd
+        pd = _need("pandas", "to_frame()")
 
         return pd.DataFrame(self.p, index=self.variants, columns=self.variants)
 
@@ -112,7 +112,8 @@ class RunResult:
 
     @property
     def values(self) -> dict[str, float | None]:
-        return {r.metric: r.value if r.value is not None else getattr(r, self.statistic, None) for r in self.results}
+        return {r.metric: r.value if r.value is not None else getattr(r, self.statistic, None)
+                for r in self.results}
 
     @property
     def intervals(self) -> dict[str, tuple[float | None, float | None] | None]:
@@ -156,7 +157,7 @@ class RunResult:
     def to_frame(self):
         """One row per variant (best first): the statistic, its interval, the three correlations, units, the
         p-value against the baseline, the metric, its signature and any note. pandas is imported here only."""
-        import pandas as pd
+        pd = _need("pandas", "to_frame()")
 
         p = self.pvalues_vs_baseline
         rows = []
@@ -194,6 +195,7 @@ class RunResult:
         ``"pvalues"`` (the all-pairs p-value heatmap, in cluster order) or ``"scatter"`` (``variant``, default the
         best, against the humans at the run's level). Written to ``path`` (.png, .svg, .pdf; no date in the file)
         when given; returns the matplotlib Figure (closed once written)."""
+        _need("matplotlib", "plot()")
         from meta_eval.report import figures
 
         if kind not in figures.KINDS:
@@ -259,9 +261,21 @@ class ScoreResult:
 
     def to_frame(self):
         """One row per example, one column per variant (pandas imported here only)."""
-        import pandas as pd
+        pd = _need("pandas", "to_frame()")
 
         return pd.DataFrame(self.columns)
+
+
+def _need(module: str, what: str):
+    """Import an optional library, or raise MetaEvalError saying which extra installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        from meta_eval.errors import MetaEvalError
+
+        raise MetaEvalError(f"{what} needs {module.split('.')[0]}: pip install 'meta-eval[plot]'") from None
 
 
 def two_sided(p: float | None, n_resamples: int | None = None) -> float | None:

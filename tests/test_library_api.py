@@ -142,3 +142,25 @@ def test_import_meta_eval_is_light_and_cli_is_a_thin_shell():
     for inner in ("meta_eval.stats", "meta_eval.evaluate", "meta_eval.scoring.runner", "meta_eval.scoring.selection",
                   "meta_eval.scoring.cache", "meta_eval.report.outputs"):
         assert not any(m == inner or m.startswith(inner + ".") for m in imported), inner
+
+
+def test_optional_libraries_missing_are_a_sentence(monkeypatch, shared_data):
+    """Without the plot extra, to_frame() and plot() say which extra to install (a core install has neither)."""
+    import builtins
+
+    from meta_eval import MetaEvalError, run
+
+    res = run("chaganty", metrics=["rouge"], data_dir=shared_data, no_cache=True, progress=False)
+    real_import = builtins.__import__
+
+    def no_extras(name, *args, **kwargs):
+        if name.split(".")[0] in ("pandas", "matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_extras)
+    monkeypatch.setattr("importlib.import_module", lambda name, package=None: no_extras(name))
+    with pytest.raises(MetaEvalError, match=r"to_frame\(\) needs pandas: pip install 'meta-eval\[plot\]'"):
+        res.to_frame()
+    with pytest.raises(MetaEvalError, match=r"plot\(\) needs matplotlib"):
+        res.plot("intervals")

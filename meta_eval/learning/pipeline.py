@@ -324,8 +324,9 @@ class LearnResult:
     def to_frame(self):
         """One row per evaluated feature set (best first): size, mean held-out correlations (grouped where
         defined, ungrouped) and their intervals (pandas imported here only)."""
-        import pandas as pd
+        from meta_eval.results import _need
 
+        pd = _need("pandas", "to_frame()")
         rows = []
         for r in self.outcome.results:
             g, u = r.grouped, r.ungrouped
