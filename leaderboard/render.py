@@ -128,7 +128,8 @@ def render_readme(doc: dict, figures: bool = False) -> str:
     primary = meta["primary"]
     for s in doc["sets"]:
         lines += [f"## {s['judgments']} ({s['subset']}): human `{s['human']}`", "",
-                  f"{s['n_rows']} rows, {s['n_documents']} documents, {s['n_systems']} systems."
+                  f"{s['n_rows']} rows, {s['n_documents']} document{'s' if s['n_documents'] != 1 else ''}, "
+                  f"{s['n_systems']} system{'s' if s['n_systems'] != 1 else ''}."
                   + (f" Data: {set_source(s['judgments'])}." if set_source(s["judgments"]) else ""), ""]
         for k in s.get("skipped", []):
             lines.append(f"- not run: {k['metric']}: {k['reason']}")
@@ -322,7 +323,8 @@ function drawHeat(block){ const pw = block.pairwise, t = $("heat");
   t.innerHTML = h; }
 function drawSet(){ const s = currentSet();
   $("setinfo").textContent = `${s.judgments} (subset ${s.subset}): human '${s.human}'; ${s.n_rows} rows, ` +
-    `${s.n_documents} documents, ${s.n_systems} systems` + (s.source ? `; data: ${s.source}` : "");
+    `${s.n_documents} document${s.n_documents === 1 ? "" : "s"}, ` +
+    `${s.n_systems} system${s.n_systems === 1 ? "" : "s"}` + (s.source ? `; data: ${s.source}` : "");
   let h = "<tr><th class='name'>metric</th><th class='name'>options</th><th class='name'>versions</th></tr>";
   for (const m of (s.metrics_readable || [])) h += `<tr><td class="name" title="${esc(m.signature)}">` +
     `${esc(m.metric)}</td><td class="name">${esc(m.options)}</td><td class="name">${esc(m.versions)}</td></tr>`;

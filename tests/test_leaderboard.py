@@ -243,7 +243,7 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
         driver.get((out / "index.html").resolve().as_uri())
         assert driver.title == "meta-eval leaderboard: Factuality and SummEval"
         info = driver.find_element(By.ID, "setinfo").text
-        assert "qags (subset cnndm): human 'factuality'; 235 rows, 235 documents, 1 systems" in info
+        assert "qags (subset cnndm): human 'factuality'; 235 rows, 235 documents, 1 system" in info
         assert "Wang, Cho & Lewis, ACL 2020" in info  # the citation
         options = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
                    for tr in driver.find_elements(By.CSS_SELECTOR, "#metrics tr")[1:]}
