@@ -279,7 +279,7 @@ def _pages(doc: dict) -> list[tuple[str, str | bytes]]:
     from meta_eval.leaderboard.render import board_figures, render_html, render_readme
 
     figures = board_figures(doc)
-    return [("README.md", render_readme(doc, figures=bool(figures))), ("index.html", render_html(doc)),
+    return [("README.md", render_readme(doc, figures=bool(figures))), ("index.html", render_html(doc, figures)),
             *sorted(figures.items())]
 
 

@@ -242,7 +242,7 @@ code{font-size:12px;word-break:break-all}
 <p class="small" id="about"></p>
 <p class="small" id="setinfo"></p>
 <h2>Ranking</h2><table id="ranking"></table>
-<h2>Values with intervals</h2><div id="chart"></div>
+<h2>Values with intervals</h2><div id="chart"></div><div id="figure"></div>
 <h2>Pairwise significance</h2>
 <p class="small">Cell (row, column): adjusted p-value of the test that the row metric beats the column metric;
 darker = more significant.</p><table id="heat" class="heat"></table>
@@ -311,7 +311,10 @@ function drawChart(block){ const rows = block.results.filter(r => r.r !== null);
   const c = block.ceiling; if (c && c.value !== null && c.value !== undefined && c.value >= lo && c.value <= hi)
     s += `<line class="ceiling" x1="${X(c.value)}" y1="0" x2="${X(c.value)}" y2="${H - 20}" stroke="#c33" ` +
       `stroke-dasharray="4 3"><title>human ceiling ${fmt(c.value)}</title></line>`;
-  $("chart").innerHTML = s + "</svg>"; }
+  $("chart").innerHTML = s + "</svg>";
+  $("figure").innerHTML = block.figure ? `<p class="small">The same as a figure for a paper (SVG): ` +
+    `<a href="${esc(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
+    `src="${esc(block.figure)}" style="max-width:520px">` : ""; }
 function drawHeat(block){ const pw = block.pairwise, t = $("heat");
   if (!pw) { t.innerHTML = "<tr><td>no pairwise tests at this level</td></tr>"; return; }
   let h = "<tr><th class='name'></th>" + pw.variants.map(v => `<th title="${esc(v)}">${esc(v.slice(0, 8))}</th>`).join("") + "</tr>";
@@ -338,7 +341,7 @@ refreshChoices();
 """
 
 
-def _page_data(doc: dict) -> dict:
+def _page_data(doc: dict, figures=()) -> dict:
     """``doc`` with what the page shows readably: each set's metrics split into options and versions, and a
     reader's sentence where a ceiling is missing (results.json itself is unchanged)."""
     import copy
@@ -354,15 +357,21 @@ def _page_data(doc: dict) -> dict:
         s["metrics_readable"] = readable
         s["source"] = set_source(s["judgments"])
         for b in s["levels"]:
+            if figures:
+                from meta_eval.report.figures import board_figure_name
+
+                if board_figure_name(s, b) in figures:
+                    b["figure"] = board_figure_name(s, b)
             c = b.get("ceiling") or {}
             if c and c.get("value") is None:
                 c["reader_note"] = ceiling_text(c.get("note"))
     return page
 
 
-def render_html(doc: dict) -> str:
-    """A self-contained HTML page (no network) for the leaderboard ``doc``."""
-    data = json.dumps(_page_data(doc)).replace("</", "<\\/")  # keep the JSON from closing the script element
+def render_html(doc: dict, figures=()) -> str:
+    """A self-contained HTML page (no network) for the leaderboard ``doc``; ``figures``: the board's figure files
+    (:func:`board_figures`), shown under each level's chart."""
+    data = json.dumps(_page_data(doc, set(figures))).replace("</", "<\\/")  # keep the JSON from closing the script
     title = doc.get("title") or doc["name"]
     return (_PAGE.replace("__TITLE__", html.escape(f"meta-eval leaderboard: {title}"))
             .replace("__VERSION__", html.escape(str(doc["meta_eval_version"]))).replace("__DATA__", data))

@@ -112,7 +112,8 @@ def test_written_files_are_self_contained(tmp_path):
     page = (tmp_path / "index.html").read_text()
     assert "<script src" not in page and "<link" not in page and "@import" not in page
     assert "</script>" not in page.split('<script id="data" type="application/json">')[1].split("</script>")[0]
-    assert render_html(doc) == page
+    figures = {f"figures/{p.name}" for p in (tmp_path / "figures").glob("*.svg")}  # local files, no network
+    assert render_html(doc, figures) == page
 
 
 def _browser():
@@ -251,6 +252,9 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
         Select(driver.find_element(By.ID, "set")).select_by_value("summeval")
         Select(driver.find_element(By.ID, "level")).select_by_value("system")
         assert "cannot be measured here" in driver.find_element(By.ID, "about").text
+        figure = driver.find_element(By.CSS_SELECTOR, "#figure img")  # the board's own figure for this level
+        assert figure.get_attribute("src").endswith("figures/summeval-all-system-spearman.svg")
+        assert driver.execute_script("return arguments[0].naturalWidth", figure) > 100  # it loaded
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert errors == [], errors
     finally:
