@@ -62,7 +62,7 @@ def test_a_second_publisher_is_refused_at_once_and_with_force_waits_and_replaces
     release.join()
     assert done.exit_code == 0, done.output
     assert time.monotonic() - started >= 1.4
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "index.html", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "figures", "index.html", "results.json"]
     again = _publish(data, out, "--no-cache")  # a finished board is replaced only with --force
     assert again.exit_code == 2 and "already holds a leaderboard" in _flat(again.output)
 
@@ -71,7 +71,11 @@ def test_a_write_that_fails_leaves_the_old_board_and_no_temporary(tmp_path, monk
     data = small_set(tmp_path / "s.jsonl")
     out = tmp_path / "board"
     assert _publish(data, out, "--no-cache").exit_code == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def files(folder):
+        return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    before = files(out)
     real = Path.write_text
 
     def full_disk(self, text, *args, **kwargs):
@@ -83,8 +87,8 @@ def test_a_write_that_fails_leaves_the_old_board_and_no_temporary(tmp_path, monk
     done = _publish(data, out, "--no-cache", "--force", "--seed", "7")
     assert done.exit_code == 1
     assert f"cannot write the leaderboard in {out}: No space left on device" in _flat(done.output)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary, no half-new board
+    assert files(out) == before  # no temporary, no half-new board
     with pytest.raises(PublishError, match="No space left on device"):
         write_leaderboard(out, "b", [], "test", n_resamples=10, seed=0, confidence=0.95, alpha=0.05,
                           correction="holm", primary="spearman")
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert files(out) == before
