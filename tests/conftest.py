@@ -192,3 +192,28 @@ def make_tiny_bert(folder, head: str = "base", seed: int = 0, max_position: int 
     cls = {"base": BertModel, "mlm": BertForMaskedLM, "qa": BertForQuestionAnswering}[head]
     cls(config).save_pretrained(folder)
     return folder
+
+
+def pip_install_plugin(root: Path, name: str, version: str, entry_points: dict[str, str],
+                       files: dict[str, str]) -> Path:
+    """Build and pip-install a plugin distribution into ``root/site`` (no network, no build isolation) and return
+    that folder (put it on PYTHONPATH). ``files``: paths inside the source tree (``pkg/__init__.py``) and their text;
+    ``entry_points``: metric name -> module of the ``meta_eval.metrics`` group."""
+    import subprocess
+    import sys
+
+    src = root / f"{name}_src"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text, encoding="utf-8")
+    points = "\n".join(f'{metric} = "{module}"' for metric, module in entry_points.items())
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\n\n'
+        f'[project.entry-points."meta_eval.metrics"]\n{points}\n', encoding="utf-8")
+    target = root / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "--target", str(target), str(src)], capture_output=True, text=True,
+                         timeout=300)
+    assert pip.returncode == 0, pip.stderr
+    return target

@@ -108,27 +108,9 @@ class EditedMetric(Metric):
 @pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built without network)",
                      WHEEL_FIX)
 def test_an_edited_plugin_is_recomputed_not_served_from_the_cache(tmp_path):
-    src = tmp_path / "plugin_src"
-    (src / "editplug").mkdir(parents=True)
-    (src / "pyproject.toml").write_text(textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "editplug"
-        version = "0.3"
-
-        [project.entry-points."meta_eval.metrics"]
-        edited-metric = "editplug"
-    """))
-    (src / "editplug" / "__init__.py").write_text(PLUGIN)
-    (src / "editplug" / "helper.py").write_text("def unit():\n    return 'chars'\n")
-    target = tmp_path / "site"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                          "--no-index", "--target", str(target), str(src)], capture_output=True, text=True,
-                         timeout=300)
-    assert pip.returncode == 0, pip.stderr
+    target = conftest.pip_install_plugin(tmp_path, "editplug", "0.3", {"edited-metric": "editplug"},
+                                         {"editplug/__init__.py": PLUGIN,
+                                          "editplug/helper.py": "def unit():\n    return 'chars'\n"})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO)]), "PYTHONDONTWRITEBYTECODE": "1"}
     data = conftest.small_set(tmp_path / "mine.jsonl", rows=12)
     cache = tmp_path / "cache.sqlite"

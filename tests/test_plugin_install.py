@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+import conftest
 from conftest import WHEEL_FIX, can_build_wheels
 
 pytestmark = pytest.mark.require(can_build_wheels(), "setuptools able to build a wheel (the plugin is built "
@@ -15,21 +16,8 @@ pytestmark = pytest.mark.require(can_build_wheels(), "setuptools able to build a
 
 
 def test_pip_installed_plugin_is_listed_and_runs(tmp_path):
-    src = tmp_path / "plugin_src"
-    (src / "tinymetric").mkdir(parents=True)
-    (src / "pyproject.toml").write_text(textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "tinymetric"
-        version = "0.1"
-
-        [project.entry-points."meta_eval.metrics"]
-        length-ratio = "tinymetric"
-    """))
-    (src / "tinymetric" / "__init__.py").write_text(textwrap.dedent('''
+    target = conftest.pip_install_plugin(tmp_path, "tinymetric", "0.1", {"length-ratio": "tinymetric"},
+                                         {"tinymetric/__init__.py": textwrap.dedent('''
         from meta_eval.metrics import Metric, register
 
         @register("length-ratio")
@@ -42,12 +30,7 @@ def test_pip_installed_plugin_is_listed_and_runs(tmp_path):
 
             def _score(self, examples):
                 return {"length-ratio": [len(e.candidate) / max(1, len(e.references[0])) for e in examples]}
-    '''))
-    target = tmp_path / "site"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                          "--no-index", "--target", str(target), str(src)], capture_output=True, text=True,
-                         timeout=300)
-    assert pip.returncode == 0, pip.stderr
+    ''')})
     assert any(p.name.startswith("tinymetric-0.1.dist-info") for p in target.iterdir())
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
