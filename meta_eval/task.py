@@ -340,9 +340,10 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     Returns the document ``--output`` writes: ``protocol``, ``title``, ``citation``, ``source``, ``counts`` (cells
     that match within tolerance, known mismatches, unexplained ones, not run) and ``parts`` (per part: the set,
     dimension, level, correlation, the compared ``cells``, the ``results`` and ``signatures``); each part also holds
-    the objects behind it under the key ``"_objects"`` (removed from what is written). Raises
-    :class:`~meta_eval.errors.MetaEvalError` (code 1, after writing ``output``, when a metric the protocol needs
-    could not run here).
+    the objects behind it under the key ``"_objects"`` (removed from what is written), and ``"_missing"``: the
+    (part, metric, reason) of every metric the protocol needs that could not run here (the command then exits 1,
+    after writing ``output``). Raises :class:`~meta_eval.errors.MetaEvalError` for an unknown protocol, a set
+    that cannot be loaded or a level that cannot be computed.
     """
     from meta_eval import judgments as judgment_sets
     from meta_eval.evaluate import evaluate, evaluate_level
