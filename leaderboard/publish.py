@@ -414,6 +414,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     """
     import shlex
 
+    from meta_eval.scoring import selection
     from meta_eval.scoring.engines import engine_for
 
     if correlation not in ("spearman", "pearson", "kendall"):
@@ -423,7 +424,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     names = ",".join(judgments) if not isinstance(judgments, str) else judgments
     metrics = ",".join(metrics) if metrics is not None and not isinstance(metrics, str) else metrics
     variants = ",".join(variants) if variants is not None and not isinstance(variants, str) else variants
-    option_list = [f"{k}={v}" for k, v in options.items()] if isinstance(options, dict) else list(options or [])
+    option_list = selection.option_list(options)
     out_dir = Path(out_dir)
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
@@ -452,9 +453,8 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                    data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
                    say=None, human: str | None = None) -> list[dict]:
     """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
-    from contextlib import nullcontext
-
     from meta_eval import judgments as judgment_sets
+    from meta_eval.report.progress import resampling_progress
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
@@ -500,14 +500,8 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         not_measured = degenerate_report(scoring)
         for line in degenerate_lines(not_measured, len(examples)):
             say("err", line)
-        if progress:
-            from meta_eval.report.progress import resampling_progress
-
-            bars = resampling_progress()
-        else:
-            bars = nullcontext(None)
         try:
-            with bars as advance, spread(engine, advance):
+            with resampling_progress(progress) as advance, spread(engine, advance):
                 block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
                                     correction=correction, primary=correlation, variant_filter=variant_filter)
         except ValueError as exc:

@@ -68,19 +68,24 @@ def ceiling_text(note: str | None) -> str:
     return note or "no per-annotator scores"
 
 
+def readable_metrics(metrics: list[dict]) -> list[dict]:
+    """Each distinct signature of a set's metrics as ``{metric, options, versions, signature}`` strings (options
+    ``key=value``, versions ``dist version``), for the pages."""
+    out = []
+    for sig in dict.fromkeys(m["signature"] for m in metrics):
+        name, options, versions = split_signature(sig)
+        out.append({"metric": name, "signature": sig,
+                    "options": ", ".join(f"{k}={v}" if v else k for k, v in options) or "-",
+                    "versions": ", ".join(f"{d} {v}" for d, v in versions) or "-"})
+    return out
+
+
 def _metrics_table(metrics: list[dict]) -> list[str]:
     """Each metric's options and library versions, readable (the full signature in the last column)."""
-    lines = ["| metric | options | versions | signature |", "|---|---|---|---|"]
-    seen = {}
-    for m in metrics:
-        seen.setdefault(m["signature"], m)
-    for sig, m in seen.items():
-        name, options, versions = split_signature(sig)
-        opts = ", ".join(f"{k}={v}" if v else k for k, v in options) or "-"
-        vers = ", ".join(f"{d} {v}" for d, v in versions) or "-"
-        bar = "\\|"  # a bar inside a table cell, code spans included (GitHub-flavoured Markdown)
-        lines.append(f"| {name} | {opts.replace('|', bar)} | {vers} | `{sig.replace('|', bar)}` |")
-    return lines
+    bar = "\\|"  # a bar inside a table cell, code spans included (GitHub-flavoured Markdown)
+    return ["| metric | options | versions | signature |", "|---|---|---|---|"] + [
+        f"| {m['metric']} | {m['options'].replace('|', bar)} | {m['versions']} | `{m['signature'].replace('|', bar)}` |"
+        for m in readable_metrics(metrics)]
 
 
 def board_figures(doc: dict) -> dict[str, bytes]:
@@ -127,10 +132,11 @@ def render_readme(doc: dict, figures: bool = False) -> str:
              "others at the same statistic and level, where a set has per-annotator scores.", ""]
     primary = meta["primary"]
     for s in doc["sets"]:
+        source = set_source(s["judgments"])
         lines += [f"## {s['judgments']} ({s['subset']}): human `{s['human']}`", "",
                   f"{s['n_rows']} rows, {s['n_documents']} document{'s' if s['n_documents'] != 1 else ''}, "
                   f"{s['n_systems']} system{'s' if s['n_systems'] != 1 else ''}."
-                  + (f" Data: {set_source(s['judgments'])}." if set_source(s["judgments"]) else ""), ""]
+                  + (f" Data: {source}." if source else ""), ""]
         for k in s.get("skipped", []):
             lines.append(f"- not run: {k['metric']}: {k['reason']}")
         for metric, r in s.get("not_measured", {}).items():
@@ -348,13 +354,7 @@ def _page_data(doc: dict, figures=()) -> dict:
 
     page = copy.deepcopy(doc)
     for s in page["sets"]:
-        readable = []
-        for sig in dict.fromkeys(m["signature"] for m in s["metrics"]):
-            name, options, versions = split_signature(sig)
-            readable.append({"metric": name, "signature": sig,
-                             "options": ", ".join(f"{k}={v}" if v else k for k, v in options) or "-",
-                             "versions": ", ".join(f"{d} {v}" for d, v in versions) or "-"})
-        s["metrics_readable"] = readable
+        s["metrics_readable"] = readable_metrics(s["metrics"])
         s["source"] = set_source(s["judgments"])
         for b in s["levels"]:
             if figures:

@@ -215,6 +215,17 @@ class RunResult:
             figures.save_figure(fig, path)
         return fig
 
+    def _grids(self, valued_only: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(variants in the order of :attr:`results`, their oriented documents x systems grids stacked, the human
+        grid): what the resampling functions take (:func:`meta_eval.matrix.judgment_matrices`)."""
+        from meta_eval.matrix import judgment_matrices
+
+        oriented = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
+        names = [r.metric for r in self.results if r.metric in oriented
+                 and (not valued_only or self.values[r.metric] is not None)]
+        Z, matrices = judgment_matrices(self.jset, self.human, [oriented[v] for v in names])
+        return names, np.stack(matrices), Z
+
     def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None) -> PValueMatrix:
         """All-pairs one-sided p-values between the variants with a value, in the order of :attr:`results`.
 
@@ -223,14 +234,11 @@ class RunResult:
         and acc-eq, WMT24's test for SPA; ``n_resamples`` and ``seed`` default to the run's.
         """
         from meta_eval import stats
-        from meta_eval.matrix import judgment_matrices
 
         n_resamples = self.resamples if n_resamples is None else n_resamples
         seed = (self.setting.get("seed") or 0) if seed is None else seed
-        by_variant = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
-        variants = [r.metric for r in self.results if r.metric in by_variant and self.values[r.metric] is not None]
-        Z, matrices = judgment_matrices(self.jset, self.human, [by_variant[v] for v in variants])
-        P = stats.pvalue_matrix(np.stack(matrices), Z, self.statistic, self.level, n_resamples=n_resamples,
+        variants, X, Z = self._grids(valued_only=True)
+        P = stats.pvalue_matrix(X, Z, self.statistic, self.level, n_resamples=n_resamples,
                                 seed=seed, epsilon=self.epsilon, n_permutations=self.permutations)
         test = stats.describe(self.statistic, "summary" if self.level == "global" and self.statistic in
                               stats.CORRELATIONS else self.level)["test"]
@@ -291,15 +299,11 @@ def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict
     """Percentile bootstrap interval of (variant - baseline) on the run's statistic, from the same draws for both
     (:func:`meta_eval.stats.samples`; BOOT-BOTH, documents only for SPA), with the run's resamples and seed."""
     from meta_eval import stats
-    from meta_eval.matrix import judgment_matrices
 
     if result.baseline is None:
         return {}
-    by_variant = {v: (s if ms.higher_is_better else -s) for ms in result.scores for v, s in ms.scores.items()}
-    names = [r.metric for r in result.results if r.metric in by_variant]
-    Z, matrices = judgment_matrices(result.jset, result.human, [by_variant[v] for v in names])
-    level = result.level
-    draws = stats.samples(np.stack(matrices), Z, result.statistic, level, n_resamples=result.resamples,
+    names, X, Z = result._grids()
+    draws = stats.samples(X, Z, result.statistic, result.level, n_resamples=result.resamples,
                           seed=result.setting.get("seed") or 0, epsilon=result.epsilon,
                           n_permutations=result.permutations)
     base = draws[:, names.index(result.baseline)]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
+from meta_eval.scoring import selection
 
 __all__ = ["learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run", "run_protocol",
            "set_ceiling"]
@@ -87,14 +88,6 @@ def parse_band(delta_band) -> tuple[float, float]:
     return band
 
 
-def _option_list(options) -> list[str]:
-    if options is None:
-        return []
-    if isinstance(options, Mapping):
-        return [f"{k}={v}" for k, v in options.items()]
-    return list(options)
-
-
 def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: str | None = None,
         human: str | None = None, statistic: str | None = None, correlation: str | None = None,
         level: str | None = None, baseline: str | None = None, epsilon: float = 0.0, permutations: int = 1000,
@@ -149,7 +142,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
 
     say = say or _quiet
     started = time.perf_counter()
-    option_list = _option_list(options)
+    option_list = selection.option_list(options)
     output = Path(output) if output is not None else None
     # before any loading or scoring: a bad output is found in a second, not after hours
     check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
@@ -235,15 +228,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     williams = level == "global" and statistic in stats.CORRELATIONS
     # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
-    if progress:
-        from meta_eval.report.progress import resampling_progress
+    from meta_eval.report.progress import resampling_progress
 
-        bars = resampling_progress()
-    else:
-        from contextlib import nullcontext
-
-        bars = nullcontext(None)
-    with bars as advance, spread(engine, advance):
+    with resampling_progress(progress) as advance, spread(engine, advance):
         try:
             if williams:
                 results = evaluate(jset.human(dim), scored, baseline, statistic)
@@ -457,7 +444,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     output = Path(output) if output is not None else None
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
-    option_list = _option_list(options)
+    option_list = selection.option_list(options)
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
     texts = [(what, Path(p) if p is not None else None) for what, p in texts]

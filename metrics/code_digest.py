@@ -156,7 +156,7 @@ def code_files(cls: type) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     seen: set[str] = set()
     todo = [k.__module__ for k in roots]
-    roots_files = {k.__module__: _class_file(k) for k in roots if _class_file(k) is not None}
+    roots_files = {k.__module__: path for k in roots if (path := _class_file(k)) is not None}
     data_dirs: set[tuple[str, Path]] = set()
     while todo:
         name = todo.pop()

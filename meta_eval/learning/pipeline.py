@@ -362,10 +362,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import (choose_metrics, group_skips, metric_config, parse_options,
                                              requested_names)
+    from meta_eval.scoring.selection import option_list as as_option_list
 
     say = say or (lambda channel, text: None)
     started = time.perf_counter()
-    option_list = [f"{k}={v}" for k, v in options.items()] if isinstance(options, Mapping) else list(options or [])
+    option_list = as_option_list(options)
     features = requested_names(features)
     try:
         strategy = check_settings(correlation, train_fraction, search, no_search)

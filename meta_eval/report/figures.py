@@ -48,40 +48,48 @@ def _what(result) -> str:
     return f"{stat} correlation" if stat in ("spearman", "pearson", "kendall") else stat
 
 
-def intervals_figure(result, ranks: dict[str, int] | None = None):
-    """The statistic of every variant with its interval (dots and whiskers), best at the top."""
+def _draw_intervals(rows: list[tuple[str, float, list | None, int | None, bool]], ceiling: tuple | None,
+                    xlabel: str, title: str):
+    """The drawing behind :func:`intervals_figure` and :func:`board_figure`: one dot (a diamond for the baseline)
+    and whisker per row ``(label, value, [low, high] or None, rank or None, is_baseline)``, best at the top, shaded
+    by rank; ``ceiling`` ``(value, low, high)`` as a dashed line with its interval shaded."""
     plt = _plt()
-    rows = [r for r in result.results if r.value is not None]
-    n = len(rows)
-    fig, ax = plt.subplots(figsize=(3.3, 0.9 + 0.2 * n))
-    ys = np.arange(n)[::-1]
+    fig, ax = plt.subplots(figsize=(3.3, 0.9 + 0.2 * len(rows)))
+    ys = np.arange(len(rows))[::-1]
     shades = ["#1f4e79", "#4a7fb5", "#7fa7d1", "#a9c4e2", "#c8d9ec"]
-    for y, r in zip(ys, rows):
-        colour = shades[(ranks.get(r.metric, 1) - 1) % len(shades)] if ranks else "#1f4e79"
-        if r.ci and r.ci[0] is not None:
-            ax.plot([r.ci[0], r.ci[1]], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
-        marker = "D" if r.metric == result.baseline else "o"
-        ax.plot([r.value], [y], marker=marker, color=colour, markersize=4, linestyle="none")
-    labels = [r.metric + (" (baseline)" if r.metric == result.baseline else "")
-              + (f"  [{ranks[r.metric]}]" if ranks and r.metric in ranks else "") for r in rows]
-    ax.set_yticks(ys, labels)
-    c = result.ceiling
-    ceiling = ""
-    if c is not None and c.value is not None:
-        if c.lower is not None:
-            ax.axvspan(c.lower, c.upper, color="#c0392b", alpha=0.12, linewidth=0)
-        ax.axvline(c.value, color="#c0392b", linestyle="--", linewidth=1)
-        ceiling = f"\nhuman ceiling {c.value:.3f} (dashed; shaded: its interval)"
-    conf = int(round(100 * ((result.setting.get("resampling") or {}).get("confidence") or 0.95)))
-    interval = f", {conf}% bootstrap CI" if any(r.ci for r in rows) else ""
-    ax.set_xlabel(f"{_what(result)} with human '{result.human}'{interval}")
-    ax.set_title(f"{result.judgments} ({result.subset}): {result.level} level, n = {rows[0].n if rows else 0}"
-                 + ("; [k]: significance cluster" if ranks else "") + ceiling)
+    for y, (_, value, ci, rank, baseline) in zip(ys, rows):
+        colour = shades[((rank or 1) - 1) % len(shades)]
+        if ci and ci[0] is not None:
+            ax.plot([ci[0], ci[1]], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
+        ax.plot([value], [y], marker="D" if baseline else "o", color=colour, markersize=4, linestyle="none")
+    ax.set_yticks(ys, [label + (f"  [{rank}]" if rank else "") for label, _, _, rank, _ in rows])
+    if ceiling is not None and ceiling[0] is not None:
+        value, low, high = ceiling
+        if low is not None:
+            ax.axvspan(low, high, color="#c0392b", alpha=0.12, linewidth=0)
+        ax.axvline(value, color="#c0392b", linestyle="--", linewidth=1)
+        title += f"\nhuman ceiling {value:.3f} (dashed; shaded: its interval)"
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
     ax.axvline(0, color="#999999", linewidth=0.6)
     ax.grid(axis="x", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
     fig.tight_layout()
     return fig
+
+
+def intervals_figure(result, ranks: dict[str, int] | None = None):
+    """The statistic of every variant with its interval (dots and whiskers), best at the top."""
+    valued = [r for r in result.results if r.value is not None]
+    rows = [(r.metric + (" (baseline)" if r.metric == result.baseline else ""), r.value, r.ci,
+             (ranks or {}).get(r.metric), r.metric == result.baseline) for r in valued]
+    c = result.ceiling
+    conf = int(round(100 * ((result.setting.get("resampling") or {}).get("confidence") or 0.95)))
+    interval = f", {conf}% bootstrap CI" if any(r.ci for r in valued) else ""
+    title = (f"{result.judgments} ({result.subset}): {result.level} level, n = {valued[0].n if valued else 0}"
+             + ("; [k]: significance cluster" if ranks else ""))
+    return _draw_intervals(rows, None if c is None else (c.value, c.lower, c.upper),
+                           f"{_what(result)} with human '{result.human}'{interval}", title)
 
 
 def pvalues_figure(result, matrix, ranks: dict[str, int] | None = None):
@@ -160,37 +168,16 @@ def board_figure(set_block: dict, level_block: dict):
     """A published leaderboard's figure for one set and level (:mod:`leaderboard.publish` blocks): the statistic per
     variant with its interval, shaded by significance cluster (the block's ranks), the human ceiling as a dashed
     line with its interval; the same drawing as :func:`intervals_figure`."""
-    plt = _plt()
-    rows = [r for r in level_block["results"] if r.get("r") is not None]
-    n = len(rows)
-    fig, ax = plt.subplots(figsize=(3.3, 0.9 + 0.2 * n))
-    ys = np.arange(n)[::-1]
-    shades = ["#1f4e79", "#4a7fb5", "#7fa7d1", "#a9c4e2", "#c8d9ec"]
-    for y, r in zip(ys, rows):
-        colour = shades[((r.get("rank") or 1) - 1) % len(shades)]
-        if r.get("ci") and r["ci"][0] is not None:
-            ax.plot(r["ci"], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
-        ax.plot([r["r"]], [y], marker="o", color=colour, markersize=4, linestyle="none")
-    ax.set_yticks(ys, [r["variant"] + (f"  [{r['rank']}]" if r.get("rank") else "") for r in rows])
+    rows = [(r["variant"], r["r"], r.get("ci"), r.get("rank"), False) for r in level_block["results"]
+            if r.get("r") is not None]
     c = level_block.get("ceiling") or {}
-    ceiling = ""
-    if c.get("value") is not None:
-        if c.get("ci") and c["ci"][0] is not None:
-            ax.axvspan(c["ci"][0], c["ci"][1], color="#c0392b", alpha=0.12, linewidth=0)
-        ax.axvline(c["value"], color="#c0392b", linestyle="--", linewidth=1)
-        ceiling = f"\nhuman ceiling {c['value']:.3f} (dashed; shaded: its interval)"
+    ceiling = (c["value"], *(c.get("ci") or (None, None))) if c.get("value") is not None else None
     stat = level_block["statistic"]
     what = f"{stat} correlation" if stat in ("spearman", "pearson", "kendall") else stat
-    ax.set_xlabel(f"{what} with human '{set_block['human']}', {int(round(100 * level_block['confidence']))}% "
-                  "bootstrap CI")
-    ranked = any(r.get("rank") for r in rows)
-    ax.set_title(f"{set_block['judgments']} ({set_block['subset']}): {level_block['level']} level, "
-                 f"n = {level_block['n_units']}" + ("; [k]: significance cluster" if ranked else "") + ceiling)
-    ax.axvline(0, color="#999999", linewidth=0.6)
-    ax.grid(axis="x", color="#dddddd", linewidth=0.5)
-    ax.set_axisbelow(True)
-    fig.tight_layout()
-    return fig
+    title = (f"{set_block['judgments']} ({set_block['subset']}): {level_block['level']} level, "
+             f"n = {level_block['n_units']}" + ("; [k]: significance cluster" if any(r[3] for r in rows) else ""))
+    return _draw_intervals(rows, ceiling, f"{what} with human '{set_block['human']}', "
+                           f"{int(round(100 * level_block['confidence']))}% bootstrap CI", title)
 
 
 def board_figure_name(set_block: dict, level_block: dict) -> str:

@@ -12,12 +12,13 @@ __all__ = ["progress_bar", "resampling_progress"]
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A bar for one task; yields ``advance(done, total)``. Hidden when stderr is not a terminal."""
+def progress_bar(label: str, show: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A bar for one task; yields ``advance(done, total)``. Hidden when stderr is not a terminal or ``show`` is
+    False."""
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False,
-                  disable=not console.is_terminal) as progress:
+                  disable=not (show and console.is_terminal)) as progress:
         task = progress.add_task(label, total=None)
 
         def advance(done: int, total: int) -> None:
@@ -27,13 +28,14 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
 
 @contextmanager
-def resampling_progress() -> Iterator[Callable[[str, int, int], None]]:
+def resampling_progress(show: bool = True) -> Iterator[Callable[[str, int, int], None]]:
     """Bars for resampling (:func:`meta_eval.scoring.chunks.spread`): one per kind of resampling, showing the chunks of
-    the current call; yields ``advance(label, done, total)``. Hidden when stderr is not a terminal."""
+    the current call; yields ``advance(label, done, total)``. Hidden when stderr is not a terminal or ``show`` is
+    False."""
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
-                  disable=not console.is_terminal) as progress:
+                  disable=not (show and console.is_terminal)) as progress:
         tasks: dict[str, int] = {}
 
         def advance(label: str, done: int, total: int) -> None:

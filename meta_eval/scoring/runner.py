@@ -276,23 +276,19 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates,
     every finished batch being in the cache. The cache is closed at the end.
     """
-    from contextlib import nullcontext
-
     from meta_eval.errors import MetaEvalError
     from meta_eval.scoring.engines import EngineError
 
-    if progress:
-        from rich.markup import escape
+    from rich.markup import escape
 
-        from meta_eval.report.progress import progress_bar
+    from meta_eval.report.progress import progress_bar
     scored, failed, found = [], [], {}
     order = run_order(chosen)
     rank = {id(m): k for k, m in enumerate(chosen)}
     try:
         for i, metric in enumerate(order):
             try:
-                bar = progress_bar(escape(metric.name)) if progress else nullcontext(None)
-                with bar as advance:
+                with progress_bar(escape(metric.name), progress) as advance:
                     result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
                 if degenerate:
                     found[metric.name] = metric.degenerate(examples, result.scores)

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["build", "choose_metrics", "group_skips", "metric_config", "named_skips", "parse_options",
+__all__ = ["build", "choose_metrics", "group_skips", "metric_config", "named_skips", "option_list", "parse_options",
            "requested_names"]
 
 
@@ -29,6 +29,15 @@ def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[
             raise MetaEvalError(f"--option expects KEY=VALUE, got {opt!r}")
         parsed[key.strip()] = value.strip()
     return parsed
+
+
+def option_list(options: Iterable[str] | Mapping[str, object] | None) -> list[str]:
+    """Options as the command line gives them, ``["KEY=VALUE", ...]``, from that or a mapping."""
+    if options is None:
+        return []
+    if isinstance(options, Mapping):
+        return [f"{k}={v}" for k, v in options.items()]
+    return list(options)
 
 
 def requested_names(metrics: str | Sequence[str] | None) -> str | None:
