@@ -109,6 +109,10 @@ def run(
                                         "system]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    system_score: str = typer.Option("auto", "--system-score", help="How a system's score is formed at the "
+                                     "system level: auto (each metric's own: sacrebleu's corpus score for BLEU, "
+                                     "chrF and TER, as WMT reports; the mean of the row scores for the others), "
+                                     "mean (of the row scores, every metric) or corpus"),
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean (average human and metric scores per cell at the "
                                              "summary/system levels) or first (keep the first row in file order) "
@@ -165,7 +169,8 @@ def run(
                    permutations=permutations, control=control, delta_band=delta_band, options=option,
                    resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
-                   actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"))
+                   actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
+                   system_score=system_score)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)

@@ -191,6 +191,24 @@ def _oriented(ms: MetricScores) -> dict[str, np.ndarray]:
     return ms.scores if ms.higher_is_better else {v: -s for v, s in ms.scores.items()}
 
 
+def oriented_system_values(ms: MetricScores) -> dict[str, dict[str, float] | None]:
+    """Per variant, its system scores oriented like :func:`_oriented` (None: the mean of the row scores)."""
+    if ms.system is None:
+        return {v: None for v in ms.scores}
+    sign = 1.0 if ms.higher_is_better else -1.0
+    return {v: {system: sign * x for system, x in ms.system[v].items()} for v in ms.scores}
+
+
+def level_signature(ms: MetricScores, level: str, statistic: str) -> str:
+    """The signature printed with a result: at the system level it says how the system score was formed
+    (``|sys:mean``, ``|sys:corpus``, ``|sys:file``; :mod:`meta_eval.scoring.system_scores`)."""
+    from meta_eval.scoring.system_scores import uses_system_scores
+
+    if level != "system":
+        return ms.signature
+    return f"{ms.signature}|sys:{ms.system_mode if uses_system_scores(level, statistic) else 'mean'}"
+
+
 def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline: str | None = None,
              kind: str = "spearman") -> list[VariantResult]:
     """Correlate every variant with ``human``; Williams p-value of each variant against ``baseline``.
@@ -256,12 +274,18 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     statistics.check_statistic(statistic, level)
     if statistic in statistics.CORRELATIONS and level == "global":
         raise ValueError("the global level of a correlation is evaluate() (with Williams tests)")
-    variants = {v: (s, ms.signature) for ms in metric_scores for v, s in _oriented(ms).items()}
+    from meta_eval.scoring.system_scores import uses_system_scores
+
+    variants = {v: (s, level_signature(ms, level, statistic)) for ms in metric_scores
+                for v, s in _oriented(ms).items()}
+    fixed = {v: x for ms in metric_scores for v, x in oriented_system_values(ms).items()}
     if baseline is not None and baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not among the scored variants: {', '.join(variants)}")
     names = list(variants)
     check_level(jset, dimension, level)
-    Z, matrices = judgment_matrices(jset, dimension, [variants[v][0] for v in names])
+    Z, matrices = judgment_matrices(jset, dimension, [variants[v][0] for v in names],
+                                    system_values=[fixed[v] for v in names]
+                                    if uses_system_scores(level, statistic) else None)
     X = np.stack(matrices)
     valid = ~np.isnan(Z)
     units = {"summary": int((valid.sum(axis=1) >= (2 if statistic in statistics.PAIRWISE else 3)).sum()),
@@ -329,8 +353,10 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
     from meta_eval.stats.system_level import delta_correlation, system_scores
 
     variants = {v: s for ms in metric_scores for v, s in _oriented(ms).items()}
+    fixed = {v: x for ms in metric_scores for v, x in oriented_system_values(ms).items()}
     names = [r.metric for r in results]
-    Z, matrices = judgment_matrices(jset, dimension, [variants[n] for n in names])
+    Z, matrices = judgment_matrices(jset, dimension, [variants[n] for n in names],
+                                    system_values=[fixed[n] for n in names])
     z = system_scores(Z, "human")
     keep = np.isfinite(z)
     for r, X in zip(results, matrices):

@@ -134,8 +134,8 @@ def align_missing(*matrices) -> list[np.ndarray]:
     return mats
 
 
-def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
-                      duplicates: str | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray], duplicates: str | None = None,
+                      system_values: Sequence | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """The human matrix and one matrix per score array (aligned with ``jset.rows``), documents x systems.
 
     Parameters
@@ -149,6 +149,10 @@ def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
         What repeated (document, system) pairs mean (see :mod:`judgments.base`); default: the set's declared
         ``jset.duplicates``. ``"mean"`` averages the human and the metric scores of the repeated rows per cell,
         ``"first"`` takes the first row's values, ``"error"`` raises.
+    system_values : sequence of (mapping or None), optional
+        One per array: ``{system: score}`` for a metric whose system score is not the mean of its rows (a corpus
+        score, :mod:`meta_eval.scoring.system_scores`); each cell its system has then holds that score, so the
+        column mean is it (cells stay NaN where the array is NaN). ``None`` leaves the array's matrix as it is.
 
     A row fills one cell, or one per system when the set declares a ``multi_system_separator`` (chaganty's
     ``ml;ml+rl``); in every other set a system name containing ``;`` is one system.
@@ -177,5 +181,22 @@ def judgment_matrices(jset, dimension: str, arrays: Sequence[np.ndarray],
     docs = [d for _, d, _ in cells]
     systems = [s for _, _, s in cells]
     mode = "mean" if policy == "mean" else "error"
-    Z, _, _ = to_matrix(jset.human(dimension)[take], docs, systems, duplicates=mode)
-    return Z, [to_matrix(np.asarray(a, dtype=float)[take], docs, systems, duplicates=mode)[0] for a in arrays]
+    Z, _, columns = to_matrix(jset.human(dimension)[take], docs, systems, duplicates=mode)
+    matrices = [to_matrix(np.asarray(a, dtype=float)[take], docs, systems, duplicates=mode)[0] for a in arrays]
+    if system_values is not None:
+        if len(system_values) != len(matrices):
+            raise ValueError(f"system_values has {len(system_values)} entries for {len(matrices)} arrays")
+        for M, values in zip(matrices, system_values):
+            if values is not None:
+                _fill_columns(M, columns, values)
+    return Z, matrices
+
+
+def _fill_columns(M: np.ndarray, columns: Sequence[str], values) -> None:
+    """Set every non-NaN cell of column j of ``M`` to ``values[columns[j]]`` (in place)."""
+    missing = [c for c in columns if c not in values]
+    if missing:
+        raise ValueError(f"no system score for {len(missing)} system(s): {', '.join(missing[:3])}")
+    filled = np.array([float(values[c]) for c in columns])
+    present = ~np.isnan(M)
+    M[present] = np.broadcast_to(filled, M.shape)[present]

@@ -126,7 +126,19 @@ class RunResult:
 
     @property
     def signatures(self) -> dict[str, str]:
-        return {ms.metric: ms.signature for ms in self.scores}
+        """Metric -> the signature printed with its results (at the system level it ends with how the system
+        score was formed: ``|sys:mean``, ``|sys:corpus`` or ``|sys:file``)."""
+        from meta_eval.evaluate import level_signature
+
+        return {ms.metric: level_signature(ms, self.level, self.statistic) for ms in self.scores}
+
+    @property
+    def system_scores(self) -> dict[str, str] | None:
+        """At the system level, metric -> how its system score was formed (``mean``, ``corpus``, ``file``;
+        :mod:`meta_eval.scoring.system_scores`); None at the other levels."""
+        if self.level != "system":
+            return None
+        return {m: s.rsplit("|sys:", 1)[1] for m, s in self.signatures.items()}
 
     # -- the JSON of ``meta-eval run --output`` ----------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -142,6 +154,7 @@ class RunResult:
                 "baseline": self.baseline, "resamples": self.resamples, "level_warning": self.level_warning,
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
+                "system_scores": self.system_scores, "signatures": self.signatures,
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],
@@ -218,12 +231,17 @@ class RunResult:
     def _grids(self, valued_only: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(variants in the order of :attr:`results`, their oriented documents x systems grids stacked, the human
         grid): what the resampling functions take (:func:`meta_eval.matrix.judgment_matrices`)."""
+        from meta_eval.evaluate import oriented_system_values
         from meta_eval.matrix import judgment_matrices
+        from meta_eval.scoring.system_scores import uses_system_scores
 
         oriented = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
+        fixed = {v: x for ms in self.scores for v, x in oriented_system_values(ms).items()}
         names = [r.metric for r in self.results if r.metric in oriented
                  and (not valued_only or self.values[r.metric] is not None)]
-        Z, matrices = judgment_matrices(self.jset, self.human, [oriented[v] for v in names])
+        Z, matrices = judgment_matrices(self.jset, self.human, [oriented[v] for v in names],
+                                        system_values=[fixed[v] for v in names]
+                                        if uses_system_scores(self.level, self.statistic) else None)
         return names, np.stack(matrices), Z
 
     def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None) -> PValueMatrix:

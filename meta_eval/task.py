@@ -96,7 +96,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         duplicates: str | None = None, text: str | None = None, data_dir: str | Path | None = None,
         cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
         workers: int | None = None, address: str | None = None, actors: int | None = None,
-        output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None):
+        output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
+        system_score: str = "auto"):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -126,6 +127,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         Progress bars (counts, rate, ETA) on stderr when it is a terminal.
     say : callable, optional
         ``say(channel, text)`` receives the messages the command line prints while the job runs.
+    system_score : {"auto", "mean", "corpus"}
+        How a system's score is formed at the system level (:mod:`meta_eval.scoring.system_scores`): each
+        metric's own way (BLEU, chrF, TER: sacrebleu's corpus score; the others: the mean of the row scores), the
+        mean for every metric, or the corpus score (every chosen metric must define one).
 
     Returns
     -------
@@ -151,17 +156,21 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
+    from meta_eval.scoring.system_scores import MODES
+
+    if system_score not in MODES:
+        raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
     with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
         return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,
                     baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
-                    output=output, progress=progress, say=say, started=started)
+                    output=output, progress=progress, say=say, started=started, system_score=system_score)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
-         progress, say, started):
+         progress, say, started, system_score):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import add_delta, add_partial, check_level, evaluate, evaluate_level, level_warning
@@ -171,6 +180,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
     from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+    from meta_eval.scoring.system_scores import add_system_scores
 
     requested = requested_names(metrics)
     try:
@@ -218,6 +228,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
+    if level == "system":
+        add_system_scores(scored, chosen, jset, system_score)
     degenerate = degenerate_report(scoring)
     for line in degenerate_lines(degenerate, len(jset)):
         say("err", line)

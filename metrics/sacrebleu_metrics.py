@@ -12,12 +12,16 @@ Choices (all in the signature):
   which the console would read as markup), and ``sacrebleu==<version>``
   is among the versions. ``nrefs`` is written ``var`` (sacrebleu's notation for a varying number of references):
   each example is scored with all of its references, however many; ``nrefs:1`` with ``ref=source``.
-- **Sentence level, not corpus level.** meta-eval needs one score per example, so every score is sacrebleu's
-  ``sentence_score``. At the system level meta-eval averages these sentence scores per system; that is *not*
-  sacrebleu's ``corpus_score``, which pools the n-gram (BLEU, chrF) or edit (TER) statistics of all of a system's
-  segments before computing one score (corpus BLEU is not the mean of sentence BLEUs: see
-  ``tests/test_sacrebleu_metrics.py``). The signature says ``level:sentence``. WMT's system-level BLEU/chrF/TER
-  are corpus scores; compare with them knowingly.
+- **Row scores are sentence scores, system scores are corpus scores.** meta-eval needs one score per example,
+  so every row score is sacrebleu's ``sentence_score`` (the signature says ``level:sentence``). At the system level
+  a system's score is sacrebleu's ``corpus_score`` over that system's rows (:meth:`_SacreBleuMetric.corpus_score`,
+  ``system_score = "corpus"``), what WMT reports: it pools the n-gram (BLEU, chrF) or edit (TER) statistics of all
+  the segments before computing one score, which is not the mean of the sentence scores (see
+  ``tests/test_sacrebleu_metrics.py``). The corpus object is built with the same options, except BLEU's
+  ``effective_order``, which is false at the corpus level as in sacrebleu's ``corpus_bleu`` and its command line
+  (the signature of a system-level result says ``sys:corpus``). With a per-reference policy (``refs=max|mean|
+  first|jackknife``) no corpus score is defined, and the system score is the mean of the row scores (``sys:mean``);
+  ``meta-eval run --system-score mean`` asks for the mean everywhere (see :mod:`meta_eval.scoring.system_scores`).
 - **BLEU options**: ``tokenize`` (default ``13a``, sacrebleu's default for non-CJK targets; ``zh``, ``ja-mecab``,
   ``ko-mecab``, ``intl``, ``char``, ``none``, ``flores101``, ``flores200``, ``spm``, ... as sacrebleu lists them;
   for a Chinese, Japanese or Korean target pass the tokenizer sacrebleu's command line would choose: ``zh``,
@@ -194,6 +198,41 @@ class _SacreBleuMetric(Metric):
         require_references(self, examples)
         return super().score(examples)
 
+    @property
+    def system_score(self) -> str:
+        """``"corpus"``: a system's score is :meth:`corpus_score` over its rows; ``"mean"`` under a per-reference
+        policy, where sacrebleu defines no corpus score."""
+        return "corpus" if self._refs in (None, self.refs_native) else "mean"
+
+    def _corpus_kwargs(self) -> dict[str, object]:
+        return self._kwargs()
+
+    def corpus_score(self, examples) -> dict[str, float]:
+        """sacrebleu's ``corpus_score`` over ``examples``, each with all its references (or its source with
+        ``ref=source``); reference streams are padded with ``None`` where an example has fewer references, which
+        sacrebleu reads as a varying number of references.
+
+        Examples
+        --------
+        >>> from meta_eval.metrics import Example, create
+        >>> rows = [Example("the cat sat", ("the cat sat",)), Example("a dog", ("the dog ran",))]
+        >>> round(create("chrf").corpus_score(rows)["chrf"], 4)
+        61.8712
+        """
+        import sacrebleu.metrics as sm
+
+        examples = list(examples)
+        if not examples:
+            raise MetricError(f"{self.name}: a corpus score needs at least one example")
+        require_references(self, examples)
+        refs = [reference_texts(self, ex) for ex in examples]
+        streams = [[r[k] if k < len(r) else None for r in refs] for k in range(max(len(r) for r in refs))]
+        obj = getattr(sm, self._class_name)(**self._corpus_kwargs())
+        value = float(obj.corpus_score([ex.candidate for ex in examples], streams).score)
+        if not np.isfinite(value):
+            raise MetricError(f"{self.name}: sacrebleu's corpus score is {value}")
+        return {self.variants[0]: value}
+
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         obj = self._object()
         values = [float(obj.sentence_score(ex.candidate, reference_texts(self, ex)).score) for ex in examples]
@@ -259,6 +298,9 @@ class Bleu(_SacreBleuMetric):
             return super()._score(examples)
         finally:
             logger.setLevel(level)
+
+    def _corpus_kwargs(self) -> dict[str, object]:
+        return {**self._kwargs(), "effective_order": False}  # sacrebleu's corpus_bleu default, as WMT runs it
 
 
 def _bleu_tokenizers() -> tuple[str, ...]:

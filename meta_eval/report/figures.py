@@ -130,7 +130,11 @@ def scatter_figure(result, variant: str):
         x, y = by_variant[variant], result.jset.human(result.human)
         unit = "rows"
     else:
-        Z, (X,) = judgment_matrices(result.jset, result.human, [by_variant[variant]])
+        from meta_eval.scoring.system_scores import uses_system_scores
+
+        own = {v: (ms.system or {}).get(v) for ms in result.scores for v in ms.scores}  # corpus or file scores
+        values = own[variant] if uses_system_scores(result.level, result.statistic) else None
+        Z, (X,) = judgment_matrices(result.jset, result.human, [by_variant[variant]], system_values=[values])
         if result.level == "system":
             with np.errstate(invalid="ignore"):
                 x, y = np.nanmean(X, axis=0), np.nanmean(Z, axis=0)

@@ -217,6 +217,13 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     return text + "."
 
 
+#: How a system-level score was formed, as the notes under a system-level table say it.
+SYSTEM_MODES = {"mean": "sys:mean (the mean of the system's row scores)",
+                "corpus": "sys:corpus (one corpus score over the system's rows, sacrebleu's corpus_score as WMT "
+                          "reports; held fixed under resampling)",
+                "file": "sys:file (the system scores of the score file; held fixed under resampling)"}
+
+
 def print_run(result, out: Console, err: Console, *, form: str = "table", two_sided: bool = False,
               ranks: dict[str, int] | None = None, differences: dict | None = None, verbose: bool = False) -> None:
     """The results of ``meta-eval run``: the table (rich, or ``form`` csv / md / latex on stdout, the notes then going
@@ -281,9 +288,18 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                     highlight=False, soft_wrap=True, markup=False)
     for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
         notes.print(f"note: {note}", highlight=False, markup=False)
+    system_scores = result.system_scores
+    if system_scores:
+        by_mode: dict[str, list[str]] = {}
+        for metric, mode in system_scores.items():
+            by_mode.setdefault(mode, []).append(metric)
+        notes.print("system scores: " + "; ".join(f"{SYSTEM_MODES[mode]}: {', '.join(names)}"
+                                                   for mode, names in by_mode.items())
+                    + (" (SPA's permutation test is defined on row scores)" if statistic == "spa" else ""),
+                    highlight=False, soft_wrap=True, markup=False)
     notes.print("Signatures:")
-    for ms in result.scores:
-        notes.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
+    for signature in result.signatures.values():
+        notes.print(f"  {signature}", highlight=False, soft_wrap=True, markup=False)
     distinct = {ms.computed + ms.cached for ms in result.scores}
     if distinct and max(distinct) < result.n:
         err.print(f"  ({result.n} rows hold {max(distinct)} distinct (candidate, references, source) texts: each is "

@@ -64,6 +64,12 @@ class MetricScores:
     shared: dict[str, float] = field(default_factory=dict)
     """Seconds spent in components shared between metrics while this metric was scored (``"encoder minilm"``:
     loading the encoder and encoding sentences other metrics reuse), left out of ``seconds``."""
+    system: dict[str, dict[str, float]] | None = None
+    """Per variant, each system's score where it is not the mean of the row scores (:mod:`.system_scores`: a
+    corpus score, or a file's system scores); ``None``: the system level averages the row scores."""
+    system_mode: str = "mean"
+    """How the system-level score is formed: ``"mean"`` (of the row scores), ``"corpus"`` (the metric's
+    ``corpus_score`` over each system's rows) or ``"file"`` (system scores read from a score file)."""
 
 
 _SHOWN = 3  # examples named in a message

@@ -1,0 +1,103 @@
+"""How a metric's system-level score is formed: the mean of its row scores, or one score per system.
+
+meta-eval's system level (Deutsch, Dror & Roth 2021) scores a system by the mean of its rows' scores. Some metrics
+define their own system score instead, and WMT reports it (Freitag et al., WMT22/23 metrics findings): BLEU, chrF and
+TER at the system level are sacrebleu's *corpus* scores, which pool each system's n-gram or edit statistics before
+computing one score (corpus BLEU is not the mean of sentence BLEUs). A metric declares this with
+
+- ``system_score = "corpus"`` (an attribute or property; absent means ``"mean"``), and
+- ``corpus_score(examples) -> {variant: float}``, one score over any list of examples;
+
+imported scores (:mod:`meta_eval.scoring.imported`) may carry system scores read from a file (``"file"``).
+
+:func:`add_system_scores` computes, in the driver after the row scores, every such metric's score per system over
+the system's rows in the set (the rows with a human score, after duplicates are resolved; a row written by several
+systems counts for each), and stores them in :attr:`MetricScores.system`. The statistics then use them wherever
+they need system scores (:func:`meta_eval.matrix.judgment_matrices` with ``system_values``): each system's column
+holds its system score in every cell the system has, so the column mean is that score. Under the bootstrap and the
+permutation tests, which resample documents, these scores are held fixed (the human side is resampled as usual):
+a corpus score has no per-document part to resample, and mt-metrics-eval likewise tests system-level correlations
+on fixed system scores. SPA (Thompson et al., WMT24) is defined on sums of segment scores, so it always uses the row
+scores. The signature of a system-level result ends with ``sys:corpus``, ``sys:file`` or ``sys:mean``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["MODES", "add_system_scores", "declared_mode", "uses_system_scores"]
+
+#: ``--system-score``: ``auto`` (each metric's own way), ``mean`` (the mean of row scores for every metric),
+#: ``corpus`` (every chosen metric must define a corpus score).
+MODES = ("auto", "mean", "corpus")
+
+
+def declared_mode(metric) -> str:
+    """``"corpus"`` when ``metric`` declares and defines a corpus score, else ``"mean"``."""
+    return "corpus" if getattr(metric, "system_score", "mean") == "corpus" and hasattr(metric, "corpus_score") \
+        else "mean"
+
+
+def uses_system_scores(level: str, statistic: str) -> bool:
+    """Whether a statistic at ``level`` reads system scores (every system-level statistic but SPA)."""
+    return level == "system" and statistic != "spa"
+
+
+def _groups(jset) -> dict[str, list[int]]:
+    """Row indices per system, in row order (a multi-system row under each of its systems)."""
+    groups: dict[str, list[int]] = {}
+    for i, _, system in jset.cells():
+        groups.setdefault(system, []).append(i)
+    return groups
+
+
+def add_system_scores(scored: Sequence, chosen: Sequence, jset, mode: str = "auto") -> None:
+    """Set ``system`` and ``system_mode`` of every entry of ``scored`` (the :class:`MetricScores` of ``chosen``).
+
+    Parameters
+    ----------
+    scored : sequence of MetricScores
+        Changed in place; an entry whose ``system_mode`` is already ``"file"`` keeps its file's scores unless
+        ``mode`` is ``"mean"``.
+    chosen : sequence of Metric
+        The metric objects, matched by name.
+    jset : judgments.JudgmentSet
+        The rows the scores belong to (its systems group them).
+    mode : {"auto", "mean", "corpus"}
+
+    Raises
+    ------
+    MetaEvalError
+        For an unknown mode, or ``mode="corpus"`` with a metric that defines no corpus score (naming them).
+    """
+    if mode not in MODES:
+        raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {mode!r}")
+    metrics = {m.name: m for m in chosen}
+    if mode == "corpus":
+        lacking = [ms.metric for ms in scored
+                   if ms.system_mode != "file" and declared_mode(metrics.get(ms.metric)) != "corpus"]
+        if lacking:
+            raise MetaEvalError(f"--system-score corpus: {', '.join(lacking)} define no corpus score (BLEU, chrF and "
+                                "TER do); use --system-score auto to take each metric's own system score")
+    from meta_eval.metrics.base import MetricError
+
+    groups, examples = None, None
+    for ms in scored:
+        if mode == "mean":
+            ms.system, ms.system_mode = None, "mean"
+            continue
+        if ms.system_mode == "file":
+            continue
+        metric = metrics.get(ms.metric)
+        if declared_mode(metric) != "corpus":
+            continue
+        if groups is None:
+            groups, examples = _groups(jset), jset.examples()
+        try:
+            per_system = {system: metric.corpus_score([examples[i] for i in rows])
+                          for system, rows in groups.items()}
+        except MetricError as exc:
+            raise MetaEvalError(f"{ms.metric}: corpus score: {exc}") from None
+        ms.system = {v: {system: float(values[v]) for system, values in per_system.items()} for v in ms.scores}
+        ms.system_mode = "corpus"
