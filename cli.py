@@ -57,6 +57,14 @@ _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model 
                 "a cluster with GPUs, else 1]; scores are identical whatever the count")
 
 
+_SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
+                "from FILE: JSONL, CSV/TSV, meta-eval's own score files or mt-metrics-eval's .seg.score/.sys.score "
+                "(see docs/imported-scores.md); joined strictly to the set's rows before anything is scored")
+_SCORES_FORMAT_HELP = "The --scores files' format when their names do not say it: jsonl, csv, tsv or mtme"
+_SCORES_MISSING_HELP = ("error (default): a judged row without a score in a --scores file is an error; drop: leave "
+                        "such rows out of every metric's statistics (the count is printed and saved)")
+
+
 @app.command()
 def run(
     judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_SETS_HELP),
@@ -113,6 +121,12 @@ def run(
                                      "system level: auto (each metric's own: sacrebleu's corpus score for BLEU, "
                                      "chrF and TER, as WMT reports; the mean of the row scores for the others), "
                                      "mean (of the row scores, every metric) or corpus"),
+    scores: list[str] = typer.Option([], "--scores", help=_SCORES_HELP),
+    scores_format: Optional[str] = typer.Option(None, "--scores-format", help=_SCORES_FORMAT_HELP),
+    scores_missing: str = typer.Option("error", "--scores-missing", help=_SCORES_MISSING_HELP),
+    scores_out: Optional[Path] = typer.Option(None, "--scores-out", help="Also write every row's metric scores "
+                                              "with the set's row keys (id, doc_id, system) as .jsonl, .csv or "
+                                              ".tsv: the format --scores reads back"),
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean (average human and metric scores per cell at the "
                                              "summary/system levels) or first (keep the first row in file order) "
@@ -170,7 +184,8 @@ def run(
                    resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
-                   system_score=system_score)
+                   system_score=system_score, scores=scores, scores_format=scores_format,
+                   scores_missing=scores_missing, scores_out=scores_out)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -180,6 +195,7 @@ def run(
     for label, message in later:
         notes.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
     _wrote(output)
+    _wrote(scores_out)
     for kind, variant, path in figures:
         _call(result.plot, kind, path, variant=variant, ranks=ranks)
         _wrote(path)

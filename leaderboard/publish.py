@@ -140,6 +140,7 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
             "seed": seed, "n_resamples": n_resamples,
             "ci_method": setting["resampling"]["method"], "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
+            **({"tie_baseline": _clean(statistics.tie_baseline(Z, level))} if statistic == "acc-t" else {}),
             "undefined": [variants[i] for i in range(len(variants)) if i not in set(ok)],
             "ceiling": _ceiling(jset, dimension, statistic, level, n_resamples, seed, confidence, pairs)}
 
@@ -152,20 +153,28 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
     ``pairwise=False`` leaves out the significance tests (ranks None); ``extra=False`` the blocks of
     :data:`EXTRA_STATISTICS` (pairwise accuracy, SPA, acc-t).
     """
-    variants, arrays, metrics = [], [], []
+    from meta_eval.evaluate import oriented_system_values
+
+    variants, arrays, metrics, fixed = [], [], [], []
     for ms in scored:
+        own = oriented_system_values(ms)
         for variant, values in ms.scores.items():
             if not variant_filter(variant):
                 continue
             variants.append(variant)
             arrays.append(values if ms.higher_is_better else -values)
+            fixed.append(own[variant])
             metrics.append({"variant": variant, "metric": ms.metric, "signature": ms.signature,
-                            "higher_is_better": ms.higher_is_better})
+                            "higher_is_better": ms.higher_is_better, "system_score": ms.system_mode})
     Z, matrices = judgment_matrices(jset, dimension, arrays)
-    X_all = np.stack(matrices)
+    X_rows = np.stack(matrices)
+    # the system level's statistics (but SPA) read each metric's own system scores (sys:corpus for BLEU, chrF, TER)
+    X_sys = np.stack(judgment_matrices(jset, dimension, arrays, system_values=fixed)[1]) \
+        if any(f is not None for f in fixed) else X_rows
     pairs = annotator_matrices(jset, dimension)  # the ceiling's matrices, once for every block
     blocks = []
     for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+        X_all = X_sys if level == "system" else X_rows
         for kind in KINDS:
             points = np.array([level_correlation(X, Z, level, kind) for X in X_all], dtype=float)
             ok = np.flatnonzero(np.isfinite(points))
@@ -196,6 +205,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
         for level, statistic in EXTRA_STATISTICS:
             if level not in LEVELS_FOR.get(jset.name, ALL_LEVELS):
                 continue
+            X_all = X_sys if level == "system" and statistic != "spa" else X_rows
             block = _extra_block(jset, dimension, X_all, Z, variants, level, statistic, n_resamples=n_resamples,
                                  seed=seed, confidence=confidence, alpha=alpha, correction=correction,
                                  pairwise=pairwise, pairs=pairs)
@@ -497,6 +507,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                                 code=1)
         if not scored:
             raise MetaEvalError(f"{jset.name}: no metric could run")
+        if "system" in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+            from meta_eval.scoring.system_scores import add_system_scores
+
+            add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
         not_measured = degenerate_report(scoring)
         for line in degenerate_lines(not_measured, len(examples)):
             say("err", line)

@@ -72,8 +72,11 @@ def readable_metrics(metrics: list[dict]) -> list[dict]:
     """Each distinct signature of a set's metrics as ``{metric, options, versions, signature}`` strings (options
     ``key=value``, versions ``dist version``), for the pages."""
     out = []
+    system = {m["signature"]: m.get("system_score", "mean") for m in metrics}
     for sig in dict.fromkeys(m["signature"] for m in metrics):
         name, options, versions = split_signature(sig)
+        if system[sig] != "mean":  # how the system level scores a system (sys:corpus: sacrebleu's corpus score)
+            options = [*options, (f"sys:{system[sig]}", "")]
         out.append({"metric": name, "signature": sig,
                     "options": ", ".join(f"{k}={v}" if v else k for k, v in options) or "-",
                     "versions": ", ".join(f"{d} {v}" for d, v in versions) or "-"})
@@ -214,6 +217,8 @@ def _extra_table(b: dict) -> list[str]:
     c = b.get("ceiling") or {}
     if c.get("value") is not None:
         lines.append("| | *human ceiling* | " + _ceiling_cell(c) + " |" + (" |" if eps else ""))
+    if b.get("tie_baseline") is not None:
+        lines.append(f"| | *ties every pair* | {_fmt(b['tie_baseline'])} | |")
     extra = []
     if b.get("n_permutations"):
         extra.append(f"{b['n_permutations']} permutations per system pair")
@@ -222,6 +227,9 @@ def _extra_table(b: dict) -> list[str]:
                      + (f", early stopping {b['pairwise']['early_stopping']}" if b["pairwise"].get("early_stopping")
                         else ""))
     extra.append(f"intervals: {b['ci_method']}")
+    if b.get("tie_baseline") is not None:
+        extra.append("*ties every pair*: acc-t of a metric that ties every pair, the share of human ties (a metric "
+                     "near it may only have learned to tie)")
     lines += ["", "; ".join(extra) + "."]
     if b.get("undefined"):
         lines += ["", f"Undefined: {', '.join(b['undefined'])}."]

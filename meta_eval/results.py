@@ -104,6 +104,10 @@ class RunResult:
     jset: Any = field(default=None, repr=False)
     epsilon: float = 0.0
     permutations: int = 1000
+    imported: list = field(default_factory=list)
+    """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
+    rows_without_imported_score: int = 0
+    """Rows dropped by ``--scores-missing drop`` because a score file has no score for them (from every metric)."""
 
     # -- plain views -------------------------------------------------------------------------------------------
     @property
@@ -155,6 +159,7 @@ class RunResult:
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
+                "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],

@@ -97,7 +97,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
         workers: int | None = None, address: str | None = None, actors: int | None = None,
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
-        system_score: str = "auto"):
+        system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
+        scores_missing: str = "error", scores_out: str | Path | None = None):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -131,6 +132,14 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         How a system's score is formed at the system level (:mod:`meta_eval.scoring.system_scores`): each
         metric's own way (BLEU, chrF, TER: sacrebleu's corpus score; the others: the mean of the row scores), the
         mean for every metric, or the corpus score (every chosen metric must define one).
+    scores : list of "NAME=FILE" or "NAME:lower=FILE"
+        Imported metrics (``--scores``, :mod:`meta_eval.scoring.imported`): scores computed elsewhere, joined to
+        the set's rows strictly before anything is scored; ``scores_format`` overrides the format the file name
+        gives; ``scores_missing="drop"`` drops the rows a file does not score (from every metric) instead of
+        failing.
+    scores_out : path, optional
+        Also write every row's metric scores with the set's row keys (``id``, ``doc_id``, ``system``) as JSONL,
+        CSV or TSV (by extension): the format ``scores`` reads back.
 
     Returns
     -------
@@ -147,11 +156,23 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
 
     say = say or _quiet
     started = time.perf_counter()
+    from meta_eval.scoring.imported import parse_spec
+
     option_list = selection.option_list(options)
     output = Path(output) if output is not None else None
+    scores_out = Path(scores_out) if scores_out is not None else None
+    specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
+    if scores_missing not in ("error", "drop"):
+        raise MetaEvalError(f"--scores-missing must be error or drop, not {scores_missing!r}")
     # before any loading or scoring: a bad output is found in a second, not after hours
+    inputs = [(f"the --scores file of {spec.name}", spec.path) for spec in specs]
     check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                     options=option_list)
+                     options=option_list, files=inputs)
+    if scores_out is not None:
+        if scores_out.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
+            raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
+        check_job_output(scores_out, force=force, judgments=judgments, data_dir=data_dir, cache=cache,
+                         no_cache=no_cache, options=option_list, files=inputs)
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
@@ -165,12 +186,13 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
-                    output=output, progress=progress, say=say, started=started, system_score=system_score)
+                    output=output, progress=progress, say=say, started=started, system_score=system_score,
+                    specs=specs, scores_missing=scores_missing, scores_out=scores_out)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
-         progress, say, started, system_score):
+         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import add_delta, add_partial, check_level, evaluate, evaluate_level, level_warning
@@ -182,14 +204,30 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
     from meta_eval.scoring.system_scores import add_system_scores
 
+    from meta_eval.scoring.imported import check_levels, join_scores, merge_tables, metric_scores, read_table
+
     requested = requested_names(metrics)
+    tables = merge_tables([read_table(spec) for spec in specs])  # a bad score file fails first, in seconds
     try:
-        jset = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
-        dim = human or jset.default_dimension
-        total_rows = len(jset)
-        jset = jset.scored(dim)
+        loaded = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
+        dim = human or loaded.default_dimension
+        total_rows = len(loaded)
+        jset = loaded.scored(dim)
         dropped = total_rows - len(jset)
         jset, dup_report = jset.resolve_duplicates(duplicates)
+        imported, missing_scores = [], 0
+        if tables:
+            position = {r.id: i for i, r in enumerate(loaded.rows)}
+            kept = [position[r.id] for r in jset.rows]
+            imported, keep = join_scores(tables, loaded, kept, scores_missing)
+            check_levels(imported, level, statistic)
+            missing_scores = len(kept) - len(keep)
+            if missing_scores:
+                from dataclasses import replace
+
+                jset = replace(jset, rows=[loaded.rows[p] for p in keep])
+                say("out", f"--scores-missing drop: {missing_scores} of {len(kept)} judged rows have no score in "
+                           f"a --scores file and are left out of every metric's statistics")
         few = None
         if len(jset) >= 4:
             check_level(jset, dim, level)
@@ -207,11 +245,16 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
-    chosen, skipped = choose_metrics(requested, parse_options(options), what=jset.name,
-                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                     language=jset.language)
+    requested, only_imported = _without_imported(requested, imported)
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
+        has_references=jset.max_references > 0, language=jset.language)
+    clash = sorted({imp.name for imp in imported} & ({m.name for m in chosen} | set(_registered())))
+    if clash:
+        raise MetaEvalError(f"--scores {clash[0]}: the name is a meta-eval metric; give the imported scores "
+                            "another name")
     if baseline is not None:  # checked before the scoring, not after it
-        planned = [v for m in chosen for v in m.variants]
+        planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:
             from difflib import get_close_matches
 
@@ -222,8 +265,15 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
-                        progress=progress)
+                        progress=progress) if chosen else None
+    if scoring is None:
+        from meta_eval.scoring.runner import Scoring
+
+        scoring = Scoring([], [], {})
     scored, failed = scoring.scored, scoring.failed
+    if imported:
+        rows = [position[r.id] for r in jset.rows]
+        scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
@@ -269,10 +319,34 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         metrics_requested=[m.strip() for m in requested.split(",") if m.strip()] if requested else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
         permutations=permutations)
+    result.imported = [imp.describe() for imp in imported]
+    result.rows_without_imported_score = missing_scores
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
+    if scores_out is not None:
+        from meta_eval.report.outputs import atomic_write
+        from meta_eval.scoring.score_files import write_row_scores
+
+        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored))
     return result
+
+
+def _registered() -> list[str]:
+    from meta_eval.metrics import registry
+
+    return registry.names()
+
+
+def _without_imported(requested: str | None, imported) -> tuple[str | None, bool]:
+    """``--metrics`` without the names of imported metrics (they are not in the registry), and whether it named
+    nothing else (then no registered metric runs)."""
+    names = {imp.name for imp in imported}
+    if not requested or not names:
+        return requested, False
+    given = [m.strip() for m in requested.split(",") if m.strip()]
+    rest = [m for m in given if m not in names]
+    return (",".join(rest) or None), not rest
 
 
 def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations):

@@ -26,7 +26,7 @@ from meta_eval.judgments.limits import max_line_bytes, read_bytes
 from meta_eval.judgments.text import check_encodable, decode_lines, repair_text
 from meta_eval.metrics.base import Example
 
-__all__ = ["read_line_files", "read_jsonl", "write_scores"]
+__all__ = ["read_line_files", "read_jsonl", "write_row_scores", "write_scores"]
 
 
 def _lines(path: Path) -> list[str]:
@@ -110,3 +110,31 @@ def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Seque
             for i in range(n):
                 writer.writerow([i, *(repr(float(scores[v][i])) for v in names)])
     tmp.replace(path)
+
+
+def write_row_scores(path: Path, jset, scored) -> None:
+    """``meta-eval run --scores-out``: every row's metric scores with the set's row keys, as ``.jsonl``, ``.csv`` or
+    ``.tsv``, the format ``--scores`` reads back (:mod:`meta_eval.scoring.imported`).
+
+    JSONL: a first line ``{"signatures": [...], "judgments": ..., "subset": ...}``, then one object per row:
+    ``{"id", "doc_id", "system", <variant>: score, ...}``. CSV/TSV: a header ``index,id,doc_id,system,<variants>``
+    (``index`` numbers the lines from 0; the row is named by ``id``). Scores are the metrics' own values, not
+    oriented (TER stays lower-is-better).
+    """
+    columns = {v: s for ms in scored for v, s in ms.scores.items()}
+    names = list(columns)
+    suffix = path.suffix.lower()
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        if suffix == ".jsonl":
+            fh.write(json.dumps({"signatures": [ms.signature for ms in scored], "judgments": jset.name,
+                                 "subset": jset.subset}) + "\n")
+            for i, row in enumerate(jset.rows):
+                fh.write(json.dumps({"id": row.id, "doc_id": row.doc_id, "system": row.system,
+                                     **{v: float(columns[v][i]) for v in names}}) + "\n")
+        elif suffix in (".csv", ".tsv"):
+            writer = csv.writer(fh, delimiter="," if suffix == ".csv" else "\t")
+            writer.writerow(["index", "id", "doc_id", "system", *names])
+            for i, row in enumerate(jset.rows):
+                writer.writerow([i, row.id, row.doc_id, row.system, *(repr(float(columns[v][i])) for v in names)])
+        else:
+            raise ValueError(f"unknown scores format {path.suffix!r}: use .jsonl, .csv or .tsv")

@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "StatisticError", "Estimate",
-           "check_statistic", "describe", "point", "interval", "versus", "pvalue_matrix", "ceiling"]
+           "check_statistic", "describe", "point", "interval", "versus", "pvalue_matrix", "ceiling", "tie_baseline"]
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
@@ -142,6 +142,25 @@ def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutati
 
     return Estimate(np.atleast_1d(np.asarray(soft_pairwise_accuracy(X, Z, n_permutations, seed).spa, dtype=float)),
                     nan)
+
+
+def tie_baseline(Z, level: str) -> float:
+    """acc-t of a metric that ties every pair: the share of the level's human pairs that are tied.
+
+    Tie calibration (Deutsch, Foster & Freitag 2023) chooses the metric's tie threshold epsilon to maximise
+    accuracy; where the calibrated epsilon ties (almost) every pair, acc-t tends to this value, so a metric whose
+    acc-t is near it may only have learned to tie. A constant metric ties every pair at any epsilon, so this is
+    acc-t of a constant metric (NaN where the level has no pair).
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 1.0, 2.0], [3.0, 3.0, 3.0]])   # summary level: pairs within each document (row)
+    >>> round(tie_baseline(Z, "summary"), 4)                # (1 tie of 3 + 3 ties of 3) / 2 documents
+    0.6667
+    """
+    Z = np.asarray(Z, dtype=float)
+    constant = np.where(np.isnan(Z), np.nan, 0.0)[None]
+    return float(point(constant, Z, "acc-t", level).values[0])
 
 
 def samples(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0, epsilon: float = 0.0,

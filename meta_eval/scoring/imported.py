@@ -1,0 +1,587 @@
+"""Imported scores: a metric computed elsewhere (COMET, an LLM judge, a new metric), read from a file.
+
+``meta-eval run -j SET --scores NAME=FILE`` (repeatable; ``NAME:lower=FILE`` when lower is better) makes NAME a
+metric like any other: every statistic and level, baselines, significance, clusters, ceilings, the learned
+combination and leaderboards use its scores unchanged. mt-metrics-eval's workflow ("write your metric's score files,
+compare them with the baselines") and SacreROUGE's metric JSONL files are the models.
+
+Formats (by extension, or ``fmt``: ``jsonl``, ``csv``, ``tsv``, ``mtme``)
+-------------------------------------------------------------------------
+Every line (row of a table) names what it scores with one kind of key, the same for the whole file:
+
+- ``id``: the set's row id (``meta-eval judgments SET`` shows them; a JSONL set's ``id`` field);
+- ``doc_id`` and ``system``: the (document, system) pair, when it names one row of the set;
+- ``index``: the row's position (from 0) in the set as loaded: the key of ``meta-eval score``'s output, so a file
+  written by ``meta-eval score --input`` on the set's texts in the set's order reads back;
+- ``system`` alone: a **system-level** score (used at the system level instead of the mean of row scores; see
+  :mod:`meta_eval.scoring.system_scores`). A JSONL file may hold such lines beside its row lines.
+
+The scores are the other fields: ``score`` (the variant is NAME), or several named ones (top-level numbers, or a
+``scores`` object): each becomes the variant ``NAME/<field>``. A first JSONL line ``{"signatures": ...}`` (what
+``meta-eval score`` and ``--scores-out`` write) is read as a header, not a row.
+
+- **JSONL** (``.jsonl``, ``.jsonl.gz``): one object per line.
+- **CSV / TSV** (``.csv``, ``.tsv``): a header row naming the key columns and the score columns.
+- **mt-metrics-eval** (``.seg.score``, ``.sys.score``; Google's ``<metric>-<refs>.<level>.score`` files):
+  ``system<TAB>score`` lines. In a ``.seg.score`` file the i-th line of a system scores segment i (from 1) of the
+  language pair, so it reads only against a set whose rows carry the segment order (document ids ``<lp>:<n>``, as
+  wmt21-mqm-ted and wmt23 have); a ``.sys.score`` file holds one line per system. These files cover every segment
+  and system of the test set, rated or not: their lines for segments or systems the set does not hold (unrated
+  segments, the human references) are left out and counted, never an error.
+
+Joins are strict, checked before anything is scored: a judged row without a score, a score for no row of the set,
+a repeated key and a non-finite or non-numeric value are each one :class:`~meta_eval.errors.MetaEvalError` naming
+the file, the line and the first few keys (how many in all). A score for a row the set holds but the run leaves out
+(no human score, a repeated pair dropped by ``--duplicates first``) is not an error. With ``missing="drop"``
+(``--scores-missing drop``) the rows without a score are dropped instead, from every metric alike, and the count is
+printed and saved.
+
+Every imported metric has a signature: ``imported:NAME|file:<name>|sha256:<first 16 hex>|rows:<n>|format:<fmt>|
+key:<kind>|orientation:higher|lower``; a changed file is a new signature. Imported scores never enter the score
+cache: they are read from the file every run.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["FORMATS", "ImportedScores", "ScoreSpec", "ScoreTable", "join_scores", "parse_spec", "read_table"]
+
+FORMATS = ("jsonl", "csv", "tsv", "mtme")
+MISSING = ("error", "drop")
+_SHOWN = 3  # keys named in a message
+_KEYS = ("id", "index", "doc_id", "system")
+
+
+@dataclass(frozen=True)
+class ScoreSpec:
+    """One ``--scores NAME[:lower]=FILE``."""
+
+    name: str
+    path: Path
+    lower: bool = False
+    fmt: str | None = None
+
+
+def parse_spec(text: str, fmt: str | None = None) -> ScoreSpec:
+    """``"NAME=FILE"`` or ``"NAME:lower=FILE"`` (also ``:higher``) as a :class:`ScoreSpec`.
+
+    Examples
+    --------
+    >>> parse_spec("ter:lower=ter.jsonl")
+    ScoreSpec(name='ter', path=PosixPath('ter.jsonl'), lower=True, fmt=None)
+    """
+    head, sep, path = str(text).partition("=")
+    name, _, orientation = head.partition(":")
+    name = name.strip()
+    if not sep or not name or not path.strip():
+        raise MetaEvalError(f"--scores {text!r}: write NAME=FILE (or NAME:lower=FILE when lower is better)")
+    if orientation not in ("", "lower", "higher"):
+        raise MetaEvalError(f"--scores {text!r}: the orientation after ':' is 'lower' or 'higher', not "
+                            f"{orientation!r}")
+    if any(c in name for c in "/,|= ") or name.startswith("-"):
+        raise MetaEvalError(f"--scores {text!r}: a metric name has no '/', ',', '|', '=' or blank")
+    if fmt is not None and fmt not in FORMATS:
+        raise MetaEvalError(f"--scores-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    return ScoreSpec(name, Path(path.strip()).expanduser(), orientation == "lower", fmt)
+
+
+def _format(spec: ScoreSpec) -> str:
+    if spec.fmt is not None:
+        return spec.fmt
+    name = spec.path.name.lower()
+    if name.endswith((".seg.score", ".sys.score")):
+        return "mtme"
+    for suffix, fmt in ((".jsonl", "jsonl"), (".jsonl.gz", "jsonl"), (".csv", "csv"), (".tsv", "tsv")):
+        if name.endswith(suffix):
+            return fmt
+    raise MetaEvalError(f"{spec.path}: cannot tell the score file's format from its name; use .jsonl, .csv, .tsv, "
+                        f".seg.score or .sys.score, or pass --scores-format ({', '.join(FORMATS)})")
+
+
+@dataclass
+class ScoreTable:
+    """A score file as read: one key and one value per variant per line, and the system-level lines."""
+
+    spec: ScoreSpec
+    fmt: str
+    key: str | None  # "id", "index", "pair", "segment"; None when the file holds system scores only
+    variants: list[str]
+    keys: list = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    values: list[tuple[float, ...]] = field(default_factory=list)
+    system: dict[str, dict[str, float]] = field(default_factory=dict)  # variant -> system -> score
+    system_lines: dict[str, int] = field(default_factory=dict)
+    sha256: str = ""
+    seconds: float = 0.0
+
+    @property
+    def where(self) -> str:
+        return str(self.spec.path)
+
+
+def _number(value, where: str, column: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}, not a number")
+    try:
+        x = float(value)
+    except ValueError:
+        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}, not a number") from None
+    if not math.isfinite(x):
+        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}; scores must be finite numbers (leave "
+                            "the row out of the file and pass --scores-missing drop to drop it)")
+    return x
+
+
+def _key_kind(fields: Iterable[str], where: str) -> str | None:
+    fields = set(fields)
+    if "id" in fields:
+        return "id"
+    if "index" in fields:
+        return "index"
+    if "doc_id" in fields:
+        if "system" not in fields:
+            raise MetaEvalError(f"{where}: 'doc_id' without 'system'; a row is named by 'id', 'index', or "
+                                "'doc_id' with 'system'")
+        return "pair"
+    if "system" in fields:
+        return None  # a system-level score
+    raise MetaEvalError(f"{where}: no key: name the row with 'id', 'index', or 'doc_id' and 'system' (or give "
+                        "'system' alone for a system-level score)")
+
+
+def _key(kind: str, obj, where: str):
+    if kind == "index":
+        value = obj["index"]
+        try:
+            index = int(value)
+        except (TypeError, ValueError):
+            index = -1
+        if isinstance(value, bool) or index < 0 or (isinstance(value, float) and value != index) \
+                or (isinstance(value, str) and value.strip() != str(index)):
+            raise MetaEvalError(f"{where}: 'index' must be a row position (an integer from 0), not {value!r}")
+        return index
+    if kind == "id":
+        return _label(obj["id"], where, "id")
+    return _label(obj["doc_id"], where, "doc_id"), _label(obj["system"], where, "system")
+
+
+def _label(value, where: str, name: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value):
+        raise MetaEvalError(f"{where}: {name!r} must be a non-empty string (or an integer), not {value!r}")
+    return str(value)
+
+
+def _score_fields(obj: dict, where: str) -> dict[str, object]:
+    nested = obj.get("scores")
+    if nested is not None:
+        if not isinstance(nested, dict) or not nested:
+            raise MetaEvalError(f"{where}: 'scores' must be a non-empty object of named scores")
+        return nested
+    fields = {k: v for k, v in obj.items() if k not in _KEYS}
+    if not fields:
+        raise MetaEvalError(f"{where}: no score: give 'score', a 'scores' object, or named score fields")
+    return fields
+
+
+def _variant(name: str, fields: Sequence[str]) -> list[str]:
+    return [name] if list(fields) == ["score"] else [f"{name}/{f}" for f in fields]
+
+
+class _Builder:
+    """Collects the lines of one file, checking that every line has the same key kind and score fields."""
+
+    def __init__(self, spec: ScoreSpec, fmt: str):
+        self.spec, self.fmt = spec, fmt
+        self.kind: str | None = None
+        self.fields: list[str] | None = None
+        self.sys_fields: list[str] | None = None
+        self.first_where = ""
+        self.table = ScoreTable(spec, fmt, None, [])
+
+    def add(self, fields: dict[str, object], kind: str | None, key, where: str, lineno: int) -> None:
+        names = list(fields)
+        if kind is None:
+            if self.sys_fields is None:
+                self.sys_fields = names
+            elif names != self.sys_fields:
+                raise MetaEvalError(f"{where}: the system line's scores {names} differ from the first one's "
+                                    f"{self.sys_fields}")
+            system = key
+            if system in self.table.system_lines:
+                raise MetaEvalError(f"{where}: system {system!r} is scored twice (first at line "
+                                    f"{self.table.system_lines[system]})")
+            self.table.system_lines[system] = lineno
+            for f, variant in zip(names, _variant(self.spec.name, names)):
+                self.table.system.setdefault(variant, {})[system] = _number(fields[f], where, f)
+            return
+        if self.kind is None:
+            self.kind, self.fields, self.first_where = kind, names, where
+        elif kind != self.kind:
+            raise MetaEvalError(f"{where}: this line names its row by {_KIND_TEXT[kind]}, but {self.first_where} "
+                                f"by {_KIND_TEXT[self.kind]}; use one kind of key in a file")
+        elif names != self.fields:
+            raise MetaEvalError(f"{where}: the scores {names} differ from those of {self.first_where} "
+                                f"{self.fields}")
+        self.table.keys.append(key)
+        self.table.lines.append(lineno)
+        self.table.values.append(tuple(_number(fields[f], where, f) for f in names))
+
+    def done(self) -> ScoreTable:
+        table = self.table
+        if self.fields is None and self.sys_fields is None:
+            raise MetaEvalError(f"{self.spec.path} holds no scores")
+        row_variants = _variant(self.spec.name, self.fields) if self.fields is not None else None
+        sys_variants = _variant(self.spec.name, self.sys_fields) if self.sys_fields is not None else None
+        if row_variants and sys_variants and row_variants != sys_variants:
+            raise MetaEvalError(f"{self.spec.path}: the system lines score {sys_variants} but the row lines "
+                                f"{row_variants}")
+        table.key, table.variants = self.kind, row_variants or sys_variants
+        return table
+
+
+_KIND_TEXT = {"id": "'id'", "index": "'index'", "pair": "'doc_id' and 'system'", None: "'system' alone",
+              "segment": "segment order"}
+
+
+def _read_jsonl(spec: ScoreSpec, builder: _Builder) -> None:
+    from meta_eval.judgments.jsonl import iter_jsonl
+
+    first = True
+    for where, obj in iter_jsonl(spec.path, MetaEvalError):
+        lineno = int(where.rsplit(":", 1)[1])
+        if not isinstance(obj, dict):
+            raise MetaEvalError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        if first and "signatures" in obj and not (set(obj) & set(_KEYS)):
+            first = False
+            continue  # the header of meta-eval's own files
+        first = False
+        kind = _key_kind(obj, where)
+        key = _label(obj["system"], where, "system") if kind is None else _key(kind, obj, where)
+        builder.add(_score_fields(obj, where), kind, key, where, lineno)
+
+
+def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
+    from meta_eval.judgments.limits import read_bytes
+    from meta_eval.judgments.text import decode_lines
+
+    try:
+        data = read_bytes(spec.path, MetaEvalError)
+    except FileNotFoundError:
+        raise MetaEvalError(f"{spec.path} does not exist") from None
+    text = "\n".join(decode_lines(data, spec.path, MetaEvalError))
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if not header or not any(h.strip() for h in header):
+            raise MetaEvalError(f"{spec.path}:1: no header row (key columns such as id, or doc_id and system, "
+                                "then score columns)")
+        header = [h.strip() for h in header]
+        repeated = sorted({h for h in header if header.count(h) > 1})
+        if repeated:
+            raise MetaEvalError(f"{spec.path}:1: the header repeats {', '.join(map(repr, repeated))}")
+        kind = _key_kind(header, f"{spec.path}:1")
+        columns = [h for h in header if h not in _KEYS]
+        if not columns:
+            raise MetaEvalError(f"{spec.path}:1: no score column besides the keys {header}")
+        for cells in reader:
+            lineno = reader.line_num
+            where = f"{spec.path}:{lineno}"
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue
+            if len(cells) != len(header):
+                raise MetaEvalError(f"{where}: {len(cells)} fields where the header has {len(header)}")
+            obj = dict(zip(header, cells))
+            key = _label(obj["system"], where, "system") if kind is None else _key(kind, obj, where)
+            builder.add({c: obj[c] for c in columns}, kind, key, where, lineno)
+    except csv.Error as exc:
+        raise MetaEvalError(f"{spec.path}:{reader.line_num}: {exc}") from None
+
+
+def _read_mtme(spec: ScoreSpec, builder: _Builder) -> None:
+    from meta_eval.judgments.limits import read_bytes
+    from meta_eval.judgments.text import decode_lines
+
+    try:
+        data = read_bytes(spec.path, MetaEvalError)
+    except FileNotFoundError:
+        raise MetaEvalError(f"{spec.path} does not exist") from None
+    system_level = spec.path.name.lower().endswith(".sys.score")
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(decode_lines(data, spec.path, MetaEvalError), 1):
+        if not line.strip():
+            continue
+        where = f"{spec.path}:{lineno}"
+        parts = line.rstrip("\r").split("\t")
+        if len(parts) != 2 or not parts[0]:
+            raise MetaEvalError(f"{where}: expected 'system<TAB>score' (mt-metrics-eval's score file format)")
+        system, value = parts
+        if system_level:
+            builder.add({"score": value}, None, system, where, lineno)
+        else:
+            seen[system] = seen.get(system, 0) + 1
+            builder.add({"score": value}, "segment", (seen[system], system), where, lineno)
+
+
+def read_table(spec: ScoreSpec) -> ScoreTable:
+    """Read and check one score file (see the module notes); its SHA-256 and reading time are recorded."""
+    started = time.perf_counter()
+    fmt = _format(spec)
+    if not spec.path.is_file():
+        raise MetaEvalError(f"--scores {spec.name}: {spec.path} does not exist" if not spec.path.exists()
+                            else f"--scores {spec.name}: {spec.path} is not a regular file")
+    builder = _Builder(spec, fmt)
+    if fmt == "jsonl":
+        _read_jsonl(spec, builder)
+    elif fmt in ("csv", "tsv"):
+        _read_table(spec, builder, "," if fmt == "csv" else "\t")
+    else:
+        _read_mtme(spec, builder)
+    table = builder.done()
+    digest = hashlib.sha256()
+    with open(spec.path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(chunk)
+    table.sha256 = digest.hexdigest()
+    _check_repeats(table)
+    table.seconds = time.perf_counter() - started
+    return table
+
+
+def _check_repeats(table: ScoreTable) -> None:
+    first: dict = {}
+    repeats = []
+    for key, line in zip(table.keys, table.lines):
+        if key in first:
+            repeats.append((key, first[key], line))
+        else:
+            first[key] = line
+    if repeats:
+        key, a, b = repeats[0]
+        raise MetaEvalError(f"{table.where}:{b}: {_show(table.key, key)} is scored again (first at line {a}); "
+                            f"{len(repeats)} repeated key(s) in all")
+
+
+def _show(kind: str | None, key) -> str:
+    if kind == "pair":
+        return f"(document {key[0]!r}, system {key[1]!r})"
+    if kind == "segment":
+        return f"segment {key[0]} of system {key[1]!r}"
+    if kind == "index":
+        return f"row index {key}"
+    return f"row {key!r}"
+
+
+def _listed(items: Sequence[str], total: int) -> str:
+    shown = ", ".join(items[:_SHOWN])
+    return shown + (f" (and {total - _SHOWN} more)" if total > _SHOWN else "")
+
+
+@dataclass
+class ImportedScores:
+    """One imported metric joined to a set's rows: what :func:`join_scores` returns per score file."""
+
+    name: str
+    spec: ScoreSpec
+    table: ScoreTable
+    values: dict[int, tuple[float, ...]]  # row position in the loaded set -> one value per variant
+    ignored: int = 0  # lines for segments or systems the set does not hold (mt-metrics-eval files)
+
+    @property
+    def signature(self) -> str:
+        from meta_eval.metrics.base import package_version
+
+        t = self.table
+        rows = len(t.keys) if t.key is not None else 0
+        parts = [f"imported:{self.name}", f"file:{t.spec.path.name}", f"sha256:{t.sha256[:16]}", f"rows:{rows}",
+                 f"format:{t.fmt}", f"key:{t.key or 'system'}"]
+        if t.system:
+            parts.append(f"systems:{len(next(iter(t.system.values())))}")
+        parts += [f"orientation:{'lower' if t.spec.lower else 'higher'}", f"meta-eval=={package_version('meta-eval')}"]
+        return "|".join(parts)
+
+    def describe(self) -> dict:
+        t = self.table
+        return {"metric": self.name, "file": str(t.spec.path), "sha256": t.sha256, "format": t.fmt,
+                "key": t.key or "system", "rows": len(t.keys), "systems": len(next(iter(t.system.values())))
+                if t.system else 0, "orientation": "lower" if t.spec.lower else "higher",
+                "variants": t.variants, "ignored_lines": self.ignored, "signature": self.signature}
+
+
+def merge_tables(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
+    """One table per metric name: a name given twice is allowed for a row-level file and a system-level one
+    (mt-metrics-eval's ``.seg.score`` and ``.sys.score``), which become one metric; anything else is an error."""
+    by_name: dict[str, ScoreTable] = {}
+    for t in tables:
+        other = by_name.get(t.spec.name)
+        if other is None:
+            by_name[t.spec.name] = t
+            continue
+        rows, systems = (t, other) if t.key is not None else (other, t)
+        if rows.key is None or systems.key is not None or rows.system or rows.variants != systems.variants \
+                or rows.spec.lower != systems.spec.lower:
+            raise MetaEvalError(f"--scores {t.spec.name} is given twice ({other.where} and {t.where}); a name may "
+                                "be given twice only for one row-level and one system-level file of the same "
+                                "scores and orientation")
+        rows.system, rows.system_lines = systems.system, systems.system_lines
+        rows.sha256 = hashlib.sha256((rows.sha256 + systems.sha256).encode()).hexdigest()
+        rows.seconds += systems.seconds
+    return list(by_name.values())
+
+
+def _row_index(jset, kind: str):
+    """key -> row position of the loaded set, for a key kind."""
+    rows = jset.rows
+    if kind == "id":
+        return {r.id: i for i, r in enumerate(rows)}
+    if kind == "index":
+        return None  # positions themselves
+    if kind == "pair":
+        out: dict = {}
+        for i, r in enumerate(rows):
+            key = (r.doc_id, r.system)
+            out[key] = -1 if key in out else i  # -1: the pair names several rows
+        return out
+    out = {}
+    prefixes = set()
+    for i, r in enumerate(rows):
+        head, sep, number = r.doc_id.rpartition(":")
+        if not sep or not number.isdigit():
+            raise MetaEvalError(f"an mt-metrics-eval .seg.score file needs a set whose rows carry the segment order "
+                                f"(document ids <lp>:<n>, as wmt21-mqm-ted and wmt23 have); {jset.name} row "
+                                f"{r.id!r} has document {r.doc_id!r}")
+        prefixes.add(head)
+        out[(int(number), r.system)] = i
+    if len(prefixes) > 1:
+        raise MetaEvalError(f"an mt-metrics-eval .seg.score file scores one language pair, but the set pools "
+                            f"{', '.join(sorted(prefixes))}: run one pair at a time")
+    return out
+
+
+def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missing: str = "error"
+                ) -> tuple[list[ImportedScores], list[int]]:
+    """Join score files to a set's rows, strictly.
+
+    Parameters
+    ----------
+    tables : sequence of ScoreTable
+    loaded : judgments.JudgmentSet
+        The set as loaded (every row of the subset): keys are matched against its rows.
+    kept : sequence of int
+        Positions in ``loaded`` of the rows the run keeps (those with a human score, after duplicates).
+    missing : {"error", "drop"}
+        A kept row without a score in some file: an error, or dropped (for every metric).
+
+    Returns
+    -------
+    imported : list of ImportedScores
+    keep : list of int
+        The positions of ``kept`` that every file scores (all of ``kept`` unless ``missing="drop"``).
+
+    Raises
+    ------
+    MetaEvalError
+        A key that names no row of the set, a (document, system) key that names several rows, or (unless
+        ``missing="drop"``) a kept row without a score: naming the file, the line or the keys, and how many.
+    """
+    if missing not in MISSING:
+        raise MetaEvalError(f"--scores-missing must be error or drop, not {missing!r}")
+    n_loaded = len(loaded.rows)
+    kept_set = set(kept)
+    out, covered_all = [], set(kept)
+    for t in tables:
+        values: dict[int, tuple[float, ...]] = {}
+        ignored = 0
+        if t.key is not None:
+            index = _row_index(loaded, t.key)
+            unknown = []
+            for key, line, vals in zip(t.keys, t.lines, t.values):
+                if index is None:
+                    pos = key if key < n_loaded else None
+                else:
+                    pos = index.get(key)
+                if pos == -1:
+                    raise MetaEvalError(f"{t.where}:{line}: {_show(t.key, key)} names several rows of "
+                                        f"{loaded.name}; key the file by 'id' instead")
+                if pos is None:
+                    if t.key == "segment":
+                        ignored += 1  # an unrated segment, or a system the subset leaves out
+                        continue
+                    unknown.append((line, key))
+                    continue
+                values[pos] = vals
+            if unknown:
+                line, key = unknown[0]
+                raise MetaEvalError(f"{t.where}:{line}: {_show(t.key, key)} is not a row of {loaded.name} "
+                                    f"({loaded.subset}); {len(unknown)} line(s) of the file score no row: "
+                                    + _listed([f"line {a}" for a, _ in unknown], len(unknown)))
+            absent = [p for p in kept if p not in values]
+            if absent and missing == "error":
+                names = [loaded.rows[p].id for p in absent]
+                raise MetaEvalError(f"{t.where}: no score for {len(absent)} of the {len(kept)} judged rows of "
+                                    f"{loaded.name} ({loaded.subset}): {_listed([repr(x) for x in names], len(names))}"
+                                    "; score them, or pass --scores-missing drop to leave them out of every "
+                                    "metric's statistics")
+            covered_all &= set(values)
+        if t.system:
+            systems = {s for p in kept_set for s in loaded.row_systems(loaded.rows[p])} if kept_set else set()
+            for variant, by_system in t.system.items():
+                extra = [s for s in by_system if s not in systems]
+                if t.fmt == "mtme":
+                    ignored += len(extra)
+                    for s in extra:
+                        del by_system[s]
+                elif extra:
+                    line = t.system_lines[extra[0]]
+                    raise MetaEvalError(f"{t.where}:{line}: system {extra[0]!r} is not a system of {loaded.name} "
+                                        f"({loaded.subset}); {len(extra)} system line(s) score no system: "
+                                        + _listed([repr(s) for s in extra], len(extra)))
+                lacking = sorted(systems - set(by_system))
+                if lacking:
+                    raise MetaEvalError(f"{t.where}: no system score for {len(lacking)} of the {len(systems)} "
+                                        f"systems of {loaded.name} ({loaded.subset}): "
+                                        + _listed([repr(s) for s in lacking], len(lacking)))
+        out.append(ImportedScores(t.spec.name, t.spec, t, values, ignored))
+    keep = [p for p in kept if p in covered_all]
+    return out, keep
+
+
+def metric_scores(imported: ImportedScores, rows: Sequence[int], loaded):
+    """The :class:`~meta_eval.scoring.runner.MetricScores` of an imported metric over ``rows`` (positions in
+    ``loaded``): row scores from the file; for a file with system scores only, each row holds its system's score
+    (usable at the system level only, which :func:`check_levels` enforces)."""
+    from meta_eval.scoring.runner import MetricScores
+
+    t = imported.table
+    scores: dict[str, np.ndarray] = {}
+    if t.key is not None:
+        matrix = np.array([imported.values[p] for p in rows], dtype=np.float64).reshape(len(rows), len(t.variants))
+        scores = {v: matrix[:, k].copy() for k, v in enumerate(t.variants)}
+    else:
+        for v in t.variants:
+            scores[v] = np.array([t.system[v][loaded.rows[p].system] for p in rows], dtype=np.float64)
+    system = {v: dict(t.system[v]) for v in t.variants} if t.system else None
+    return MetricScores(imported.name, imported.signature, not t.spec.lower, scores, computed=0, cached=0,
+                        seconds=t.seconds, system=system, system_mode="file" if system else "mean")
+
+
+def check_levels(imported: Sequence[ImportedScores], level: str, statistic: str) -> None:
+    """A file with system scores only can be used at the system level only (and not by SPA, which needs
+    segment scores): else a :class:`MetaEvalError` naming it."""
+    from meta_eval.scoring.system_scores import uses_system_scores
+
+    for imp in imported:
+        if imp.table.key is None and not uses_system_scores(level, statistic):
+            raise MetaEvalError(f"--scores {imp.name}: {imp.table.where} holds system-level scores only, so it can "
+                                f"be used at --level system (not by SPA, which needs segment scores); this run is "
+                                f"--level {level} --statistic {statistic}")
