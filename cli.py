@@ -46,8 +46,8 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
 
 # every built-in set (tests/test_report_output.py checks the list against meta_eval.judgments.BUILTIN; importing it
 # here would slow `meta-eval --help`)
-_SETS_HELP = ("A built-in set (chaganty, essays, summeval, realsumm, wmt21-mqm-ted, frank, qags; see `meta-eval "
-              "judgments`) or a .jsonl file")
+_SETS_HELP = ("A built-in set (chaganty, essays, summeval, realsumm, wmt21-mqm-ted, wmt23, frank, qags; see "
+              "`meta-eval judgments`) or a .jsonl file")
 _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
                 "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
 _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
@@ -94,8 +94,8 @@ def run(
                                              "system pairs whose metric difference lies in [LO, HI] (Deutsch et "
                                              "al. 2022; HI may be 'inf'); system level"),
     subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`), e.g. "
-                                         "zh-en, frank's cnndm-test; chaganty/essays: 'sms' (the SMS paper's "
-                                         "subset, default) or 'all'"),
+                                         "zh-en, frank's cnndm-test; en-de,zh-en pools language pairs (wmt21-mqm-ted, "
+                                         "wmt23); chaganty/essays: 'sms' (the SMS paper's subset, default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY, e.g. vectors=spacy:en_core_web_md"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),

@@ -1,7 +1,7 @@
 """Human-judgment sets and their loaders.
 
 ``load(name_or_path)`` returns a :class:`JudgmentSet`: a built-in set by name (``chaganty``, ``essays``,
-``summeval``, ``realsumm``, ``wmt21-mqm-ted``, ``frank``, ``qags``) or a file in
+``summeval``, ``realsumm``, ``wmt21-mqm-ted``, ``wmt23``, ``frank``, ``qags``) or a file in
 the generic JSON-lines format (see :mod:`judgments.jsonl`). Data files are looked up in ``--data-dir``, else
 ``$META_EVAL_DATA``, else the user cache directory, and downloaded there from their public URL when possible.
 """
@@ -17,7 +17,7 @@ __all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "
 
 BUILTIN = {name: f"meta_eval.judgments.{module}" for name, module in (
     ("chaganty", "chaganty"), ("essays", "essays"), ("summeval", "summeval"), ("realsumm", "realsumm"),
-    ("wmt21-mqm-ted", "wmt21_mqm"), ("frank", "frank"), ("qags", "qags"))}
+    ("wmt21-mqm-ted", "wmt21_mqm"), ("wmt23", "wmt23"), ("frank", "frank"), ("qags", "qags"))}
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
@@ -32,8 +32,9 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
         Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
     subset : str, optional
         A built-in set's subset (default: the module's ``DEFAULT_SUBSET``: the SMS paper's subset ``"sms"`` for
-        chaganty and essays, ``"en-de"`` (MT systems only) for wmt21-mqm-ted, FRANK's ``"test"`` split for frank,
-        ``"all"`` for the others; each module's ``SUBSETS`` lists its subsets).
+        chaganty and essays, ``"en-de"`` (MT systems only) for wmt21-mqm-ted and wmt23, FRANK's ``"test"`` split
+        for frank, ``"all"`` for the others; each module's ``SUBSETS`` lists its subsets). For wmt21-mqm-ted and
+        wmt23 a comma-separated list of language pairs (``"en-de,zh-en"``) pools them (:mod:`judgments.pooling`).
     text : {"repaired", "as-released"}
         Where a loader repairs mis-decoded UTF-8 (essays and JSONL files, with ftfy), ``"as-released"`` skips the
         repair (the SMS paper scored the essays as released). The other sets are never altered, so there ``text``

@@ -158,6 +158,10 @@ class JudgmentSet:
         one system's CNN/DM summaries, QAGS-X another's XSum summaries): the sentence saying so. No level statistic
         is computed on such a set (:func:`meta_eval.evaluate.check_level` refuses with this reason): a correlation
         over the pool compares the datasets, and every resampling of "systems" resamples the datasets.
+    pooled_groups : tuple of str
+        For a set that pools several language pairs (``wmt23`` subset ``"en-de,zh-en"``,
+        :func:`judgments.pooling.pool`): the pairs, in the order given; every row's ``system`` is then
+        ``"<pair>:<system>"`` (:meth:`system_group` gives the pair back). Empty for every other set.
     """
 
     name: str
@@ -176,6 +180,7 @@ class JudgmentSet:
     annotators: str = ""
     language: str | None = None
     pooled_datasets: str = ""
+    pooled_groups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}
@@ -231,6 +236,17 @@ class JudgmentSet:
     def row_labels(self) -> list[str]:
         """Each row's location for messages (:meth:`Judgment.location`): file and line, else set, id, document."""
         return [r.location(self.name) for r in self.rows]
+
+    def system_group(self, system: str) -> str | None:
+        """The language pair of a system of a pooled set (``"zh-en"`` for ``"zh-en:Yishu"``); None for a set that
+        pools nothing. A name without one of the set's pairs before its first ``:`` is a :class:`JudgmentError`."""
+        if not self.pooled_groups:
+            return None
+        group = system.split(":", 1)[0] if ":" in system else None
+        if group not in self.pooled_groups:
+            raise JudgmentError(f"{self.name} ({self.subset}): system {system!r} is not named '<pair>:<system>' with "
+                                f"one of its pooled pairs {', '.join(self.pooled_groups)}")
+        return group
 
     def documents(self) -> int:
         return len({r.doc_id for r in self.rows})
@@ -371,7 +387,7 @@ class JudgmentSet:
                                   for (doc, system), rows in repeated[:3]],
             "duplicates_policy": self.duplicates, "notes": list(self.notes),
             "task": self.task, "licence": self.licence, "data_source": self.data_source,
-            "annotators": self.annotators,
+            "annotators": self.annotators, "pooled_groups": list(self.pooled_groups),
         }
 
 

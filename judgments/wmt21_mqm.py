@@ -35,8 +35,10 @@ never the reference in use). So the subsets are:
   them its maximum (as chaganty's ``all`` subset does with its references); mt-metrics-eval would leave that one
   system out. The set's notes say so.
 
-There is no pooled subset: the two language pairs have different targets, and their systems share names
-(``Facebook-AI`` is in both), so pooled system-level statistics would merge different systems.
+Pooled: ``en-de,zh-en`` (any comma-separated list of the subsets above, each pair once) holds the rows of both pairs
+with every system renamed ``<lp>:<system>``, since the pairs' systems share names (``Facebook-AI`` is in both) and
+must not merge (:mod:`judgments.pooling`; ``language`` is None, the targets differ). WMT pools language pairs only
+for the system-level pairwise accuracy, counting system pairs within each language pair; the set's notes say so.
 
 Texts are kept exactly as in the file (detokenized, the ``<v>`` error markers already removed). The loader checks
 every row (fields and types, ``mqm`` finite and <= 0 and equal to the rater's value, the first of ``ref_summs`` equal
@@ -52,13 +54,13 @@ from meta_eval.judgments.base import (
     Judgment,
     JudgmentError,
     JudgmentSet,
-    check_subset,
     check_unique_ids,
     get_field,
     get_number,
 )
 from meta_eval.judgments.convert import wmt21_mqm as _convert
 from meta_eval.judgments.files import DataFile, ensure_file
+from meta_eval.judgments.pooling import build_subset, subset_parts
 
 FILE = DataFile(
     relpath="wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz",
@@ -132,16 +134,8 @@ def _check_pair(rows: list[tuple[Judgment, dict]]) -> None:
                                 "is_human with sys_summ equal to ref_summ")
 
 
-def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
-    """Read and check the converted file at ``path`` (no checksum: :func:`load` verifies it) and keep ``subset``."""
-    from meta_eval.judgments.jsonl import iter_jsonl
-
-    check_subset("wmt21-mqm-ted", subset, SUBSETS)
-    parsed = [_judgment(obj, where) for where, obj in iter_jsonl(path)]
-    if not parsed:
-        raise JudgmentError(f"{path} holds no judgments")
-    check_unique_ids([row for row, _ in parsed], "(segment, system)")
-    _check_pair(parsed)
+def _select(parsed: list[tuple[Judgment, dict]], path: str | Path, subset: str) -> JudgmentSet:
+    """The plain ``subset`` (``<lp>`` or ``<lp>+human``) of the checked rows."""
     lp, with_human = subset.split("+")[0], subset.endswith("+human")
     kept = [(row, extra) for row, extra in parsed if extra["lp"] == lp and (with_human or not extra["is_human"])]
     if not kept:
@@ -165,7 +159,22 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         data_source=DATA_SOURCE, annotators=ANNOTATORS)
 
 
+def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
+    """Read and check the converted file at ``path`` (no checksum: :func:`load` verifies it) and keep ``subset`` (one
+    of ``SUBSETS``, or a comma-separated list of them: pooled, see :mod:`judgments.pooling`)."""
+    from meta_eval.judgments.jsonl import iter_jsonl
+
+    subset_parts("wmt21-mqm-ted", subset, SUBSETS)
+    parsed = [_judgment(obj, where) for where, obj in iter_jsonl(path)]
+    if not parsed:
+        raise JudgmentError(f"{path} holds no judgments")
+    check_unique_ids([row for row, _ in parsed], "(segment, system)")
+    _check_pair(parsed)
+    return build_subset("wmt21-mqm-ted", subset, SUBSETS, lambda part: _select(parsed, path, part))
+
+
 def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool = True) -> JudgmentSet:
-    """Load WMT21 TED MQM; ``subset`` is ``en-de`` (default), ``zh-en`` (MT systems only) or ``<lp>+human``."""
-    check_subset("wmt21-mqm-ted", subset, SUBSETS)
+    """Load WMT21 TED MQM; ``subset`` is ``en-de`` (default), ``zh-en`` (MT systems only), ``<lp>+human``, or a
+    pooled list such as ``en-de,zh-en``."""
+    subset_parts("wmt21-mqm-ted", subset, SUBSETS)
     return read(ensure_file(FILE, root, download=download), subset)

@@ -299,12 +299,13 @@ def test_existing_data_folder_is_kept_on_failure(serve, tmp_path, monkeypatch):
     assert _files(tmp_path / "data") == ["chaganty", "chaganty/notes.txt"]
 
 
-# -- converters for the three newer sets (wmt21-mqm-ted, frank, qags) ---------------------------------------------
+# -- converters for the newer sets (wmt21-mqm-ted, wmt23, frank, qags) ---------------------------------------------
 
 # converter module -> (data file, rows: from each set's PROVENANCE.md, loader module)
 NEWER = {"qags": ("qags/qags.jsonl.gz", 474, "meta_eval.judgments.qags"),
          "frank": ("frank/frank.jsonl.gz", 2246, "meta_eval.judgments.frank"),
-         "wmt21_mqm": ("wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz", 15341, "meta_eval.judgments.wmt21_mqm")}
+         "wmt21_mqm": ("wmt21-mqm-ted/wmt21_mqm_ted.jsonl.gz", 15341, "meta_eval.judgments.wmt21_mqm"),
+         "wmt23": ("wmt23/wmt23_da_sqm.jsonl.gz", 21281, "meta_eval.judgments.wmt23")}
 
 
 def _newer_file(name: str, published: dict) -> DataFile:
@@ -329,15 +330,17 @@ def test_newer_sets_are_reproduced_from_their_pinned_sources(name, mirror, share
     assert (declared.sources, declared.convert, declared.sha256) == (f.sources, f.convert, f.sha256)
 
 
-@pytest.mark.parametrize("name, set_name", [("qags", "qags"), ("frank", "frank"), ("wmt21_mqm", "wmt21-mqm-ted")])
+@pytest.mark.parametrize("name, set_name", [("qags", "qags"), ("frank", "frank"), ("wmt21_mqm", "wmt21-mqm-ted"),
+                                            ("wmt23", "wmt23")])
 def test_newer_sets_load_end_to_end_through_the_mirror(name, set_name, mirror, shared_data, tmp_path):
     """meta_eval.judgments.load on an empty data folder downloads, verifies and converts, and gives the shared set's
     rows."""
     relpath = NEWER[name][0]
-    fresh = judgments.load(set_name, tmp_path / "data", subset="all" if name != "wmt21_mqm" else "en-de+human")
-    shared = judgments.load(set_name, shared_data, subset="all" if name != "wmt21_mqm" else "en-de+human")
+    subset = "en-de+human,zh-en+human" if name in ("wmt21_mqm", "wmt23") else "all"  # every row
+    fresh = judgments.load(set_name, tmp_path / "data", subset=subset)
+    shared = judgments.load(set_name, shared_data, subset=subset)
     assert sha256_of(tmp_path / "data" / relpath) == sha256_of(shared_data / relpath)
-    assert fresh.rows == shared.rows and len(fresh) > 0
+    assert fresh.rows == shared.rows and len(fresh) == NEWER[name][1]  # every row of the file
 
 
 def test_newer_sources_match_sources_md(shared_data, sources):

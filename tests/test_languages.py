@@ -38,6 +38,9 @@ def test_language_agnostic_metrics_declare_nothing(name):
 def test_sets_declare_their_candidates_language(shared_data):
     assert judgments.load("wmt21-mqm-ted", shared_data, subset="en-de").language == "de"
     assert judgments.load("wmt21-mqm-ted", shared_data, subset="zh-en").language == "en"
+    assert judgments.load("wmt21-mqm-ted", shared_data, subset="en-de,zh-en").language is None  # pooled targets
+    assert judgments.load("wmt23", shared_data, subset="en-de").language == "de"
+    assert judgments.load("wmt23", shared_data, subset="zh-en").language == "en"
     assert judgments.load("qags", shared_data).language == "en"
 
 

@@ -317,7 +317,7 @@ def test_judgments_lists_every_set_with_task_annotators_licence_and_source(share
     assert set(judgments.BUILTIN) <= set(blocks)
     entries = {e["name"]: e for e in catalog(shared_data)}
     for name, task in [("chaganty", "summarization"), ("essays", "essay scoring"), ("summeval", "summarization"),
-                       ("realsumm", "summarization"), ("wmt21-mqm-ted", "MT"), ("frank", "factuality"),
+                       ("realsumm", "summarization"), ("wmt21-mqm-ted", "MT"), ("wmt23", "MT"), ("frank", "factuality"),
                        ("qags", "factuality")]:
         assert blocks[name].startswith(f"{name} ({task})"), (name, blocks[name][:80])  # names are never cut
         assert entries[name]["task"] == task

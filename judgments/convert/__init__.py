@@ -12,7 +12,8 @@ records those for each published file, and :func:`write_gzip` writes them withou
 configurable enough: it always writes OS 255 and uses zlib's default memory level 8).
 
 Modules: :mod:`judgments.convert.bartscore` (SummEval and REALSumm from BARTScore's pickles),
-:mod:`judgments.convert.wmt21_mqm` (WMT21 TED MQM TSVs), :mod:`judgments.convert.frank` (FRANK annotations and
+:mod:`judgments.convert.wmt21_mqm` (WMT21 TED MQM TSVs), :mod:`judgments.convert.wmt23` (WMT23 DA+SQM text files
+from JUDGE-BENCH), :mod:`judgments.convert.frank` (FRANK annotations and
 article files, pinned in :mod:`judgments.convert.frank_pins`), :mod:`judgments.convert.qags` (QAGS MTurk files). Each
 declares ``SOURCES`` (the pinned :class:`~judgments.files.Source` files) and ``CONTENT_SHA256`` (of the decompressed
 output); a loader wires one in with ``DataFile(relpath, sha256=..., sources=SOURCES, convert="<module>:convert",
