@@ -70,7 +70,11 @@ def run(
     judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_SETS_HELP),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Run a paper's table as it was run (set, human "
                                            "dimension, level, correlation, metric options) and print the paper's "
-                                           "numbers beside meta-eval's; see `meta-eval protocols`"),
+                                           "numbers beside meta-eval's, each cell a match (at the printed "
+                                           "precision), within the tolerance, a known mismatch or an unexplained "
+                                           "MISMATCH (exit 1): a shipped protocol's NAME (see `meta-eval "
+                                           "protocols`) or the path to a protocol .toml file (format: "
+                                           "docs/reproducing.md)"),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
                                           "every metric (default: every metric that can run on the set in "
                                           "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
@@ -151,7 +155,7 @@ def run(
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
-    from meta_eval.report.tables import print_protocol, print_run
+    from meta_eval.report.tables import print_protocol, print_run, protocol_summary
 
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
@@ -166,9 +170,16 @@ def run(
                     address=address, actors=actors, output=output, force=force, say=_say)
         print_protocol(doc, out)
         _wrote(output)
+        problems = [f"{c['part']}/{c['variant']} (meta-eval {c['meta_eval']:.{min(c['decimals'] + 1, 8)}f}, printed "
+                    f"{c['printed_text']}, tolerance {c['tolerance']:g})" for p in doc["parts"] for c in p["cells"]
+                    if c["verdict"] == "MISMATCH"]
+        if problems:
+            problems = [f"{protocol_summary(doc)}; unexplained: {', '.join(problems)}"]
         if doc["_missing"]:
-            _fail("the protocol needs metrics that could not run here: "
-                  + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]), code=1)
+            problems.append("the protocol needs metrics that could not run here: "
+                            + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
+        if problems:
+            _fail("; ".join(problems), code=1)
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
@@ -342,11 +353,12 @@ def list_metrics() -> None:
 
 @app.command("protocols")
 def list_protocols() -> None:
-    """List the named protocols: papers' tables that `meta-eval run --protocol NAME` reproduces."""
+    """List the named protocols: papers' tables that `meta-eval run --protocol NAME` reruns, with each part's
+    tolerance and the verdict counts a run is expected to give (match, within tolerance, known mismatch)."""
     from meta_eval.protocol import ProtocolError, load_protocol, protocol_names
 
-    out.print("Protocols: a paper's table run as it was run (meta-eval run --protocol NAME)", highlight=False,
-              markup=False)
+    out.print("Protocols: a paper's table run as it was run (meta-eval run --protocol NAME, or --protocol FILE.toml)",
+              highlight=False, markup=False)
     problems = []
     for name in protocol_names():
         try:
@@ -354,13 +366,16 @@ def list_protocols() -> None:
         except ProtocolError as exc:
             problems.append(str(exc))
             continue
-        cells = sum(len(p.printed) for p in proto.parts)
         out.print("")
-        out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)} ({cells} printed cells)", highlight=False,
-                  soft_wrap=True)
+        out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)} ({proto.cells} printed cells)",
+                  highlight=False, soft_wrap=True)
         for p in proto.parts:
-            out.print(f"  {p.name}: {p.judgments}, human {p.human}, {p.level} level, {p.correlation}",
-                      highlight=False, markup=False, soft_wrap=True)
+            out.print(f"  {p.name}: {p.judgments}, human {p.human}, {p.level} level, {p.correlation}, tolerance "
+                      f"{p.tolerance:g}", highlight=False, markup=False, soft_wrap=True)
+        expected = proto.expected
+        out.print(f"  expected: match {expected['match']}, within tolerance {expected['within']}, known mismatch "
+                  f"{expected['known']}" if expected else "  expected: (not stated)", highlight=False, markup=False,
+                  soft_wrap=True)
         out.print(f"  {proto.citation}", highlight=False, markup=False, soft_wrap=True)
     for problem in problems:
         out.print(f"broken protocol file: {problem}", highlight=False, markup=False)

@@ -410,17 +410,20 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     """Run a paper's table as it was run (``meta-eval run --protocol NAME``): every part of the protocol, meta-eval's
     number beside the printed one.
 
+    ``name`` is a shipped protocol's name or the path to a protocol ``.toml`` file (:mod:`meta_eval.protocol`).
     Returns the document ``--output`` writes: ``protocol``, ``title``, ``citation``, ``source``, ``counts`` (cells
-    that match within tolerance, known mismatches, unexplained ones, not run) and ``parts`` (per part: the set,
-    dimension, level, correlation, the compared ``cells``, the ``results`` and ``signatures``); each part also holds
-    the objects behind it under the key ``"_objects"`` (removed from what is written), and ``"_missing"``: the
-    (part, metric, reason) of every metric the protocol needs that could not run here (the command then exits 1,
-    after writing ``output``). Raises :class:`~meta_eval.errors.MetaEvalError` for an unknown protocol, a set
+    per verdict of :data:`meta_eval.protocol.VERDICTS`: ``match`` at the printed precision, ``within`` the
+    tolerance, ``known mismatch``, ``MISMATCH`` (unexplained), ``not run``), ``expected`` (the file's expected
+    counts, or None) and ``parts`` (per part: the set, dimension, level, correlation, the compared ``cells``, the
+    ``results`` and ``signatures``); each part also holds the objects behind it under the key ``"_objects"``
+    (removed from what is written), and ``"_missing"``: the (part, metric, reason) of every metric the protocol
+    needs that could not run here (the command then exits 1, after writing ``output``, as it does when a cell is
+    an unexplained ``MISMATCH``). Raises :class:`~meta_eval.errors.MetaEvalError` for an unknown protocol, a set
     that cannot be loaded or a level that cannot be computed.
     """
     from meta_eval import judgments as judgment_sets
     from meta_eval.evaluate import evaluate, evaluate_level
-    from meta_eval.protocol import ProtocolError, compare, load_protocol
+    from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
     from meta_eval.report.outputs import check_job_output, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
@@ -484,10 +487,10 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                               "skipped": [{"metric": n, "reason": r} for n, r in skipped],
                               "_objects": {"part": part, "cells": cells, "results": results, "scored": scored,
                                            "skipped": skipped}})
-    counts = {k: sum(c.status == k for c in all_cells) for k in ("match", "known mismatch", "MISMATCH", "not run")}
+    counts = {k: sum(c.verdict == k for c in all_cells) for k in VERDICTS}
     doc = {"protocol": proto.name, "title": proto.title, "citation": proto.citation, "source": proto.source,
-           "counts": counts, "parts": parts_doc, "wall_seconds": round(time.perf_counter() - started, 3),
-           "_protocol": proto, "_missing": missing}
+           "counts": counts, "expected": proto.expected, "parts": parts_doc,
+           "wall_seconds": round(time.perf_counter() - started, 3), "_protocol": proto, "_missing": missing}
     if output is not None:
         write_json(output, protocol_document(doc))
     return doc

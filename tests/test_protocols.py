@@ -64,9 +64,9 @@ def test_every_shipped_protocol_loads_and_names_its_paper():
 def test_compare_statuses_by_hand():
     part = Part("p", "chaganty", "overall", "global", "spearman", ("x",), {"a": 0.30, "b": 0.30, "c": 0.30,
                                                                            "d": 0.30}, 0.01,
-                unmatched={"b": "named reason"})
+                unmatched={"b": "named reason"}, written=dict.fromkeys("abcd", "0.30"))
     cells = {c.variant: c for c in compare(part, {"a": 0.31, "b": 0.25, "c": 0.2})}
-    assert cells["a"].status == "match" and cells["a"].difference == pytest.approx(0.01)
+    assert cells["a"].status == "within 0.01" and cells["a"].difference == pytest.approx(0.01)
     assert cells["b"].status == "known mismatch" and cells["b"].reason == "named reason"
     assert cells["c"].status == "MISMATCH" and cells["c"].difference == pytest.approx(-0.1)
     assert cells["d"].status == "not run" and cells["d"].difference is None

@@ -17,7 +17,8 @@ from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
 __all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
-           "print_run", "print_scores", "print_skipped", "reading", "render_table", "run_table", "stars"]
+           "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
+           "stars"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -335,7 +336,7 @@ def print_protocol(doc: dict, out: Console) -> None:
     out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)}", highlight=False)
     out.print(f"  {proto.citation}", highlight=False, markup=False)
     out.print(f"  printed numbers: {proto.source}", highlight=False, markup=False)
-    style = {"match": "green", "known mismatch": "yellow", "MISMATCH": "bold red", "not run": "red"}
+    style = {"match": "green", "within": "cyan", "known mismatch": "yellow", "MISMATCH": "bold red", "not run": "red"}
     for p in doc["parts"]:
         objects = p["_objects"]
         part, cells, baseline = objects["part"], objects["cells"], p["baseline"]
@@ -351,11 +352,13 @@ def print_protocol(doc: dict, out: Console) -> None:
             p_value = None if r is None else (r.williams_p_vs_baseline if part.level == "global"
                                               else r.perm_p_vs_baseline)
             p_cell = ["(baseline)" if c.variant == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
-            table.add_row(plain(c.label), plain(c.variant), fmt(c.meta_eval), fmt(c.printed),
-                          "-" if c.difference is None else f"{c.difference:+.3f}", *(p_cell if baseline else []),
-                          f"[{style[c.status]}]{c.status}[/]")
+            digits = min(max(3, c.precision + 1), 8)  # a decimal beyond the printed ones: the rounding can be read
+            table.add_row(plain(c.label), plain(c.variant), fmt(c.meta_eval, digits), plain(c.text),
+                          "-" if c.difference is None else f"{c.difference:+.{digits}f}", *(p_cell if baseline else []),
+                          f"[{style[c.verdict]}]{c.status}[/]")
         out.print(table)
-        out.print(f"tolerance: |meta-eval - printed| <= {part.tolerance:g}", highlight=False)
+        out.print(f"match: meta-eval rounds to the printed number at its printed decimals; within: |meta-eval - "
+                  f"printed| <= {part.tolerance:g}", highlight=False, markup=False)
         for c in cells:
             if c.reason and not c.matches:
                 out.print(f"  {c.variant}: {c.reason}", highlight=False, markup=False, soft_wrap=True)
@@ -363,10 +366,15 @@ def print_protocol(doc: dict, out: Console) -> None:
             out.print(f"  {ms.signature}", highlight=False, markup=False, soft_wrap=True)
         for metric_name, reason in objects["skipped"]:
             out.print(f"[red]not run[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
+    out.print(protocol_summary(doc), highlight=False, markup=False)
+
+
+def protocol_summary(doc: dict) -> str:
+    """The one-line verdict of a :func:`meta_eval.task.run_protocol` result: the counts per verdict."""
     counts, n_cells = doc["counts"], sum(doc["counts"].values())
-    out.print(f"{proto.name}: {counts['match']} of {n_cells} printed cells match within tolerance; "
-              f"{counts['known mismatch']} known mismatches (reasons above); {counts['MISMATCH']} unexplained; "
-              f"{counts['not run']} not run", highlight=False, markup=False)
+    return (f"{doc['protocol']}: of {n_cells} printed cells {counts['match']} match at the printed precision, "
+            f"{counts['within']} within tolerance, {counts['known mismatch']} known mismatches (reasons named), "
+            f"{counts['MISMATCH']} unexplained, {counts['not run']} not run")
 
 
 def print_scores(result, out: Console, show: int = 3) -> None:
