@@ -96,7 +96,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         duplicates: str | None = None, text: str | None = None, data_dir: str | Path | None = None,
         cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
         workers: int | None = None, address: str | None = None, actors: int | None = None,
-        output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None):
+        output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
+        plugins: Sequence[str | Path] = ()):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -126,6 +127,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         Progress bars (counts, rate, ETA) on stderr when it is a terminal.
     say : callable, optional
         ``say(channel, text)`` receives the messages the command line prints while the job runs.
+    plugins : list of paths
+        Python files whose metrics are registered first (``--plugin FILE.py``; docs/plugins.md).
 
     Returns
     -------
@@ -147,6 +150,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     # before any loading or scoring: a bad output is found in a second, not after hours
     check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
                      options=option_list)
+    selection.load_plugins(plugins)
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
@@ -418,12 +422,13 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
           force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
-          progress: bool = True, say: Say | None = None):
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
 
     The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
     ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
-    ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after. Returns a
+    ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
+    files whose metrics are registered first (``--plugin FILE.py``). Returns a
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
@@ -449,6 +454,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
              *(("a references file", r) for r in references)]
     texts = [(what, Path(p) if p is not None else None) for what, p in texts]
     check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
+    selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors) as scoring:
         if examples is None:
             try:
