@@ -56,6 +56,10 @@ _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else
 _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
                 "a cluster with GPUs, else 1]; scores are identical whatever the count")
 
+# one option, shared by run, score, learn, metrics and leaderboard publish
+_PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file whose registered metrics join the "
+                       "others, without packaging (repeatable; its signature digests the file; docs/plugins.md)")
+
 
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
                 "from FILE: JSONL, CSV/TSV, meta-eval's own score files or mt-metrics-eval's .seg.score/.sys.score "
@@ -152,6 +156,7 @@ def run(
                                     "the all-pairs p-value heatmap, scatter:FILE (or scatter=VARIANT:FILE) for a "
                                     "metric against the humans \\[needs the plot extra: pip install "
                                     "'meta-eval\\[plot]']"),
+    plugin: list[Path] = _PLUGIN,
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
@@ -160,7 +165,7 @@ def run(
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
                  "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
-                 "--option": option or None, "--duplicates": duplicates, "--text": text}
+                 "--option": option or None, "--duplicates": duplicates, "--text": text, "--plugin": plugin or None}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
@@ -196,7 +201,8 @@ def run(
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
-                   scores_missing=scores_missing, scores_out=scores_out)
+                   scores_missing=scores_missing, scores_out=scores_out,
+                   plugins=plugin)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -301,6 +307,7 @@ def score(
     address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
     actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
+    plugin: list[Path] = _PLUGIN,
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     from meta_eval import task
@@ -308,7 +315,8 @@ def score(
 
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
-                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say)
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
+                   plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -317,9 +325,15 @@ def score(
 
 
 @app.command("metrics")
-def list_metrics() -> None:
+def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
     """List the registered metrics, their variants and needs, and whether they can run here."""
     import meta_eval.metrics.registry as registry
+    from meta_eval.metrics.plugin_files import PluginFileError, load_plugin_files
+
+    try:
+        load_plugin_files(plugin)
+    except PluginFileError as exc:
+        _fail(str(exc))
 
     table = Table(title="Registered metrics")
     for col in ("name", "variants", "needs", "higher is better", "status"):
@@ -453,6 +467,7 @@ def learn(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    plugin: list[Path] = _PLUGIN,
 ) -> None:
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
@@ -467,7 +482,7 @@ def learn(
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
                    search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
-                   no_cache=no_cache, batch_size=batch_size, say=_say)
+                   no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin)
     print_learn(result, out, err, top)
     if result.saved is not None:
         use = f"learned:{save}"
@@ -511,6 +526,7 @@ def leaderboard_publish(
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension on every set \\[default: each "
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
+    plugin: list[Path] = _PLUGIN,
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -527,7 +543,7 @@ def leaderboard_publish(
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
-          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say)
+          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 

@@ -412,14 +412,15 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
             batch_size: int = 256, force: bool = False, engine="local", workers: int | None = None,
             address: str | None = None, actors: int | None = None, duplicates: str | None = None,
             human: str | None = None, title: str | None = None, command: str | None = None, progress: bool = True,
-            say=None) -> dict:
+            say=None, plugins: Sequence[str | Path] = ()) -> dict:
     """Score sets with metrics and publish a reproducible leaderboard (``meta-eval leaderboard publish``).
 
     ``judgments``: set names, each optionally with a subset after a colon (``"wmt21-mqm-ted:en-de"``), as a list or
     comma-separated; each becomes one section. ``out_dir`` is checked, made and held (:class:`BoardLock`) before any
     scoring; ``results.json``, ``README.md`` and ``index.html`` are written there. ``command`` is the command line
     recorded in the board (default: the equivalent ``meta-eval leaderboard publish`` call); ``human`` compares with
-    that dimension on every set (default: each set's own default); ``title`` heads the pages. Returns the board's
+    that dimension on every set (default: each set's own default); ``title`` heads the pages; ``plugins``: Python
+    files whose metrics are registered first (``--plugin FILE.py``). Returns the board's
     document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder).
     """
     import shlex
@@ -438,8 +439,10 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     out_dir = Path(out_dir)
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
-                *[a for o in option_list for a in ("-o", o)], "--out", str(out_dir)]
+                *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],
+                "--out", str(out_dir)]
         command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
+    selection.load_plugins(plugins)
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:

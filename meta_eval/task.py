@@ -98,7 +98,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         workers: int | None = None, address: str | None = None, actors: int | None = None,
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
-        scores_missing: str = "error", scores_out: str | Path | None = None):
+        scores_missing: str = "error", scores_out: str | Path | None = None,
+        plugins: Sequence[str | Path] = ()):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -140,6 +141,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     scores_out : path, optional
         Also write every row's metric scores with the set's row keys (``id``, ``doc_id``, ``system``) as JSONL,
         CSV or TSV (by extension): the format ``scores`` reads back.
+    plugins : list of paths
+        Python files whose metrics are registered first (``--plugin FILE.py``; docs/plugins.md).
 
     Returns
     -------
@@ -173,6 +176,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
             raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
         check_job_output(scores_out, force=force, judgments=judgments, data_dir=data_dir, cache=cache,
                          no_cache=no_cache, options=option_list, files=inputs)
+    selection.load_plugins(plugins)
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
@@ -507,12 +511,13 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
           force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
-          progress: bool = True, say: Say | None = None):
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
 
     The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
     ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
-    ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after. Returns a
+    ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
+    files whose metrics are registered first (``--plugin FILE.py``). Returns a
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
@@ -538,6 +543,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
              *(("a references file", r) for r in references)]
     texts = [(what, Path(p) if p is not None else None) for what, p in texts]
     check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
+    selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors) as scoring:
         if examples is None:
             try:

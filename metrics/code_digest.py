@@ -13,9 +13,14 @@ Which files ("the code that computes the scores"):
   y``, absolute or relative) that belongs to the same top-level package as one of those classes, or to meta-eval's
   ``metrics`` package; third-party libraries are covered by the versions already in the signature;
 - the files of a ``data/`` folder beside any of those modules (meta-eval's NLTK stopword list);
-- not ``metrics/__init__.py``, ``metrics/registry.py`` nor this module: registering, re-exporting and digesting
-  compute no score, and leaving them out keeps a new metric (or a fix here that leaves every digest as it was) from
-  changing every other metric's signature.
+- not ``metrics/__init__.py``, ``metrics/registry.py``, ``metrics/plugin_files.py`` nor this module: registering,
+  loading plugin files, re-exporting and digesting compute no score, and leaving them out keeps a new metric (or a
+  fix here that leaves every digest as it was) from changing every other metric's signature.
+
+A single-file plugin (``--plugin FILE.py``, :mod:`metrics.plugin_files`) is a top-level module named ``FILE.py`` in
+the digest, with the bytes that were executed (not the file as it is on the disk now): a copy of the file elsewhere
+has the same digest, an edited file a new one; a ``data/`` folder beside it is not digested (the file may sit in a
+project folder full of data).
 
 A class with no source file (defined in ``__main__`` of ``python -c`` or in a notebook cell) is digested from the
 compiled code of its methods (:func:`marshal.dumps` of each function's code object; stable within one Python
@@ -50,7 +55,8 @@ __all__ = ["code_digest", "code_files", "plugin_distribution"]
 BUILTIN_PACKAGE = "meta_eval.metrics"
 BUILTIN_LABEL = "metrics"
 #: modules that compute no score (registration, re-exports, this digest): never part of a digest
-NOT_SCORING = frozenset({"meta_eval.metrics", "meta_eval.metrics.registry", "meta_eval.metrics.code_digest"})
+NOT_SCORING = frozenset({"meta_eval.metrics", "meta_eval.metrics.registry", "meta_eval.metrics.code_digest",
+                         "meta_eval.metrics.plugin_files"})
 DIGEST_HEX = 12
 
 
@@ -88,9 +94,19 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Module names imported anywhere in ``path`` (the module ``name``), resolved to absolute names."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
+def _source(name: str, path: Path) -> tuple[bytes, bool]:
+    """The bytes of module ``name`` (file ``path``), and whether it is a plugin file (:mod:`metrics.plugin_files`),
+    whose bytes are those that were executed."""
+    from meta_eval.metrics.plugin_files import source_of
+
+    executed = source_of(name)
+    return (executed, True) if executed is not None else (path.read_bytes(), False)
+
+
+def _imports(name: str, path: Path, source: bytes) -> set[str]:
+    """Module names imported anywhere in ``source`` (the module ``name``, file ``path``), resolved to absolute
+    names."""
+    tree = ast.parse(source, filename=str(path))
     package = name if _is_package(path) else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -169,10 +185,11 @@ def code_files(cls: type) -> dict[str, bytes]:
         path = _module_file(name) or roots_files.get(name)
         if path is None:
             continue
-        files[_label(name, package, path)] = path.read_bytes()
-        if (path.parent / "data").is_dir():
+        source, plugin_file = _source(name, path)
+        files[_label(name, package, path)] = source
+        if not plugin_file and (path.parent / "data").is_dir():
             data_dirs.add((_label(name, package, path).rsplit("/", 1)[0], path.parent / "data"))
-        todo.extend(sorted({_canonical(m) for m in _imports(name, path)} - seen))
+        todo.extend(sorted({_canonical(m) for m in _imports(name, path, source)} - seen))
     for prefix, folder in data_dirs:
         for item in sorted(folder.rglob("*")):
             if item.is_file() and "__pycache__" not in item.parts:
@@ -209,7 +226,7 @@ def _distributions() -> dict[str, list[str]]:
 
 def plugin_distribution(cls: type) -> tuple[str, str] | None:
     """``(distribution, version)`` of the installed distribution providing ``cls``'s top-level package; None for
-    meta-eval's own metrics and for classes not installed from a distribution (a script, a notebook)."""
+    meta-eval's own metrics and for classes not installed from a distribution (a script, a notebook, a plugin file)."""
     top = cls.__module__.split(".")[0]
     if _package_of(cls.__module__) == BUILTIN_PACKAGE or top == "__main__":
         return None

@@ -21,6 +21,10 @@ skips it with the reason, and asking for it by name raises :class:`BrokenPluginE
 :class:`UnknownMetricError`) with the reason. A plugin whose entry point clashes with a registered name is broken
 in the same way (the clash rule).
 
+A Python file given with ``--plugin FILE.py`` (or ``plugins=[...]``) registers its metrics without packaging
+(:mod:`metrics.plugin_files`): it is executed once per path and content, and a name it registers that a built-in, an
+installed plugin or another plugin file has is an error naming both.
+
 A *metric family* registers a prefix with :func:`register_prefix`: a name ``<prefix>:<rest>`` that is not registered
 itself is resolved by the family's resolver, which returns a class for ``rest`` (memoised by the family); the family's
 lister says which members exist. Family members run **only when named**: :func:`names` leaves them out (so they
@@ -99,9 +103,8 @@ def register(name: str) -> Callable[[M], M]:
             raise RegistryError(f"{cls!r} registered as {name!r} is not a metrics.Metric subclass")
         other = _registry.get(name)
         if other is not None and other is not cls:
-            raise RegistryError(
-                f"metric name {name!r} is already registered by {other.__module__}.{other.__qualname__}; "
-                f"cannot register {cls.__module__}.{cls.__qualname__} under the same name")
+            raise RegistryError(f"metric name {name!r} is already registered by {_origin(other)}; cannot register "
+                                f"{_origin(cls)} under the same name")
         cls.name = name
         if not cls.variants:
             cls.variants = (name,)
@@ -109,6 +112,14 @@ def register(name: str) -> Callable[[M], M]:
         return cls
 
     return decorate
+
+
+def _origin(cls: type) -> str:
+    """How a clash names a class: ``module.Class``, or ``Class (plugin file PATH)`` for a single-file plugin."""
+    from meta_eval.metrics.plugin_files import origin
+
+    path = origin(cls)
+    return f"{cls.__qualname__} (plugin file {path})" if path is not None else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def register_prefix(prefix: str, resolve: Callable[[str], type[Metric]],

@@ -345,12 +345,13 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
           options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
           output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
-          say=None) -> LearnResult:
+          say=None, plugins: Sequence[str | Path] = ()) -> LearnResult:
     """Learn a metric (``meta-eval learn``): ridge regression from metric scores to human scores (Scialom et al.
     2019, sec. 2.4), held-out correlations over seeded splits, a feature-set search, a final model on all rows.
 
     The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
-    path). ``output`` and ``save`` are checked before any work. Raises
+    path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``). ``output`` and
+    ``save`` are checked before any work. Raises
     :class:`~meta_eval.errors.MetaEvalError` with the command's message.
     """
     from meta_eval import judgments as judgment_sets
@@ -360,8 +361,8 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.report.outputs import check_job_output, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import score_all
-    from meta_eval.scoring.selection import (choose_metrics, group_skips, metric_config, parse_options,
-                                             requested_names)
+    from meta_eval.scoring.selection import (choose_metrics, group_skips, load_plugins, metric_config,
+                                             parse_options, requested_names)
     from meta_eval.scoring.selection import option_list as as_option_list
 
     say = say or (lambda channel, text: None)
@@ -378,6 +379,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                  options=option_list)
     check_job_output(save_path, "--save", **given)  # before any loading, scoring or fitting
     check_job_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
+    load_plugins(plugins)
     try:
         data = load_target(judgments, data_dir, subset, target)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:

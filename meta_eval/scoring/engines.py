@@ -45,7 +45,9 @@ Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
     every CPU of a local instance (used as torch threads, as the local driver); on a cluster with GPUs, one actor
     per GPU share (``RayEngine(actors=...)`` sets the count), each loading the model once.
     A metric that cannot be pickled (a class defined inside a function, a learned model's class built at run time)
-    is scored in the driver, with one warning giving the reason.
+    is scored in the driver, with one warning giving the reason. A metric of a plugin file (``--plugin FILE.py``)
+    travels with the file's source, which the worker executes first (:func:`metrics.plugin_files.shippable`): the
+    file need not exist where the worker runs.
     A local engine also scores in the driver when only one batch is missing (nothing to spread; no pool started).
 
 Bit-identity
@@ -134,9 +136,13 @@ def _workers(workers: int | None, cap: bool = False) -> int:
 
 
 def _pickled(metric: Metric) -> tuple[bytes | None, str]:
-    """The pickled metric (``None`` and the reason when it cannot be pickled) for shipping to workers."""
+    """The pickled metric (``None`` and the reason when it cannot be pickled) for shipping to workers; a metric of a
+    plugin file carries the file's source, executed by the worker before the metric is unpickled
+    (:func:`metrics.plugin_files.shippable`)."""
+    from meta_eval.metrics.plugin_files import shippable
+
     try:
-        return pickle.dumps(metric, protocol=pickle.HIGHEST_PROTOCOL), ""
+        return pickle.dumps(shippable(metric), protocol=pickle.HIGHEST_PROTOCOL), ""
     except Exception as exc:  # pickle raises PicklingError, AttributeError, TypeError, ...
         return None, f"{type(exc).__name__}: {exc}"
 

@@ -8,12 +8,13 @@ metric, an option no chosen metric takes) raises :class:`meta_eval.errors.MetaEv
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["build", "choose_metrics", "group_skips", "metric_config", "named_skips", "option_list", "parse_options",
-           "requested_names"]
+__all__ = ["build", "choose_metrics", "group_skips", "load_plugins", "metric_config", "named_skips", "option_list",
+           "parse_options", "requested_names"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
@@ -38,6 +39,21 @@ def option_list(options: Iterable[str] | Mapping[str, object] | None) -> list[st
     if isinstance(options, Mapping):
         return [f"{k}={v}" for k, v in options.items()]
     return list(options)
+
+
+def load_plugins(plugins: Iterable[str | Path] | str | Path | None) -> list[str]:
+    """Register the metrics of the single-file plugins ``plugins`` (``--plugin FILE.py``, repeatable;
+    :mod:`metrics.plugin_files`) and return their names; a file that cannot be loaded raises
+    :class:`~meta_eval.errors.MetaEvalError` naming it (and the line)."""
+    from meta_eval.metrics.plugin_files import PluginFileError, load_plugin_files
+
+    if plugins is None:
+        return []
+    try:
+        loaded = load_plugin_files([plugins] if isinstance(plugins, (str, Path)) else plugins)
+    except PluginFileError as exc:
+        raise MetaEvalError(str(exc)) from None
+    return [name for found in loaded for name in found.metrics]
 
 
 def requested_names(metrics: str | Sequence[str] | None) -> str | None:
