@@ -125,6 +125,9 @@ def run(
                                         "system]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    spa_seed: Optional[int] = typer.Option(None, "--spa-seed", help="spa: seed of the permutation signs behind "
+                                           "each system pair's p-value, apart from --seed (WMT24 uses 4, "
+                                           "mt-metrics-eval pce.py) \\[default: drawn first from --seed]"),
     system_score: str = typer.Option("auto", "--system-score", help="How a system's score is formed at the "
                                      "system level: auto (each metric's own: sacrebleu's corpus score for BLEU, "
                                      "chrF and TER, as WMT reports; the mean of the row scores for the others), "
@@ -202,7 +205,7 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin)
+                   plugins=plugin, spa_seed=spa_seed)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)

@@ -60,6 +60,8 @@ class VariantResult:
     partial: float | None = None
     partial_p: float | None = None
     delta: dict | None = None
+    per_group: dict | None = None
+    """A pooled set's system level: the statistic within each language pair (:mod:`meta_eval.stats.pooled`)."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -196,7 +198,8 @@ def oriented_system_values(ms: MetricScores) -> dict[str, dict[str, float] | Non
     if ms.system is None:
         return {v: None for v in ms.scores}
     sign = 1.0 if ms.higher_is_better else -1.0
-    return {v: {system: sign * x for system, x in ms.system[v].items()} for v in ms.scores}
+    return {v: None if v not in ms.system else {system: sign * x for system, x in ms.system[v].items()}
+            for v in ms.scores}
 
 
 def level_signature(ms: MetricScores, level: str, statistic: str) -> str:
@@ -250,7 +253,7 @@ def _finite(x) -> float | None:
 def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], level: str,
                    baseline: str | None = None, kind: str = "spearman", n_resamples: int = 1000,
                    seed: int = 0, confidence: float = 0.95, *, epsilon: float = 0.0,
-                   n_permutations: int = 1000) -> list[VariantResult]:
+                   n_permutations: int = 1000, spa_seed: int | None = None) -> list[VariantResult]:
     """A statistic at one level with bootstrap intervals and one-sided tests against ``baseline``.
 
     ``kind`` is any statistic of :mod:`meta_eval.stats` (the correlations, ``accuracy``, ``acc-eq``, ``acc-t``,
@@ -287,10 +290,12 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                                     system_values=[fixed[v] for v in names]
                                     if uses_system_scores(level, statistic) else None)
     X = np.stack(matrices)
+    if pooled_groups(jset, level):
+        return _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence)
     valid = ~np.isnan(Z)
     units = {"summary": int((valid.sum(axis=1) >= (2 if statistic in statistics.PAIRWISE else 3)).sum()),
              "system": int((valid.sum(axis=0) > 0).sum()), "global": int(valid.sum())}[level]
-    options = {"epsilon": epsilon, "n_permutations": n_permutations}
+    options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
     try:
         est = statistics.point(X, Z, statistic, level, seed=seed, **options)
     except ValueError as exc:
@@ -323,6 +328,66 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                                      units, None, variants[name][1], note, level, ci, perm, statistic, value,
                                      _finite(est.epsilon[m])))
     _no_result(results, level, statistic, jset.origin())
+    return results
+
+
+#: What a set pooling several language pairs supports at the system level (WMT's pooled pairwise accuracy).
+POOLED_STATISTICS = ("accuracy", "acc-t")
+
+
+def check_pooled(jset, level: str, statistic: str) -> None:
+    """Raise :class:`LevelError` for a statistic a set pooling language pairs cannot carry: at the system level only
+    the pairwise accuracies (pairs within each language pair, pooled); the summary level (each segment within its
+    pair) takes any statistic; the global level would compare segments of different pairs, so it is refused."""
+    pairs = getattr(jset, "pooled_groups", ())
+    if not pairs:
+        return
+    if level == "global" or (level == "system" and statistic not in POOLED_STATISTICS):
+        raise LevelError(f"{jset.name} --subset {jset.subset} pools the language pairs {', '.join(pairs)}: WMT pools "
+                         f"only the system-level pairwise accuracy over them (--level system --statistic accuracy or "
+                         f"acc-t), and the summary level keeps each segment within its pair; --level {level} "
+                         f"--statistic {statistic} would compare across pairs: run each pair on its own")
+
+
+def pooled_groups(jset, level: str) -> list[str] | None:
+    """The language pair of each system column when ``jset`` pools several pairs and ``level`` is the system level
+    (WMT's pooled pairwise accuracy counts only the system pairs within a pair); else None."""
+    if level != "system" or not getattr(jset, "pooled_groups", ()):
+        return None
+    return [jset.system_group(s) for s in sorted({system for _, _, system in jset.cells()})]
+
+
+def _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence):
+    """The system level of a pooled set: :mod:`meta_eval.stats.pooled` (accuracy or acc-t over the union of each
+    pair's system pairs), with each pair's value in ``per_group``; correlations across pairs are not computed."""
+    from meta_eval.stats import pooled
+
+    groups = pooled_groups(jset, "system")
+    try:
+        est = pooled.pooled_point(X, Z, groups, statistic)
+    except ValueError as exc:
+        raise LevelError(f"{jset.origin()}: {exc}") from None
+    ok = np.flatnonzero(np.isfinite(est.values))
+    lower, upper = np.full(len(names), np.nan), np.full(len(names), np.nan)
+    if len(ok):
+        lower[ok], upper[ok] = pooled.pooled_interval(X[ok], Z, groups, statistic, n_resamples, seed, confidence)
+    base = names.index(baseline) if baseline is not None else None
+    units = int((~np.isnan(Z)).any(axis=0).sum())
+    results = []
+    for m, name in enumerate(names):
+        value = _finite(est.values[m])
+        note, ci, perm = None, None, None
+        if value is None:
+            note = f"pooled system-level {statistic} undefined (constant scores or too few systems)"
+        else:
+            ci = [_finite(lower[m]), _finite(upper[m])]
+            if base is not None and m != base and np.isfinite(est.values[base]):
+                perm = pooled.pooled_versus(X[m], X[base], Z, groups, statistic, n_resamples, seed)
+        per_group = {g: _finite(v) for g, v in zip(est.groups, est.group_values[m])}
+        results.append(VariantResult(name, None, None, None, None, None, None, units, None, variants[name][1], note,
+                                     "system", ci, perm, statistic, value, _finite(est.epsilon[m]),
+                                     per_group=per_group))
+    _no_result(results, "system", statistic, jset.origin())
     return results
 
 
@@ -365,7 +430,8 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
 
 
 def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
-            confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None):
+            confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None,
+            spa_seed: int | None = None):
     """The human ceiling of ``jset`` (:mod:`meta_eval.stats.ceiling`) with this statistic, level and the metrics'
     bootstrap draws.
 
@@ -377,7 +443,7 @@ def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: in
     from meta_eval.stats.ceiling import annotator_matrices, human_ceiling
 
     stats.check_statistic(statistic, level)
-    options = {"epsilon": epsilon, "n_permutations": n_permutations}
+    options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
 
     def value(A, O):
         return float(stats.point(A[None], O, statistic, level, seed=seed, **options).values[0])

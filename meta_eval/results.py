@@ -104,6 +104,10 @@ class RunResult:
     jset: Any = field(default=None, repr=False)
     epsilon: float = 0.0
     permutations: int = 1000
+    spa_seed: int | None = None
+    """SPA: the seed of the permutation signs (None: drawn first from the run's seed)."""
+    tie_baseline: float | None = None
+    """acc-t: the value of a metric that ties every pair (the share of human ties; :func:`meta_eval.stats.tie_baseline`)."""
     imported: list = field(default_factory=list)
     """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
     rows_without_imported_score: int = 0
@@ -159,6 +163,7 @@ class RunResult:
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
+                "tie_baseline": self.tie_baseline,
                 "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
@@ -233,6 +238,12 @@ class RunResult:
             figures.save_figure(fig, path)
         return fig
 
+    def _pooled_groups(self) -> list[str] | None:
+        """Each system column's language pair when the run pooled several at the system level, else None."""
+        from meta_eval.evaluate import pooled_groups
+
+        return pooled_groups(self.jset, self.level)
+
     def _grids(self, valued_only: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(variants in the order of :attr:`results`, their oriented documents x systems grids stacked, the human
         grid): what the resampling functions take (:func:`meta_eval.matrix.judgment_matrices`)."""
@@ -261,8 +272,15 @@ class RunResult:
         n_resamples = self.resamples if n_resamples is None else n_resamples
         seed = (self.setting.get("seed") or 0) if seed is None else seed
         variants, X, Z = self._grids(valued_only=True)
-        P = stats.pvalue_matrix(X, Z, self.statistic, self.level, n_resamples=n_resamples,
-                                seed=seed, epsilon=self.epsilon, n_permutations=self.permutations)
+        groups = self._pooled_groups()
+        if groups:
+            from meta_eval.stats.pooled import pooled_pvalue_matrix
+
+            P = pooled_pvalue_matrix(X, Z, groups, self.statistic, n_resamples, seed)
+        else:
+            P = stats.pvalue_matrix(X, Z, self.statistic, self.level, n_resamples=n_resamples,
+                                    seed=seed, epsilon=self.epsilon, n_permutations=self.permutations,
+                                    spa_seed=self.spa_seed)
         test = stats.describe(self.statistic, "summary" if self.level == "global" and self.statistic in
                               stats.CORRELATIONS else self.level)["test"]
         return PValueMatrix(variants, np.asarray(P, dtype=float), test, n_resamples, seed)
@@ -326,9 +344,15 @@ def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict
     if result.baseline is None:
         return {}
     names, X, Z = result._grids()
-    draws = stats.samples(X, Z, result.statistic, result.level, n_resamples=result.resamples,
-                          seed=result.setting.get("seed") or 0, epsilon=result.epsilon,
-                          n_permutations=result.permutations)
+    groups = result._pooled_groups()
+    if groups:
+        from meta_eval.stats.pooled import pooled_samples
+
+        draws = pooled_samples(X, Z, groups, result.statistic, result.resamples, result.setting.get("seed") or 0)
+    else:
+        draws = stats.samples(X, Z, result.statistic, result.level, n_resamples=result.resamples,
+                              seed=result.setting.get("seed") or 0, epsilon=result.epsilon,
+                              n_permutations=result.permutations, spa_seed=result.spa_seed)
     base = draws[:, names.index(result.baseline)]
     out = {}
     tail = (1 - confidence) / 2 * 100

@@ -99,7 +99,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
-        plugins: Sequence[str | Path] = ()):
+        plugins: Sequence[str | Path] = (), spa_seed: int | None = None):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -143,6 +143,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         CSV or TSV (by extension): the format ``scores`` reads back.
     plugins : list of paths
         Python files whose metrics are registered first (``--plugin FILE.py``; docs/plugins.md).
+    spa_seed : int, optional
+        SPA: the seed of the permutation signs behind every system pair's p-value, apart from ``seed`` (WMT24 draws
+        them with seed 4: mt-metrics-eval ``pce.py``); default: drawn first from ``seed``.
 
     Returns
     -------
@@ -185,21 +188,24 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
 
     if system_score not in MODES:
         raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
+    if spa_seed is not None and statistic != "spa":
+        raise MetaEvalError(f"--spa-seed seeds SPA's permutation signs; --statistic {statistic} does not draw them")
     with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
         return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,
                     baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
-                    specs=specs, scores_missing=scores_missing, scores_out=scores_out)
+                    specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
-         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None):
+         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
-    from meta_eval.evaluate import add_delta, add_partial, check_level, evaluate, evaluate_level, level_warning
+    from meta_eval.evaluate import (add_delta, add_partial, check_level, check_pooled, evaluate, evaluate_level,
+                                    level_warning)
     from meta_eval.report.outputs import write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
@@ -233,6 +239,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 say("out", f"--scores-missing drop: {missing_scores} of {len(kept)} judged rows have no score in "
                            f"a --scores file and are left out of every metric's statistics")
         few = None
+        check_pooled(jset, level, statistic)
         if len(jset) >= 4:
             check_level(jset, dim, level)
             few = level_warning(jset, dim, level)
@@ -302,17 +309,17 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 results = evaluate(jset.human(dim), scored, baseline, statistic)
             else:
                 results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
-                                         epsilon=epsilon, n_permutations=permutations)
+                                         epsilon=epsilon, n_permutations=permutations, spa_seed=spa_seed)
             if control:
                 add_partial(results, jset, dim, scored, statistic)
             if band is not None:
                 add_delta(results, jset, dim, scored, *band)
         except ValueError as exc:
             raise MetaEvalError(f"{jset.origin()}: {exc}" if williams else str(exc)) from None
-        ceiling = set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations)
+        ceiling = set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations, spa_seed)
     results = sorted_results(results)
     setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
-                             n_permutations=permutations)
+                             n_permutations=permutations, spa_seed=spa_seed)
     fit_checks = learned_fit_checks(chosen, scored, jset, say)
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
@@ -322,7 +329,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         skipped=skipped, failed=failed, not_run=named_skips(skipped, requested),
         metrics_requested=[m.strip() for m in requested.split(",") if m.strip()] if requested else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
-        permutations=permutations)
+        permutations=permutations, spa_seed=spa_seed,
+        tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
     result.imported = [imp.describe() for imp in imported]
     result.rows_without_imported_score = missing_scores
     result.wall_seconds = time.perf_counter() - started
@@ -334,6 +342,31 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
 
         atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored))
     return result
+
+
+def _tie_baseline(jset, dim: str, level: str) -> float | None:
+    """acc-t of a metric that ties every pair on this set and level (:func:`meta_eval.stats.tie_baseline`)."""
+    import math
+
+    import numpy as np
+
+    from meta_eval import stats
+    from meta_eval.matrix import judgment_matrices
+
+    from meta_eval.evaluate import pooled_groups
+
+    try:
+        Z = judgment_matrices(jset, dim, [])[0]
+        groups = pooled_groups(jset, level)
+        if groups:
+            from meta_eval.stats.pooled import pooled_point
+
+            value = float(pooled_point(np.where(np.isnan(Z), np.nan, 0.0)[None], Z, groups, "acc-t").values[0])
+        else:
+            value = stats.tie_baseline(Z, level)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
 
 
 def _registered() -> list[str]:
@@ -353,13 +386,15 @@ def _without_imported(requested: str | None, imported) -> tuple[str | None, bool
     return (",".join(rest) or None), not rest
 
 
-def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations):
+def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations, spa_seed=None):
     """The human ceiling at this statistic and level (a Ceiling with value None and the reason if undefined)."""
-    from meta_eval.evaluate import ceiling
+    from meta_eval.evaluate import ceiling, pooled_groups
 
     try:
+        if pooled_groups(jset, level):
+            raise ValueError("not computed for a set pooling language pairs")
         return ceiling(jset, dim, statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
-                       n_permutations=permutations)
+                       n_permutations=permutations, spa_seed=spa_seed)
     except ValueError as exc:
         from meta_eval.stats.ceiling import Ceiling
 

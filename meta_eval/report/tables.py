@@ -96,6 +96,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     conf = int(round(100 * (setting["resampling"] or {}).get("confidence", 0.95)))
     header = (["rank"] if ranks else []) + ["metric"]
     header += [] if statistic in correlations else [statistic] + (["epsilon"] if statistic == "acc-t" else [])
+    groups = list(next((r.per_group for r in results if r.per_group), {}) or {})  # a pooled set: each pair's value
+    header += groups
     header += ["spearman", "p", "pearson", "kendall", "n"] if williams else \
         ["spearman", "pearson", "kendall", f"n {units}"]
     header += [f"{conf}% CI ({statistic})"]
@@ -118,6 +120,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         if statistic not in correlations:
             row += [fmt(r.value)] + (["-" if r.epsilon is None else f"{r.epsilon:.3g}"] if statistic == "acc-t"
                                      else [])
+        row += [fmt((r.per_group or {}).get(g)) for g in groups]
         ci = "-" if not r.ci else f"[{fmt(r.ci[0])}, {fmt(r.ci[1])}]"
         row += ([fmt(r.spearman), fmt_p(r.spearman_p), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}", ci]
                 if williams else [fmt(r.spearman), fmt(r.pearson), fmt(r.kendall), f"{r.n}{mark}", ci])
@@ -145,6 +148,12 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         row += [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used), ci] if williams else [*corr, "-", ci]
         row += ["-"] * (int(partial) + int(delta) + int(bool(differences))) + ["-"]
         ceiling_at = len(rows)
+        rows.append(row)
+        styles.append("italic")
+    if statistic == "acc-t" and result.tie_baseline is not None:
+        row = ([""] if ranks else []) + ["ties every pair", fmt(result.tie_baseline), "-"]
+        row += ["-"] * (len(header) - len(row))
+        ceiling_at = len(rows) if ceiling_at is None else ceiling_at
         rows.append(row)
         styles.append("italic")
     title = (f"{result.judgments} ({result.subset}, n={result.n}): {level}-level {what} with human "
@@ -258,6 +267,13 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                 + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
     if result.level_warning:
         notes.print(f"[yellow]warning[/] (!): {escape(result.level_warning)}", highlight=False, soft_wrap=True)
+    if statistic == "acc-t" and result.tie_baseline is not None:
+        notes.print(f"ties every pair: acc-t of a metric that ties every pair, {fmt(result.tie_baseline)} (the share "
+                    "of human ties); a metric near it may only have learned to tie", highlight=False,
+                    soft_wrap=True, markup=False)
+    if statistic == "spa" and setting.get("spa_seed") is not None:
+        notes.print(f"spa: permutation signs drawn with seed {setting['spa_seed']} (WMT24: 4), the resampling with "
+                    f"seed {setting['seed']}", highlight=False, soft_wrap=True, markup=False)
     if any(r.partial is not None or r.partial_p is not None for r in results):
         notes.print(f"partial r (system): the {statistic} correlation controlling for the system (FRANK, Pagnoni et "
                     "al. 2021: residuals after removing each system's mean)", highlight=False, soft_wrap=True)
@@ -289,6 +305,16 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                     highlight=False, soft_wrap=True, markup=False)
     for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
         notes.print(f"note: {note}", highlight=False, markup=False)
+    for imp in result.imported:
+        notes.print(f"imported: {imp['metric']} from {imp['file']} ({imp['format']}, {imp['rows']} rows keyed by "
+                    f"{imp['key']}" + (f", {imp['systems']} system scores" if imp["systems"] else "")
+                    + (f", {imp['ignored_lines']} lines for segments or systems not in the set left out"
+                       if imp["ignored_lines"] else "")
+                    + ("; lower is better: negated in every statistic" if imp["orientation"] == "lower" else "")
+                    + ")", highlight=False, soft_wrap=True, markup=False)
+    if result.rows_without_imported_score:
+        notes.print(f"--scores-missing drop: {result.rows_without_imported_score} judged rows without an imported "
+                    "score left out of every metric", highlight=False, soft_wrap=True, markup=False)
     system_scores = result.system_scores
     if system_scores:
         by_mode: dict[str, list[str]] = {}
@@ -305,8 +331,10 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     if distinct and max(distinct) < result.n:
         err.print(f"  ({result.n} rows hold {max(distinct)} distinct (candidate, references, source) texts: each is "
                   "scored once)", highlight=False, markup=False)
+    imported = {imp["metric"] for imp in result.imported}
     for ms in result.scores:
-        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s"
+        err.print(f"  {ms.metric}: " + (f"read from its file in {ms.seconds:.2f}s" if ms.metric in imported else
+                                         f"{ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s")
                   + (" (+ shared encoder)" if ms.shared else ""), highlight=False, markup=False)
     for component, seconds in shared_totals(result.scores).items():
         users = ", ".join(ms.metric for ms in result.scores if component in ms.shared)

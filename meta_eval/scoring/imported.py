@@ -243,9 +243,9 @@ class _Builder:
             raise MetaEvalError(f"{self.spec.path} holds no scores")
         row_variants = _variant(self.spec.name, self.fields) if self.fields is not None else None
         sys_variants = _variant(self.spec.name, self.sys_fields) if self.sys_fields is not None else None
-        if row_variants and sys_variants and row_variants != sys_variants:
-            raise MetaEvalError(f"{self.spec.path}: the system lines score {sys_variants} but the row lines "
-                                f"{row_variants}")
+        if row_variants and sys_variants and not set(sys_variants) <= set(row_variants):
+            raise MetaEvalError(f"{self.spec.path}: the system lines score {sys_variants}, which the row lines "
+                                f"{row_variants} do not all score")
         table.key, table.variants = self.kind, row_variants or sys_variants
         return table
 
@@ -570,7 +570,7 @@ def metric_scores(imported: ImportedScores, rows: Sequence[int], loaded):
     else:
         for v in t.variants:
             scores[v] = np.array([t.system[v][loaded.rows[p].system] for p in rows], dtype=np.float64)
-    system = {v: dict(t.system[v]) for v in t.variants} if t.system else None
+    system = {v: dict(t.system[v]) for v in t.variants if v in t.system} if t.system else None
     return MetricScores(imported.name, imported.signature, not t.spec.lower, scores, computed=0, cached=0,
                         seconds=t.seconds, system=system, system_mode="file" if system else "mean")
 

@@ -117,9 +117,11 @@ def write_row_scores(path: Path, jset, scored) -> None:
     ``.tsv``, the format ``--scores`` reads back (:mod:`meta_eval.scoring.imported`).
 
     JSONL: a first line ``{"signatures": [...], "judgments": ..., "subset": ...}``, then one object per row:
-    ``{"id", "doc_id", "system", <variant>: score, ...}``. CSV/TSV: a header ``index,id,doc_id,system,<variants>``
-    (``index`` numbers the lines from 0; the row is named by ``id``). Scores are the metrics' own values, not
-    oriented (TER stays lower-is-better).
+    ``{"id", "doc_id", "system", <variant>: score, ...}``, then, for the variants whose system score is not the
+    mean of their rows (a corpus score: a system-level run of BLEU, chrF, TER), one line per system
+    ``{"system", <variant>: score, ...}``, so that a system-level run reads back the same system scores. CSV/TSV: a
+    header ``index,id,doc_id,system,<variants>`` (``index`` numbers the lines from 0; the row is named by ``id``),
+    row scores only. Scores are the metrics' own values, not oriented (TER stays lower-is-better).
     """
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     names = list(columns)
@@ -131,6 +133,9 @@ def write_row_scores(path: Path, jset, scored) -> None:
             for i, row in enumerate(jset.rows):
                 fh.write(json.dumps({"id": row.id, "doc_id": row.doc_id, "system": row.system,
                                      **{v: float(columns[v][i]) for v in names}}) + "\n")
+            own = {v: by_system for ms in scored for v, by_system in (ms.system or {}).items()}
+            for system in sorted({s for by_system in own.values() for s in by_system}):
+                fh.write(json.dumps({"system": system, **{v: float(own[v][system]) for v in own}}) + "\n")
         elif suffix in (".csv", ".tsv"):
             writer = csv.writer(fh, delimiter="," if suffix == ".csv" else "\t")
             writer.writerow(["index", "id", "doc_id", "system", *names])

@@ -105,8 +105,10 @@ def _test_name(statistic: str, level: str) -> str:
 
 
 def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed: int | None = None,
-             epsilon: float | None = None, n_permutations: int | None = None, confidence: float = 0.95) -> dict:
-    """What a result was computed with: statistic, paper, level, WMT23 grouping, resampling, test and seed."""
+             epsilon: float | None = None, n_permutations: int | None = None, confidence: float = 0.95,
+             spa_seed: int | None = None) -> dict:
+    """What a result was computed with: statistic, paper, level, WMT23 grouping, resampling, test and seed (SPA:
+    also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first)."""
     check_statistic(statistic, level)
     global_corr = statistic in CORRELATIONS and level == "global"
     doc = {"statistic": statistic, "paper": _PAPER[statistic], "level": level, "grouping": GROUPING[level],
@@ -119,11 +121,12 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
         doc["epsilon"] = epsilon
     if statistic == "spa":
         doc["n_permutations"] = n_permutations
+        doc["spa_seed"] = spa_seed
     return doc
 
 
 def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutations: int = 1000,
-          seed: int = 0) -> Estimate:
+          seed: int = 0, spa_seed: int | None = None) -> Estimate:
     """The statistic of every metric in the stack ``X`` against ``Z`` at ``level``."""
     check_statistic(statistic, level)
     X = np.asarray(X, dtype=float)
@@ -140,8 +143,8 @@ def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutati
                         np.atleast_1d(np.asarray(est.epsilon, dtype=float)))
     from meta_eval.stats.spa import soft_pairwise_accuracy
 
-    return Estimate(np.atleast_1d(np.asarray(soft_pairwise_accuracy(X, Z, n_permutations, seed).spa, dtype=float)),
-                    nan)
+    spa = soft_pairwise_accuracy(X, Z, n_permutations, seed if spa_seed is None else spa_seed).spa
+    return Estimate(np.atleast_1d(np.asarray(spa, dtype=float)), nan)
 
 
 def tie_baseline(Z, level: str) -> float:
@@ -164,7 +167,7 @@ def tie_baseline(Z, level: str) -> float:
 
 
 def samples(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0, epsilon: float = 0.0,
-            n_permutations: int = 1000) -> np.ndarray:
+            n_permutations: int = 1000, spa_seed: int | None = None) -> np.ndarray:
     """Bootstrap values, shape (n_resamples, n_metrics), NaN where a resample has no value (see the module notes
     for what each statistic resamples)."""
     check_statistic(statistic, level)
@@ -181,7 +184,7 @@ def samples(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: 
     else:
         from meta_eval.stats.spa import spa_bootstrap_samples
 
-        out = spa_bootstrap_samples(X, Z, n_resamples, n_permutations, seed)
+        out = spa_bootstrap_samples(X, Z, n_resamples, n_permutations, seed, sign_seed=spa_seed)
     out = np.asarray(out, dtype=float)
     return out.reshape(n_resamples, -1)
 
@@ -197,7 +200,7 @@ def interval(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed:
 
 
 def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
-           epsilon: float = 0.0, n_permutations: int = 1000) -> float:
+           epsilon: float = 0.0, n_permutations: int = 1000, spa_seed: int | None = None) -> float:
     """One-sided p-value that metric A's statistic is higher than metric B's (the test of :func:`describe`)."""
     check_statistic(statistic, level)
     if statistic in CORRELATIONS:
@@ -215,11 +218,11 @@ def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
                                       **({"epsilon": epsilon} if statistic == "acc-eq" else {})))
     from meta_eval.stats.spa import spa_permutation_test
 
-    return float(spa_permutation_test(X_a, X_b, Z, n_resamples, n_permutations, seed).pvalue)
+    return float(spa_permutation_test(X_a, X_b, Z, n_resamples, n_permutations, seed, sign_seed=spa_seed).pvalue)
 
 
 def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
-                  epsilon: float = 0.0, n_permutations: int = 1000) -> np.ndarray:
+                  epsilon: float = 0.0, n_permutations: int = 1000, spa_seed: int | None = None) -> np.ndarray:
     """p[i, j]: one-sided p-value that metric i beats metric j, for
     :func:`meta_eval.stats.clusters.significance_clusters`.
 
@@ -239,4 +242,5 @@ def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
                                             **({"epsilon": epsilon} if statistic == "acc-eq" else {}))
     from meta_eval.stats.spa import pairwise_spa_pvalues
 
-    return pairwise_spa_pvalues(X, Z, n_resamples, n_permutations, seed, block_size=100).pvalues
+    return pairwise_spa_pvalues(X, Z, n_resamples, n_permutations, seed, block_size=100,
+                                sign_seed=spa_seed).pvalues

@@ -46,7 +46,9 @@ for "A has the higher SPA" is the share of resamples with SPA(A*) - SPA(B*) >= t
 (``block_size=100``); here that is an option, off by default, and the number of resamples used is returned.
 
 Every random function takes ``seed``, an int or a :class:`numpy.random.Generator` (never the global RNG). The sign
-vectors are drawn first, so the same seed gives the same SPA in every function here; the resampling indices are all
+vectors are drawn first, so the same seed gives the same SPA in every function here; ``sign_seed`` draws them from
+a generator of their own instead, apart from the resampling (WMT24 draws the signs with seed 4 whatever the seed of
+its significance tests: ``meta-eval run --spa-seed 4``, the ``wmt24-spa`` protocol); the resampling indices are all
 drawn before any work, so the numbers do not depend on the chunk size used to bound memory.
 
 References
@@ -604,16 +606,23 @@ def _run_test(test: _SwapTest, masks: np.ndarray, block: int, lo: float, hi: flo
     return ge, le, used
 
 
-def _test_setup(X3: np.ndarray, Z2: np.ndarray, lay: _Layout, rng: np.random.Generator, n_permutations: int):
+def _signs(rng: np.random.Generator, sign_seed, n_permutations: int, n_docs: int) -> np.ndarray:
+    """The K sign vectors: from ``rng`` (drawn first, before any resampling), or from their own generator seeded
+    with ``sign_seed`` (WMT24 draws them with seed 4, apart from the resampling's seed)."""
+    return _draw_signs(rng if sign_seed is None else _rng(sign_seed), n_permutations, n_docs)
+
+
+def _test_setup(X3: np.ndarray, Z2: np.ndarray, lay: _Layout, rng: np.random.Generator, n_permutations: int,
+                sign_seed=None):
     """The sign vectors (drawn first), the human counts (once) and the z-scored metric matrices."""
-    signs = _draw_signs(rng, n_permutations, Z2.shape[0])
+    signs = _signs(rng, sign_seed, n_permutations, Z2.shape[0])
     ge_human = _matrix_counts(_centre(Z2[None]), signs, lay)[0]
     return signs, ge_human, np.stack([_standardize(x) for x in X3])
 
 
 def spa_permutation_test(X_a, X_b, Z, n_resamples: int = 1000, n_permutations: int = 1000,
                          seed: int | np.random.Generator = 0, block_size: int | None = None, early_min: float = 0.02,
-                         early_max: float = 0.5, add_one: bool = False) -> SPATest:
+                         early_max: float = 0.5, add_one: bool = False, sign_seed: int | None = None) -> SPATest:
     """One-sided permutation test that metric A has a higher SPA than metric B, as WMT24 ranks metrics by SPA.
 
     mt-metrics-eval's ``PermutationSigDiff`` with the SPA function (module notes): both matrices are z-scored over
@@ -671,7 +680,7 @@ def spa_permutation_test(X_a, X_b, Z, n_resamples: int = 1000, n_permutations: i
     pair, Z2 = _pair(X_a, X_b, Z)
     X3, Z2, _, lay, defined = _prepared(pair, Z2)
     rng = _rng(seed)
-    signs, ge_human, std = _test_setup(X3, Z2, lay, rng, n_permutations)
+    signs, ge_human, std = _test_setup(X3, Z2, lay, rng, n_permutations, sign_seed)
     test = _SwapTest(std[0], std[1], signs, lay, defined, ge_human)
     masks = rng.random((n_resamples, *Z2.shape)) < 0.5
     ge, _, used = _run_test(test, masks, block, lo, hi, a_better=True)
@@ -681,7 +690,7 @@ def spa_permutation_test(X_a, X_b, Z, n_resamples: int = 1000, n_permutations: i
 
 def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 1000,
                          seed: int | np.random.Generator = 0, block_size: int | None = None,
-                         early_min: float = 0.02, early_max: float = 0.5, add_one: bool = False) -> PairwiseSPA:
+                         early_min: float = 0.02, early_max: float = 0.5, add_one: bool = False, sign_seed: int | None = None) -> PairwiseSPA:
     """:func:`spa_permutation_test` p-values for every ordered pair of metrics, for
     :func:`meta_eval.stats.clusters.significance_clusters` (as
     :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`).
@@ -722,7 +731,7 @@ def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 10
     if single or len(X3) < 2:
         raise ValueError("X must hold at least 2 metrics: shape (n_metrics, n_docs, n_systems)")
     rng = _rng(seed)
-    signs, ge_human, std = _test_setup(X3, Z2, lay, rng, n_permutations)
+    signs, ge_human, std = _test_setup(X3, Z2, lay, rng, n_permutations, sign_seed)
     n = len(X3)
     spa = _spa(ge_human, _matrix_counts(std, signs, lay), n_permutations, defined)
     P, N = np.full((n, n), np.nan), np.zeros((n, n), dtype=int)
@@ -741,7 +750,7 @@ def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 10
 
 
 def spa_bootstrap_samples(X, Z, n_resamples: int = 1000, n_permutations: int = 1000,
-                          seed: int | np.random.Generator = 0) -> np.ndarray:
+                          seed: int | np.random.Generator = 0, sign_seed: int | None = None) -> np.ndarray:
     """SPA of bootstrap resamples of the documents (rows), with the systems kept.
 
     Each resample draws n_docs documents with replacement (the same draw for Z and every metric; after the K sign
@@ -769,18 +778,18 @@ def spa_bootstrap_samples(X, Z, n_resamples: int = 1000, n_permutations: int = 1
     >>> spa_bootstrap_samples(Z, Z, n_resamples=4, n_permutations=100).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    _, samples, single = _bootstrap(X, Z, n_resamples, n_permutations, seed)
+    _, samples, single = _bootstrap(X, Z, n_resamples, n_permutations, seed, sign_seed)
     return samples[:, 0] if single else samples
 
 
-def _bootstrap(X, Z, n_resamples, n_permutations, seed) -> tuple[np.ndarray, np.ndarray, bool]:
+def _bootstrap(X, Z, n_resamples, n_permutations, seed, sign_seed=None) -> tuple[np.ndarray, np.ndarray, bool]:
     """(SPA of the data (n_metrics,), resampled SPAs (n_resamples, n_metrics), single) with one set of signs."""
     n_resamples = _positive_int("n_resamples", n_resamples)
     n_permutations = _positive_int("n_permutations", n_permutations)
     X3, Z2, single, lay, defined = _prepared(X, Z)
     rng = _rng(seed)
     n_docs = Z2.shape[0]
-    signs = _draw_signs(rng, n_permutations, n_docs)
+    signs = _signs(rng, sign_seed, n_permutations, n_docs)
     docs = rng.integers(0, n_docs, size=(n_resamples, n_docs))
     M = _centre(np.concatenate([Z2[None], X3]))  # (1 + n_metrics, D, S)
     ge = _matrix_counts(M, signs, lay)
@@ -804,7 +813,7 @@ def _bootstrap_chunk(M: np.ndarray, signs: np.ndarray, lay: _Layout, valid: np.n
 
 
 def spa_bootstrap_ci(X, Z, n_resamples: int = 1000, n_permutations: int = 1000, confidence: float = 0.95,
-                     seed: int | np.random.Generator = 0) -> SPAInterval:
+                     seed: int | np.random.Generator = 0, sign_seed: int | None = None) -> SPAInterval:
     """Percentile bootstrap interval of SPA over documents (:func:`spa_bootstrap_samples`).
 
     The bounds are the (1 - confidence)/2 and (1 + confidence)/2 percentiles (linear interpolation) of the
@@ -832,7 +841,7 @@ def spa_bootstrap_ci(X, Z, n_resamples: int = 1000, n_permutations: int = 1000, 
     (True, 200)
     """
     confidence = _confidence(confidence)
-    point, samples, single = _bootstrap(X, Z, n_resamples, n_permutations, seed)
+    point, samples, single = _bootstrap(X, Z, n_resamples, n_permutations, seed, sign_seed)
     ok = ~np.isnan(samples[:, 0])  # undefined for every metric at once (it depends on the missing cells only)
     if not ok.any():
         raise ValueError("no bootstrap resample has a defined SPA (no pair of systems shares a document)")
