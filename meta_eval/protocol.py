@@ -39,7 +39,10 @@ File format (TOML)::
     text = "as-released"                         # optional: skip the loader's mojibake repair (essays, JSONL)
     human = "overall"                            # the human dimension
     level = "global"                             # global | summary | system
-    correlation = "spearman"                     # spearman | pearson | kendall
+    correlation = "spearman"                     # spearman | pearson | kendall, or statistic = "accuracy" |
+                                                 # "acc-t" | "spa" (a pairwise statistic; the key is either name)
+    permutations = 1000                          # optional, spa: permutations behind each system pair's p-value
+    spa_seed = 4                                 # optional, spa: the seed of the permutation signs (WMT24: 4)
     metrics = ["rouge", "wms", "sms", "s+wms"]
     options = {refs = "max"}                     # optional: KEY=VALUE for every metric that takes KEY
     baseline = "rougeL-f"                        # optional: significance tests against this variant
@@ -100,6 +103,10 @@ class Part:
     max_p: float | None = None
     text: str = "repaired"
     written: dict[str, str] = field(default_factory=dict)
+    permutations: int = 1000
+    """SPA: the permutations behind each system pair's p-value."""
+    spa_seed: int | None = None
+    """SPA: the seed of the permutation signs (WMT24: 4), apart from the resampling seed."""
 
     def label(self, variant: str) -> str:
         return self.labels.get(variant, variant)
@@ -260,6 +267,23 @@ def _strings(table: object, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in table.items()}
 
 
+#: What a part may compute besides the correlations (``statistic = ...``)
+PAIRWISE = ("accuracy", "acc-t", "spa")
+
+
+def _statistic(table: dict, where: str) -> str:
+    """The part's statistic: ``correlation`` (a correlation) or ``statistic`` (also accuracy, acc-t, spa)."""
+    if "correlation" in table and "statistic" in table and table["correlation"] != table["statistic"]:
+        raise ProtocolError(f"{where}: 'correlation' and 'statistic' disagree; give one of them")
+    key = "statistic" if "statistic" in table else "correlation"
+    statistic = _get(table, key, str, where, choices=CORRELATIONS + PAIRWISE)
+    if statistic == "spa" and table.get("level") != "system":
+        raise ProtocolError(f"{where}: spa is computed at level = \"system\" only")
+    if ("spa_seed" in table or "permutations" in table) and statistic != "spa":
+        raise ProtocolError(f"{where}: 'spa_seed' and 'permutations' belong to statistic = \"spa\"")
+    return statistic
+
+
 def _part(table: object, where: str) -> Part:
     if not isinstance(table, dict):
         raise ProtocolError(f"{where}: a [[part]] must be a table")
@@ -268,7 +292,8 @@ def _part(table: object, where: str) -> Part:
         raise ProtocolError(f"{where}: 'metrics' must be a non-empty list of metric names")
     options = {str(k): (str(v).lower() if isinstance(v, bool) else str(float(v)) if isinstance(v, Decimal) else str(v))
                for k, v in _get(table, "options", dict, where, {}).items()}
-    printed, written = _numbers(table.get("printed"), f"{where}.printed")
+    # a part without [part.printed] is a recipe: it fixes how the numbers are computed (wmt24-spa), nothing to compare
+    printed, written = _numbers(table["printed"], f"{where}.printed") if "printed" in table else ({}, {})
     labels = _strings(table.get("labels", {}), f"{where}.labels")
     unmatched = _strings(table.get("unmatched", {}), f"{where}.unmatched")
     for name, extra in (("labels", labels), ("unmatched", unmatched)):
@@ -284,12 +309,13 @@ def _part(table: object, where: str) -> Part:
                             f"level = \"summary\" and a value in (0, 1], got {max_p!r}")
     return Part(name=_get(table, "name", str, where), judgments=_get(table, "judgments", str, where),
                 human=_get(table, "human", str, where), level=_get(table, "level", str, where, choices=LEVELS),
-                correlation=_get(table, "correlation", str, where, choices=CORRELATIONS),
+                correlation=_statistic(table, where),
                 metrics=tuple(metrics), printed=printed, tolerance=tolerance,
                 subset=_get(table, "subset", str, where, None), options=options,
                 baseline=_get(table, "baseline", str, where, None), labels=labels, unmatched=unmatched,
                 max_p=max_p, text=_get(table, "text", str, where, "repaired", choices=("repaired", "as-released")),
-                written=written)
+                written=written, permutations=_get(table, "permutations", int, where, 1000),
+                spa_seed=_get(table, "spa_seed", int, where, None))
 
 
 def load_protocol(name_or_path: str | Path, directory: Path = PROTOCOL_DIR) -> Protocol:

@@ -506,11 +506,13 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                         results = evaluate(jset.human(part.human), scored, baseline, part.correlation)
                     else:
                         results = evaluate_level(jset, part.human, scored, part.level, baseline, part.correlation,
-                                                 resamples, seed)
+                                                 resamples, seed, n_permutations=part.permutations,
+                                                 spa_seed=part.spa_seed)
                 except ValueError as exc:
                     raise MetaEvalError(f"{proto.name}/{part.name}: {exc}") from None
             by_variant = {r.metric: r for r in results}
-            values = {v: getattr(r, part.correlation) for v, r in by_variant.items()}
+            values = {v: r.value if r.value is not None or part.level != "global" else getattr(r, part.correlation)
+                      for v, r in by_variant.items()}
             if part.max_p is not None:
                 values = _significant_documents_level(jset, part, scored, say)
             cells = compare(part, values)

@@ -384,9 +384,21 @@ def print_protocol(doc: dict, out: Console) -> None:
             table.add_row(plain(c.label), plain(c.variant), fmt(c.meta_eval, digits), plain(c.text),
                           "-" if c.difference is None else f"{c.difference:+.{digits}f}", *(p_cell if baseline else []),
                           f"[{style[c.verdict]}]{c.status}[/]")
+        shown = {c.variant for c in cells}
+        for r in objects["results"]:  # variants with no printed number (a recipe part: meta-eval's numbers only)
+            if r.metric in shown:
+                continue
+            value = r.value if r.value is not None else getattr(r, part.correlation, None)
+            p_value = r.williams_p_vs_baseline if part.level == "global" else r.perm_p_vs_baseline
+            p_cell = ["(baseline)" if r.metric == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
+            table.add_row("-", plain(r.metric), fmt(value), "-", "-", *(p_cell if baseline else []), "no printed number")
         out.print(table)
-        out.print(f"match: meta-eval rounds to the printed number at its printed decimals; within: |meta-eval - "
-                  f"printed| <= {part.tolerance:g}", highlight=False, markup=False)
+        if part.spa_seed is not None:
+            out.print(f"spa: {part.permutations} permutations per system pair, signs drawn with seed {part.spa_seed}",
+                      highlight=False, markup=False)
+        if cells:
+            out.print(f"match: meta-eval rounds to the printed number at its printed decimals; within: |meta-eval - "
+                      f"printed| <= {part.tolerance:g}", highlight=False, markup=False)
         for c in cells:
             if c.reason and not c.matches:
                 out.print(f"  {c.variant}: {c.reason}", highlight=False, markup=False, soft_wrap=True)

@@ -22,6 +22,8 @@ scores. The signature of a system-level result ends with ``sys:corpus``, ``sys:f
 """
 from __future__ import annotations
 
+import logging
+from contextlib import contextmanager
 from typing import Sequence
 
 from meta_eval.errors import MetaEvalError
@@ -42,6 +44,21 @@ def declared_mode(metric) -> str:
 def uses_system_scores(level: str, statistic: str) -> bool:
     """Whether a statistic at ``level`` reads system scores (every system-level statistic but SPA)."""
     return level == "system" and statistic != "spa"
+
+
+@contextmanager
+def _quiet_libraries(metric):
+    """The loggers of the metric's libraries at ERROR while it computes corpus scores: sacrebleu warns, once per
+    corpus, that 100 lines end in a tokenized period (summarization sets are tokenized), which is noise here."""
+    loggers = [logging.getLogger(name) for name in getattr(metric, "libraries", ())]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def _groups(jset) -> dict[str, list[int]]:
@@ -95,8 +112,9 @@ def add_system_scores(scored: Sequence, chosen: Sequence, jset, mode: str = "aut
         if groups is None:
             groups, examples = _groups(jset), jset.examples()
         try:
-            per_system = {system: metric.corpus_score([examples[i] for i in rows])
-                          for system, rows in groups.items()}
+            with _quiet_libraries(metric):
+                per_system = {system: metric.corpus_score([examples[i] for i in rows])
+                              for system, rows in groups.items()}
         except MetricError as exc:
             raise MetaEvalError(f"{ms.metric}: corpus score: {exc}") from None
         ms.system = {v: {system: float(values[v]) for system, values in per_system.items()} for v in ms.scores}
