@@ -162,3 +162,22 @@ def test_pooled_sets_refuse_statistics_across_pairs(shared_data, cache, level, s
     with pytest.raises(MetaEvalError, match="WMT pools only the system-level pairwise accuracy"):
         run("wmt21-mqm-ted", "chrf", subset="en-de,zh-en", level=level, statistic=statistic, data_dir=shared_data,
             cache=cache, progress=False)
+
+
+def test_the_wmt24_spa_protocol_draws_the_signs_with_seed_4(shared_data, cache):
+    """The recipe's SPA is the run's SPA with --spa-seed 4 whatever the resampling seed (pce.py's seed 4, whose
+    draws tests/test_spa.py checks against the reference), and its acc-t is the run's acc-t grouped by item."""
+    from meta_eval import run_protocol
+
+    doc = run_protocol("wmt24-spa", data_dir=shared_data, cache=cache, resamples=10, seed=3, progress=False)
+    parts = {p["name"]: {r["metric"]: r["value"] for r in p["results"]} for p in doc["parts"]}
+    spa = run("wmt23", "bleu,chrf", subset="zh-en", statistic="spa", spa_seed=4, seed=11, resamples=10,
+              data_dir=shared_data, cache=cache, progress=False)
+    assert parts["zh-en system"] == pytest.approx(spa.values, abs=0)
+    other = run("wmt23", "bleu,chrf", subset="zh-en", statistic="spa", seed=0, resamples=10, data_dir=shared_data,
+                cache=cache, progress=False)
+    assert other.values != spa.values  # signs drawn from seed 0 instead of 4
+    acct = run("wmt23", "bleu,chrf", subset="en-de", level="summary", statistic="acc-t", resamples=10,
+               data_dir=shared_data, cache=cache, progress=False)
+    assert parts["en-de segments"] == pytest.approx(acct.values, abs=0)
+    assert doc["counts"] == {"match": 0, "within": 0, "known mismatch": 0, "MISMATCH": 0, "not run": 0}
