@@ -530,6 +530,10 @@ def leaderboard_publish(
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
     plugin: list[Path] = _PLUGIN,
+    scores: list[str] = typer.Option([], "--scores", help="NAME=FILE (one set) or SET/NAME=FILE (SET as given "
+                                     "to -j, e.g. wmt23:en-de/mine=FILE): an imported metric on the board, as "
+                                     "`meta-eval run --scores` reads it (NAME:lower=FILE when lower is better)"),
+    scores_format: Optional[str] = typer.Option(None, "--scores-format", help=_SCORES_FORMAT_HELP),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
 
@@ -546,7 +550,8 @@ def leaderboard_publish(
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
-          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin)
+          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin,
+          scores=scores, scores_format=scores_format)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 

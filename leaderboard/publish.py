@@ -412,7 +412,8 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
             batch_size: int = 256, force: bool = False, engine="local", workers: int | None = None,
             address: str | None = None, actors: int | None = None, duplicates: str | None = None,
             human: str | None = None, title: str | None = None, command: str | None = None, progress: bool = True,
-            say=None, plugins: Sequence[str | Path] = ()) -> dict:
+            say=None, plugins: Sequence[str | Path] = (), scores: Sequence[str] = (),
+            scores_format: str | None = None) -> dict:
     """Score sets with metrics and publish a reproducible leaderboard (``meta-eval leaderboard publish``).
 
     ``judgments``: set names, each optionally with a subset after a colon (``"wmt21-mqm-ted:en-de"``), as a list or
@@ -420,7 +421,9 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     scoring; ``results.json``, ``README.md`` and ``index.html`` are written there. ``command`` is the command line
     recorded in the board (default: the equivalent ``meta-eval leaderboard publish`` call); ``human`` compares with
     that dimension on every set (default: each set's own default); ``title`` heads the pages; ``plugins``: Python
-    files whose metrics are registered first (``--plugin FILE.py``). Returns the board's
+    files whose metrics are registered first (``--plugin FILE.py``); ``scores``: imported metrics
+    (``"NAME=FILE"`` with one set, ``"SET/NAME=FILE"`` naming the set as given in ``judgments``; see
+    :mod:`meta_eval.scoring.imported`), read and checked before any scoring. Returns the board's
     document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder).
     """
     import shlex
@@ -440,16 +443,18 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
                 *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],
+                *[a for s in ([scores] if isinstance(scores, str) else scores) for a in ("--scores", s)],
                 "--out", str(out_dir)]
         command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
     selection.load_plugins(plugins)
+    tables = imported_tables(names, scores, scores_format)  # a bad score file fails before any work
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:
         with engine_for(engine, workers, address, actors) as scoring:
             blocks = publish_blocks(names, metrics, variants, option_list, resamples, seed, correlation, alpha,
                                     correction, data_dir, cache, no_cache, batch_size, scoring, duplicates,
-                                    progress=progress, say=say, human=human)
+                                    progress=progress, say=say, human=human, tables=tables)
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
                                     confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
@@ -462,9 +467,30 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     return doc
 
 
+def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[str, list]:
+    """The score files of ``--scores``, read and checked, per set as named in ``names`` (comma-separated):
+    ``SET/NAME=FILE`` for that set, ``NAME=FILE`` when there is one set."""
+    from meta_eval.scoring.imported import merge_tables, parse_spec, read_table
+
+    sets = [n.strip() for n in names.split(",") if n.strip()]
+    by_set: dict[str, list] = {}
+    for text in ([scores] if isinstance(scores, str) else scores):
+        head, sep, path = str(text).partition("=")
+        where, slash, name = head.rpartition("/")
+        if not slash:
+            if len(sets) != 1:
+                raise MetaEvalError(f"--scores {text}: this board has several sets ({', '.join(sets)}); name the "
+                                    f"set of the file: SET/NAME=FILE, e.g. {sets[0]}/{head}={path}")
+            where = sets[0]
+        elif where not in sets:
+            raise MetaEvalError(f"--scores {text}: {where!r} is not one of the board's sets ({', '.join(sets)})")
+        by_set.setdefault(where, []).append(read_table(parse_spec(f"{name}{sep}{path}", fmt)))
+    return {where: merge_tables(tables) for where, tables in by_set.items()}
+
+
 def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,
                    data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
-                   say=None, human: str | None = None) -> list[dict]:
+                   say=None, human: str | None = None, tables: dict | None = None) -> list[dict]:
     """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
     from meta_eval import judgments as judgment_sets
     from meta_eval.report.progress import resampling_progress
@@ -479,11 +505,11 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
     parsed = parse_options(options)
     blocks = []
     for name in [n.strip() for n in judgments.split(",") if n.strip()]:
-        subset = None
+        given, subset = name, None
         if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
             name, subset = name.split(":", 1)
         try:
-            jset = judgment_sets.load(name, data_dir, subset=subset)
+            loaded = jset = judgment_sets.load(name, data_dir, subset=subset)
             dim = human or jset.default_dimension
             if dim not in jset.dimensions:
                 raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
@@ -491,17 +517,34 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
             if report.message:
                 say("err", report.message)
+            imported, rows = [], []
+            if (tables or {}).get(given):
+                from meta_eval.scoring.imported import check_levels, join_scores
+
+                position = {r.id: i for i, r in enumerate(loaded.rows)}
+                rows = [position[r.id] for r in jset.rows]
+                imported, _ = join_scores(tables[given], loaded, rows)  # strict: every judged row scored
+                for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+                    check_levels(imported, level, "spearman")
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             raise MetaEvalError(str(exc)) from None
-        chosen, skipped = choose_metrics(metrics, parsed, what=jset.name, has_sources=jset.has_sources,
-                                         has_references=jset.max_references > 0, language=jset.language,
-                                         full_default=True)  # a published board has every metric
+        from meta_eval.scoring.imported import check_names, without_imported
+
+        requested, only_imported = without_imported(metrics, imported)
+        chosen, skipped = ([], []) if only_imported else choose_metrics(
+            requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
+            language=jset.language, full_default=True)  # a published board has every metric
+        check_names(imported, chosen)
         say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
-                   f"{', '.join(m.name for m in chosen)}")
+                   f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
         examples = jset.examples()
         scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
-                            progress=progress)
-        scored, failed = scoring.scored, scoring.failed
+                            progress=progress) if chosen else None
+        scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
+        if imported:
+            from meta_eval.scoring.imported import metric_scores
+
+            scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached

@@ -214,7 +214,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
     from meta_eval.scoring.system_scores import add_system_scores
 
-    from meta_eval.scoring.imported import check_levels, join_scores, merge_tables, metric_scores, read_table
+    from meta_eval.scoring.imported import (check_levels, check_names, join_scores, merge_tables, metric_scores,
+                                            read_table, without_imported)
 
     requested = requested_names(metrics)
     tables = merge_tables([read_table(spec) for spec in specs])  # a bad score file fails first, in seconds
@@ -256,14 +257,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
-    requested, only_imported = _without_imported(requested, imported)
+    requested, only_imported = without_imported(requested, imported)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
         has_references=jset.max_references > 0, language=jset.language)
-    clash = sorted({imp.name for imp in imported} & ({m.name for m in chosen} | set(_registered())))
-    if clash:
-        raise MetaEvalError(f"--scores {clash[0]}: the name is a meta-eval metric; give the imported scores "
-                            "another name")
+    check_names(imported, chosen)
     if baseline is not None:  # checked before the scoring, not after it
         planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:
@@ -369,21 +367,6 @@ def _tie_baseline(jset, dim: str, level: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _registered() -> list[str]:
-    from meta_eval.metrics import registry
-
-    return registry.names()
-
-
-def _without_imported(requested: str | None, imported) -> tuple[str | None, bool]:
-    """``--metrics`` without the names of imported metrics (they are not in the registry), and whether it named
-    nothing else (then no registered metric runs)."""
-    names = {imp.name for imp in imported}
-    if not requested or not names:
-        return requested, False
-    given = [m.strip() for m in requested.split(",") if m.strip()]
-    rest = [m for m in given if m not in names]
-    return (",".join(rest) or None), not rest
 
 
 def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations, spa_seed=None):

@@ -210,3 +210,21 @@ def test_a_name_of_a_meta_eval_metric_is_refused(base, tmp_path):
     path = _write_jsonl(tmp_path / "c.jsonl", [{"id": r["id"], "score": 1.0} for r in base["rows"]])
     with pytest.raises(MetaEvalError, match="is a meta-eval metric"):
         _run(base, [f"chrf={path}"], metrics="bleu")
+
+
+# -- leaderboards ---------------------------------------------------------------------------------------------------
+def test_a_leaderboard_publishes_imported_scores(base, tmp_path):
+    from meta_eval.leaderboard.publish import publish
+
+    doc = publish(["wmt21-mqm-ted:zh-en"], tmp_path / "board", "chrf,mine", resamples=20, data_dir=base["data"],
+                  cache=base["cache"], progress=False, scores=[f"mine={base['folder'] / 'out.jsonl'}"])
+    section = doc["sets"][0]
+    assert {m["variant"]: m["system_score"] for m in section["metrics"]} == {
+        "chrf": "corpus", "mine/chrf": "file", "mine/bleu": "file"}
+    for block in section["levels"]:
+        r = {x["variant"]: x["r"] for x in block["results"]}
+        assert r["mine/chrf"] == pytest.approx(r["chrf"], abs=1e-6), (block["level"], block["statistic"])
+    assert "--scores mine=" in doc["command"]
+    with pytest.raises(MetaEvalError, match="name the set of the file: SET/NAME=FILE"):
+        publish("wmt21-mqm-ted:zh-en,wmt21-mqm-ted:en-de", tmp_path / "b2", "chrf", data_dir=base["data"],
+                scores=[f"mine={base['folder'] / 'out.jsonl'}"])

@@ -585,3 +585,24 @@ def check_levels(imported: Sequence[ImportedScores], level: str, statistic: str)
             raise MetaEvalError(f"--scores {imp.name}: {imp.table.where} holds system-level scores only, so it can "
                                 f"be used at --level system (not by SPA, which needs segment scores); this run is "
                                 f"--level {level} --statistic {statistic}")
+
+
+def without_imported(requested: str | None, imported: Sequence[ImportedScores]) -> tuple[str | None, bool]:
+    """``--metrics`` without the names of imported metrics (they are not in the registry), and whether it named
+    nothing else (then no registered metric runs)."""
+    names = {imp.name for imp in imported}
+    if not requested or not names:
+        return requested, False
+    given = [m.strip() for m in requested.split(",") if m.strip()]
+    rest = [m for m in given if m not in names]
+    return (",".join(rest) or None), not rest
+
+
+def check_names(imported: Sequence[ImportedScores], chosen) -> None:
+    """An imported metric may not take the name of a registered metric (or of a chosen one)."""
+    from meta_eval.metrics import registry
+
+    clash = sorted({imp.name for imp in imported} & ({m.name for m in chosen} | set(registry.names())))
+    if clash:
+        raise MetaEvalError(f"--scores {clash[0]}: the name is a meta-eval metric; give the imported scores "
+                            "another name")
