@@ -471,6 +471,10 @@ def learn(
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     plugin: list[Path] = _PLUGIN,
+    scores: list[str] = typer.Option([], "--scores", help="NAME=FILE: imported scores as features, as `meta-eval "
+                                     "run --scores` reads them (a model using them is not saved: they exist only "
+                                     "for this set's rows)"),
+    scores_format: Optional[str] = typer.Option(None, "--scores-format", help=_SCORES_FORMAT_HELP),
 ) -> None:
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
@@ -485,7 +489,8 @@ def learn(
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
                    search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
-                   no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin)
+                   no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
+                   scores_format=scores_format)
     print_learn(result, out, err, top)
     if result.saved is not None:
         use = f"learned:{save}"

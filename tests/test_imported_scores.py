@@ -228,3 +228,19 @@ def test_a_leaderboard_publishes_imported_scores(base, tmp_path):
     with pytest.raises(MetaEvalError, match="name the set of the file: SET/NAME=FILE"):
         publish("wmt21-mqm-ted:zh-en,wmt21-mqm-ted:en-de", tmp_path / "b2", "chrf", data_dir=base["data"],
                 scores=[f"mine={base['folder'] / 'out.jsonl'}"])
+
+
+# -- the learned combination ----------------------------------------------------------------------------------------
+def test_learn_takes_imported_scores_as_features_and_refuses_to_save_them(base, tmp_path):
+    from meta_eval.learning.pipeline import learn
+
+    path = base["folder"] / "out.jsonl"
+    res = learn(SET["judgments"], "mine", subset=SET["subset"], scores=[f"mine={path}"], splits=20,
+                search_splits=10, data_dir=base["data"], cache=base["cache"], progress=False)
+    ref = learn(SET["judgments"], "chrf,bleu", subset=SET["subset"], splits=20, search_splits=10,
+                data_dir=base["data"], cache=base["cache"], progress=False)
+    assert [f.replace("mine/", "") for f in res.outcome.best.features] == list(ref.outcome.best.features)
+    assert res.outcome.best.grouped.mean == pytest.approx(ref.outcome.best.grouped.mean, abs=1e-12)
+    with pytest.raises(MetaEvalError, match="uses imported scores"):
+        learn(SET["judgments"], "mine", subset=SET["subset"], scores=[f"mine={path}"], splits=20, search_splits=10,
+              data_dir=base["data"], cache=base["cache"], progress=False, save=str(tmp_path / "m.json"))

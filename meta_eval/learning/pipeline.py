@@ -180,10 +180,10 @@ def feature_columns(chosen: Sequence[Metric], scored: Sequence[MetricScores],
         twice, or nothing.
     """
     owner: dict[str, Any] = {}
-    for metric, ms in zip(chosen, scored):
+    for ms in scored:
         for variant in ms.scores:
             if variant in owner:
-                raise ValueError(f"variant {variant!r} is produced by both {owner[variant].metric} and {metric.name}")
+                raise ValueError(f"variant {variant!r} is produced by both {owner[variant].metric} and {ms.metric}")
             owner[variant] = ms
     names = [f.strip() for f in features.split(",") if f.strip()] if features else list(owner)
     unknown = [f for f in names if f not in owner]
@@ -345,12 +345,15 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
           options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
           output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
-          say=None, plugins: Sequence[str | Path] = ()) -> LearnResult:
+          say=None, plugins: Sequence[str | Path] = (), scores: Sequence[str] = (),
+          scores_format: str | None = None) -> LearnResult:
     """Learn a metric (``meta-eval learn``): ridge regression from metric scores to human scores (Scialom et al.
     2019, sec. 2.4), held-out correlations over seeded splits, a feature-set search, a final model on all rows.
 
     The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
-    path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``). ``output`` and
+    path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``; ``scores``:
+    imported metrics, ``NAME=FILE``, as features, :mod:`meta_eval.scoring.imported`; a model whose best features
+    include imported scores cannot be saved, as those scores exist only for this set's rows). ``output`` and
     ``save`` are checked before any work. Raises
     :class:`~meta_eval.errors.MetaEvalError` with the command's message.
     """
@@ -380,17 +383,30 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     check_job_output(save_path, "--save", **given)  # before any loading, scoring or fitting
     check_job_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
     load_plugins(plugins)
+    from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
+                                            read_table, without_imported)
+
+    tables = merge_tables([read_table(parse_spec(text, scores_format))
+                           for text in ([scores] if isinstance(scores, str) else scores)])
     try:
         data = load_target(judgments, data_dir, subset, target)
+        imported, rows, loaded = [], [], None
+        if tables:
+            loaded = judgment_sets.load(judgments, data_dir, subset=subset)
+            position = {r.id: i for i, r in enumerate(loaded.rows)}
+            rows = [position[r.id] for r in data.jset.rows]
+            imported, _ = join_scores(tables, loaded, rows)  # strict: every row with a target scored
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     jset, y, spec = data.jset, data.y, data.spec
     parsed = parse_options(option_list)
-    chosen, skipped = choose_metrics(requested_names(metrics), parsed, what=jset.name,
-                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                     language=jset.language)
+    requested, only_imported = without_imported(requested_names(metrics), imported)
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
+        language=jset.language)
+    check_names(imported, chosen)
     try:
-        skipped = check_metrics(chosen, skipped, jset)
+        skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
@@ -401,10 +417,10 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     if grouping_note:
         say("err-note", grouping_note)
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, progress=progress,
-                        degenerate=False)
-    if scoring.failed:
+                        degenerate=False) if chosen else None
+    if scoring is not None and scoring.failed:
         raise MetaEvalError("; ".join(f"{n}: {r}" for n, r in scoring.failed))
-    scored = scoring.scored
+    scored = (scoring.scored if scoring is not None else []) + [metric_scores(imp, rows, loaded) for imp in imported]
     try:
         names, columns = feature_columns(chosen, scored, features)
         outcome, learn_seconds = run_search(columns, y, groups, strategy=strategy, max_size=max_size, alpha=alpha,
@@ -415,6 +431,12 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         raise MetaEvalError(str(exc)) from None
     model = final_model(outcome.best, columns, y, chosen, scored, [metric_config(type(m), parsed) for m in chosen],
                         data, alpha)
+    from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in outcome.best.features}
+                        & {imp.name for imp in imported})
+    if save_path is not None and from_files:
+        raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
+                            "exist only for this set's rows, so the model cannot score new texts; its weights are "
+                            "in the results (--output), or learn without them to save a model")
     if save_path is not None:
         try:
             save_model(model, save_path)
