@@ -52,7 +52,7 @@ def write_file(path: Path, rows: int, fmt: str) -> None:
             sep = "," if fmt == "csv" else "\t"
             fh.write(f"id{sep}score\n")
             for i in order:
-                fh.write(f"r{i}{sep}{values[i]!r}\n")
+                fh.write(f"r{i}{sep}{float(values[i])!r}\n")
 
 
 def measure(path: str, rows: int) -> None:

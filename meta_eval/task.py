@@ -159,11 +159,11 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     """
     from meta_eval.report.outputs import check_job_output
     from meta_eval.scoring.engines import engine_for
+    from meta_eval.scoring.imported import parse_spec
+    from meta_eval.scoring.system_scores import MODES
 
     say = say or _quiet
     started = time.perf_counter()
-    from meta_eval.scoring.imported import parse_spec
-
     option_list = selection.option_list(options)
     output = Path(output) if output is not None else None
     scores_out = Path(scores_out) if scores_out is not None else None
@@ -184,8 +184,6 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
-    from meta_eval.scoring.system_scores import MODES
-
     if system_score not in MODES:
         raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
     if spa_seed is not None and statistic != "spa":
@@ -210,12 +208,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
-    from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
-    from meta_eval.scoring.system_scores import add_system_scores
-
     from meta_eval.scoring.imported import (check_levels, check_names, join_scores, merge_tables, metric_scores,
                                             read_table, without_imported)
+    from meta_eval.scoring.runner import Scoring, degenerate_lines, degenerate_report, score_all
+    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+    from meta_eval.scoring.system_scores import add_system_scores
 
     requested = requested_names(metrics)
     tables = merge_tables([read_table(spec) for spec in specs])  # a bad score file fails first, in seconds
@@ -233,12 +230,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             imported, keep = join_scores(tables, loaded, kept, scores_missing)
             check_levels(imported, level, statistic)
             missing_scores = len(kept) - len(keep)
-            if missing_scores:
+            if missing_scores:  # --scores-missing drop: the same rows for every metric (the table's notes say so)
                 from dataclasses import replace
 
                 jset = replace(jset, rows=[loaded.rows[p] for p in keep])
-                say("out", f"--scores-missing drop: {missing_scores} of {len(kept)} judged rows have no score in "
-                           f"a --scores file and are left out of every metric's statistics")
         few = None
         check_pooled(jset, level, statistic)
         if len(jset) >= 4:
@@ -274,11 +269,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
-                        progress=progress) if chosen else None
-    if scoring is None:
-        from meta_eval.scoring.runner import Scoring
-
-        scoring = Scoring([], [], {})
+                        progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
     scored, failed = scoring.scored, scoring.failed
     if imported:
         rows = [position[r.id] for r in jset.rows]
@@ -349,9 +340,8 @@ def _tie_baseline(jset, dim: str, level: str) -> float | None:
     import numpy as np
 
     from meta_eval import stats
-    from meta_eval.matrix import judgment_matrices
-
     from meta_eval.evaluate import pooled_groups
+    from meta_eval.matrix import judgment_matrices
 
     try:
         Z = judgment_matrices(jset, dim, [])[0]
@@ -365,8 +355,6 @@ def _tie_baseline(jset, dim: str, level: str) -> float | None:
     except ValueError:
         return None
     return None if math.isnan(value) else value
-
-
 
 
 def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutations, spa_seed=None):
