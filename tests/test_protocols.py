@@ -57,8 +57,38 @@ def test_every_shipped_protocol_loads_and_names_its_paper():
         proto = load_protocol(name)
         assert proto.name == name
         assert proto.citation and proto.source and proto.parts
-        for part in proto.parts:
-            assert part.printed and 0 <= part.tolerance < 1
+        for part in proto.parts:  # a part without printed numbers is a recipe (wmt24-spa), with nothing to count
+            assert (part.printed or not sum((proto.expected or {}).values())) and 0 <= part.tolerance < 1
+
+
+@pytest.mark.parametrize("keys,message", [
+    ('statistic = "spa"\nlevel = "summary"', "spa is computed at level"),
+    ('statistic = "acc-t"\nlevel = "summary"\nspa_seed = 4', "belong to statistic"),
+    ('statistic = "accuracy"\ncorrelation = "kendall"\nlevel = "system"', "disagree"),
+    ('statistic = "acc-eq"\nlevel = "system"', "must be one of"),
+])
+def test_pairwise_statistics_in_a_protocol_part(tmp_path, keys, message):
+    from meta_eval.protocol import ProtocolError
+
+    path = tmp_path / "p.toml"
+    path.write_text(f'''name = "p"
+title = "t"
+citation = "c"
+source = "s"
+[[part]]
+name = "a"
+judgments = "wmt23"
+human = "da_sqm"
+{keys}
+metrics = ["chrf"]
+tolerance = 0.0
+''')
+    with pytest.raises(ProtocolError, match=message):
+        load_protocol(path)
+    ok = path.read_text().replace(keys, 'statistic = "spa"\nlevel = "system"\nspa_seed = 4\npermutations = 200')
+    path.write_text(ok)
+    part = load_protocol(path).parts[0]
+    assert (part.correlation, part.spa_seed, part.permutations, part.printed) == ("spa", 4, 200, {})
 
 
 def test_compare_statuses_by_hand():
