@@ -300,6 +300,9 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
   if (c && c.value !== null && c.value !== undefined) h += `<tr class="ceiling"><td></td><td class="name"><i>human ` +
     `ceiling</i></td><td><i>${fmt(c.value)}</i></td><td>${fmt(c.ci[0])}</td><td>${fmt(c.ci[1])}</td>` +
     (eps ? "<td></td>" : "") + "</tr>";
+  if (block.tie_baseline !== null && block.tie_baseline !== undefined) h += `<tr class="ceiling"><td></td>` +
+    `<td class="name"><i>ties every pair</i></td><td><i>${fmt(block.tie_baseline)}</i></td><td></td><td></td>` +
+    (eps ? "<td></td>" : "") + "</tr>";
   t.innerHTML = h + "</tbody>";
   $("about").textContent = (block.paper ? block.paper + "; " : "") + "grouping: " + (block.grouping || block.level) +
     "; intervals: " + block.ci_method + (block.n_permutations ? "; " + block.n_permutations +
