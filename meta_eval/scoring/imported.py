@@ -271,7 +271,8 @@ def _read_jsonl(spec: ScoreSpec, builder: _Builder) -> None:
         builder.add(_score_fields(obj, where), kind, key, where, lineno)
 
 
-def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
+def _lines(spec: ScoreSpec) -> list[str]:
+    """The file's lines, UTF-8, read within meta-eval's input limits (:mod:`judgments.limits`)."""
     from meta_eval.judgments.limits import read_bytes
     from meta_eval.judgments.text import decode_lines
 
@@ -279,7 +280,11 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
         data = read_bytes(spec.path, MetaEvalError)
     except FileNotFoundError:
         raise MetaEvalError(f"{spec.path} does not exist") from None
-    text = "\n".join(decode_lines(data, spec.path, MetaEvalError))
+    return decode_lines(data, spec.path, MetaEvalError)
+
+
+def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
+    text = "\n".join(_lines(spec))
     reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
@@ -309,16 +314,9 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
 
 
 def _read_mtme(spec: ScoreSpec, builder: _Builder) -> None:
-    from meta_eval.judgments.limits import read_bytes
-    from meta_eval.judgments.text import decode_lines
-
-    try:
-        data = read_bytes(spec.path, MetaEvalError)
-    except FileNotFoundError:
-        raise MetaEvalError(f"{spec.path} does not exist") from None
     system_level = spec.path.name.lower().endswith(".sys.score")
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(decode_lines(data, spec.path, MetaEvalError), 1):
+    for lineno, line in enumerate(_lines(spec), 1):
         if not line.strip():
             continue
         where = f"{spec.path}:{lineno}"
