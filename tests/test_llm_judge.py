@@ -190,14 +190,20 @@ def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path):
     from meta_eval.cli import app
 
     args = ["run", "-j", "summeval", "-m", "llm-judge,rouge", "-o", f"base_url={server.url}", "-o", "model=judge-7b",
-            "-o", "template=geval", "-o", "dimension=coherence", "-o", f"answers={tmp_path / 'a.sqlite'}",
+            "-o", "template=geval", "-o", "dimension=coherence", "--human", "coherence", "-o", f"answers={tmp_path / 'a.sqlite'}",
             "--cache", str(tmp_path / "scores.sqlite"), "--resamples", "20", "--output", str(tmp_path / "r.json")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "llm-judge" in result.output and "rouge" in result.output
+    assert "llm-judge" in result.output and "rouge" in result.output and "Williams" in result.output
+    from meta_eval.judgments import load
+    from meta_eval.scoring.cache import example_key
+
+    rows = load("summeval").examples()
+    distinct = len({example_key(ex) for ex in rows})
+    assert len(rows) == 1600 and 1500 < distinct <= 1600  # some systems wrote the same summary of a document
     asked = server.counts["chat"]
-    assert asked == 1600  # SummEval: 100 documents x 16 systems, every row distinct
-    assert "unparsed: 0 of 1600" in result.output
+    assert asked == distinct  # one request per distinct row
+    assert f"unparsed: 0 of {distinct}" in result.output
     again = CliRunner().invoke(app, args[:-2] + ["--output", str(tmp_path / "r2.json")])
     assert again.exit_code == 0, again.output
     assert server.counts["chat"] == asked  # nothing asked twice (one GET /models to name the served model)
