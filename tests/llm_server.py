@@ -53,7 +53,10 @@ class JudgeServer:
                 for k, v in (extra or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # a client killed mid-request
+                    pass
 
             def do_GET(self):
                 with server.lock:

@@ -209,3 +209,44 @@ def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path):
     assert server.counts["chat"] == asked  # nothing asked twice (one GET /models to name the served model)
     data = json.loads((tmp_path / "r2.json").read_text())
     assert "llm-judge" in json.dumps(data)
+
+
+@pytest.mark.skipif(not os.path.isdir(os.environ.get("META_EVAL_DATA", "/nonexistent")),
+                    reason="needs the judgment sets ($META_EVAL_DATA)")
+def test_killed_run_resumes_without_asking_answered_rows(tmp_path):
+    """A `meta-eval run` process killed (SIGKILL) mid-run: the rerun asks exactly the rows whose answers were not
+    stored, none twice."""
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    with JudgeServer(delay=0.01) as server:
+        args = [sys.executable, "-m", "meta_eval.cli", "run", "-j", "summeval", "-m", "llm-judge", "-o",
+                f"base_url={server.url}", "-o", "model=judge-7b", "-o", "dimension=coherence", "-o", "concurrency=4",
+                "-o", f"answers={tmp_path / 'a.sqlite'}", "--human", "coherence", "--cache",
+                str(tmp_path / "scores.sqlite"), "--resamples", "20"]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while server.counts["chat"] < 300 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        first = server.counts["chat"]
+        assert 300 <= first < 1500
+        with sqlite3.connect(tmp_path / "a.sqlite") as conn:
+            stored = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        assert first - 4 <= stored <= first  # at most the requests in flight were lost
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        from meta_eval.judgments import load
+        from meta_eval.scoring.cache import example_key
+
+        distinct = len({example_key(ex) for ex in load("summeval").examples()})
+        assert server.counts["chat"] - first == distinct - stored
+        import re
+
+        from_store = int(re.search(r"(\d+) answers from the store", done.stderr).group(1))
+        from_cache = int(re.search(r"llm-judge: \d+ computed, (\d+) from cache", done.stderr).group(1))
+        assert from_store + from_cache == stored  # whole batches from the score cache, the rest from the store
