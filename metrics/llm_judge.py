@@ -242,8 +242,8 @@ class LlmJudge(Metric):
     parallel = "single"  # one process asks the server, with its own thread pool
     in_default_run = False
     not_default_reason = "asks an LLM server (base_url, model) for every row"
-    in_quick_run = False
-    not_quick_reason = "one request to an LLM server per row"
+    # in_quick_run stays True: being named-only already keeps it out of every default choice, and the registry's
+    # invariant is that in_quick_run=False means a torch model (tests/test_default_choice.py)
     _stats_keys: ClassVar[tuple[str, ...]] = ("requests", "stored", "retries", "prompt_tokens", "completion_tokens",
                                               "answers", "unparsed")
 

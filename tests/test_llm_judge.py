@@ -13,7 +13,7 @@ pytest.importorskip("httpx")
 from llm_server import JudgeServer, expected_score, expected_weighted  # noqa: E402
 
 from meta_eval.metrics.base import Example, MetricError  # noqa: E402
-from meta_eval.metrics.llm_judge import GEVAL, LlmJudge, parse_score, weighted_score  # noqa: E402
+from meta_eval.metrics.llm_judge import LlmJudge, parse_score, weighted_score  # noqa: E402
 from meta_eval.metrics.registry import create, get_class  # noqa: E402
 
 DOC = "The city council voted on Tuesday to build a new bridge over the river, at a cost of 4 million euros."
@@ -61,7 +61,7 @@ def test_weighted_score_by_hand():
 # -- registration ---------------------------------------------------------------------------------------------------
 def test_named_only_and_options_required():
     cls = get_class("llm-judge")
-    assert cls.in_default_run is False and cls.in_quick_run is False and "meta-eval[llm]" in cls.install_hint
+    assert cls.in_default_run is False and cls.not_default_reason and "meta-eval[llm]" in cls.install_hint
     with pytest.raises(MetricError, match="base_url"):
         create("llm-judge")
     with pytest.raises(MetricError, match="dimension"):
