@@ -332,6 +332,7 @@ class LlmJudge(Metric):
         state = dict(self.__dict__)
         state["_client"] = None
         state["_store"] = None
+        state.pop("_stats_lock", None)  # a lock does not pickle; rebuilt at first use
         return state
 
     # -- the server ----------------------------------------------------------------------------------------------
@@ -485,6 +486,8 @@ class LlmJudge(Metric):
             self.fit(examples)
         if self._store is None:
             self._store = _Store(self.answers_path)
+        self._http()  # one client (and its connection pool) for every thread
+        self._lock()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             answers = list(pool.map(self._answer, examples))
         out = []

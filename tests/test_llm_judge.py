@@ -103,6 +103,19 @@ def test_retries_429_stall_malformed(server, tmp_path):
     assert server.counts["chat"] == 6 and metric.stats["retries"] == 3
 
 
+def test_pickled_metric_scores_the_same(server, tmp_path):
+    """What a worker process (a Ray actor) receives: the fitted metric, without its client, store or lock."""
+    import pickle
+
+    metric = judge(server, tmp_path, answers="none")
+    exs = examples("one summary", "another summary")
+    first = metric.score(exs)["llm-judge"]
+    copy = pickle.loads(pickle.dumps(metric))
+    assert copy.signature() == metric.signature() and copy.served == "judge-7b"
+    assert np.array_equal(copy.score(exs)["llm-judge"], first)
+    assert server.counts["models"] == 1 and server.counts["chat"] == 4  # no store: asked again, same answers
+
+
 def test_500_fails_after_retries(server, tmp_path):
     metric = judge(server, tmp_path, retries=2)
     with pytest.raises(MetricError, match=r"failed 3 time\(s\); last: HTTP 500"):
