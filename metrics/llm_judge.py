@@ -462,10 +462,7 @@ class LlmJudge(Metric):
         """The row's score (None: no parsed answer) and its number of unparsed answers; errors per the policy."""
         low, high = self.range
         values, unparsed = [], 0
-        for c in answer["choices"]:
-            value = weighted_score(c.get("logprobs"), low, high) if self.logprobs else None
-            if value is None:
-                value = parse_score(c.get("text"), self.rule)
+        for c, value in zip(answer["choices"], self._parsed(answer)):
             if value is None:
                 if self.on_unparsed == "error":
                     raise MetricError(f"llm-judge: unparsed answer {c.get('text')!r} for {where} (no score by the "
@@ -500,24 +497,49 @@ class LlmJudge(Metric):
             out.append(value)
         return {"llm-judge": out}
 
+    def _parsed(self, answer: dict) -> list[float | None]:
+        """Each answer's score (None: unparsed), by the weighted rule then the text rule; not range-checked."""
+        low, high = self.range
+        out = []
+        for c in answer["choices"]:
+            value = weighted_score(c.get("logprobs"), low, high) if self.logprobs else None
+            out.append(value if value is not None else parse_score(c.get("text"), self.rule))
+        return out
+
     def degenerate(self, examples, scores=None) -> list[str | None]:
-        """Rows whose every answer was unparsed (``on_unparsed=drop``), read back from the answer store; also prints
-        the run summary on stderr."""
+        """Rows whose every answer was unparsed (``on_unparsed=drop``), read back from the answer store, so that a
+        rerun served from the score cache (or a run whose answers were asked by a Ray actor) reports them too; also
+        prints the run summary on stderr: what the store holds for these rows (answers, unparsed, tokens) and what
+        this process asked."""
         reasons: list[str | None] = [None] * len(examples)
         mid = (self.range[0] + self.range[1]) / 2
-        if self.on_unparsed == "drop" and self.answers_path is not None:
+        s = self.stats
+        line = (f"llm-judge: asked here: {s['requests']} requests, {s['stored']} answers from the store, "
+                f"{s['retries']} retries, {s['prompt_tokens']}+{s['completion_tokens']} tokens")
+        if self.answers_path is not None and self.served is not None:
             if self._store is None:
                 self._store = _Store(self.answers_path)
+            seen: dict[str, tuple[bool, int]] = {}
+            answers = unparsed = tokens = missing = 0
             for i, ex in enumerate(examples):
-                if scores is not None and scores[self.variants[0]][i] != mid:
-                    continue
-                answer = self._store.get(self._key(self._body(ex)))
-                if answer is not None and self._row_score(answer, f"row {i}")[0] is None:
+                key = self._key(self._body(ex))
+                if key not in seen:
+                    answer = self._store.get(key)
+                    if answer is None:
+                        missing += 1
+                        seen[key] = (False, 0)
+                        continue
+                    values = self._parsed(answer)
+                    answers += len(values)
+                    unparsed += sum(v is None for v in values)
+                    tokens += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+                                  for u in answer.get("usage", []) if isinstance(u, dict))
+                    seen[key] = (all(v is None for v in values), len(values))
+                if self.on_unparsed == "drop" and seen[key][0] and seen[key][1]:
                     reasons[i] = f"unparsed answer (scored the range's middle, {mid:g})"
-        s = self.stats
-        print(f"llm-judge: {s['requests']} requests, {s['stored']} answers from the store, {s['retries']} retries, "
-              f"{s['prompt_tokens']}+{s['completion_tokens']} tokens, unparsed: {s['unparsed']} of {s['answers']} "
-              "answers scored in this run", file=sys.stderr)
+            line += (f"; the store holds {len(seen) - missing} of {len(seen)} distinct rows: unparsed: {unparsed} of "
+                     f"{answers} answers, {tokens} tokens")
+        print(line, file=sys.stderr)
         return reasons
 
     def release(self) -> None:

@@ -123,7 +123,7 @@ def test_500_fails_after_retries(server, tmp_path):
     assert server.counts["chat"] == 3
 
 
-def test_unparsed_error_and_drop(server, tmp_path):
+def test_unparsed_error_and_drop(server, tmp_path, capsys):
     with pytest.raises(MetricError, match="unparsed answer 'I cannot rate this summary.'"):
         judge(server, tmp_path).score(examples("NONUMBER"))
     metric = judge(server, tmp_path, on_unparsed="drop")
@@ -132,6 +132,12 @@ def test_unparsed_error_and_drop(server, tmp_path):
     assert out["llm-judge"][0] == 3.0  # the middle of 1:5, reported as not measured
     assert metric.stats["unparsed"] == 1 and metric.stats["answers"] == 2
     assert metric.degenerate(exs, out) == ["unparsed answer (scored the range's middle, 3)", None]
+    assert "unparsed: 1 of 2 answers" in capsys.readouterr().err
+    # read back from the answer store by a new object (a rerun served from the score cache)
+    fresh = judge(server, tmp_path, on_unparsed="drop")
+    fresh.fit(exs)  # the runner fits (names the served model) before anything else
+    # NONUMBER was asked once (by the on_unparsed=error run: the answer is stored, whatever the policy), "fine" once
+    assert fresh.degenerate(exs, out)[0].startswith("unparsed answer") and server.counts["chat"] == 2
     assert "unparsed:drop-midpoint" in metric.signature()
 
 
@@ -216,10 +222,12 @@ def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path):
     assert len(rows) == 1600 and 1500 < distinct <= 1600  # some systems wrote the same summary of a document
     asked = server.counts["chat"]
     assert asked == distinct  # one request per distinct row
-    assert f"unparsed: 0 of {distinct}" in result.output
+    assert f"{distinct} requests" in result.output
+    assert f"the store holds {distinct} of {distinct} distinct rows: unparsed: 0 of {distinct} answers" in result.output
     again = CliRunner().invoke(app, args[:-2] + ["--output", str(tmp_path / "r2.json")])
     assert again.exit_code == 0, again.output
     assert server.counts["chat"] == asked  # nothing asked twice (one GET /models to name the served model)
+    assert "asked here: 0 requests" in again.output and f"unparsed: 0 of {distinct} answers" in again.output
     data = json.loads((tmp_path / "r2.json").read_text())
     assert "llm-judge" in json.dumps(data)
 
