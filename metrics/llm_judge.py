@@ -21,7 +21,11 @@ Templates (``template=``):
   (the released code asked ``n=20`` at ``temperature=2``: ``-o samples=20 -o temperature=2 -o logprobs=false``).
 - ``gemba-da``: GEMBA-DA (Kocmi and Federmann, 2023, "Large Language Models Are State-of-the-Art Evaluators of
   Translation Quality", EAMT), the reference-based direct-assessment prompt, 0-100; ``source_lang`` and
-  ``target_lang`` name the languages (required). Sent as a user message; the score is the first number in the answer.
+  ``target_lang`` name the languages (required): the authors' ``GEMBA-DA_ref`` prompt (``gemba/prompt.py`` in
+  https://github.com/MicrosoftTranslator/GEMBA, commit 55bd91b0f3b09c74b2f8a2edf4d3d765966b9b85), several references
+  joined by new lines. Sent as a user message; parsed with the authors' ``parse_numerical_answer`` (exactly one
+  integer in the answer, ``['N']`` or ``N/100``). The authors asked again at a higher temperature after an invalid
+  answer; here it is counted as unparsed instead.
 - a path to a user template file: the placeholders ``{candidate}``, ``{references}`` (joined by new lines),
   ``{source}`` and ``{dimension}`` are replaced (other braces are left as they are); the score range comes from
   ``range=LO:HI`` or from a first line ``range: LO:HI`` of the file (which is not sent). Sent as a user message;
@@ -122,21 +126,33 @@ GEVAL = {
         + _GEVAL_TAIL + "- Relevance:", (1, 5)),
 }
 
-#: GEMBA-DA (Kocmi and Federmann, 2023, table 1), reference-based
-GEMBA_DA = ("Score the following translation from {source_lang} to {target_lang} with respect to the human reference "
-            "on a continuous scale from 0 to 100, where score of zero means \"no meaning preserved\" and score of one "
-            "hundred means \"perfect meaning and grammar\".\n\n{source_lang} source: \"{source}\"\n{target_lang} human "
-            "reference: \"{references}\"\n{target_lang} translation: \"{candidate}\"\nScore: ")
+#: GEMBA-DA (Kocmi and Federmann, 2023), reference-based: ``GEMBA-DA_ref`` of the authors' ``gemba/prompt.py``
+#: (https://github.com/MicrosoftTranslator/GEMBA, commit 55bd91b0f3b09c74b2f8a2edf4d3d765966b9b85), word for word
+GEMBA_DA = ("Score the following translation from {source_lang} to {target_lang} with respect to human reference on a "
+            "continuous scale 0 to 100 where score of zero means \"no meaning preserved\" and score of one hundred "
+            "means \"perfect meaning and grammar\".\n\n{source_lang} source: \"{source}\"\n{target_lang} human "
+            "reference: \"{references}\"\n{target_lang} machine translation: \"{candidate}\"\nScore: ")
 
 _START = re.compile(r"^ ?([\d.]+)")  # G-Eval's parse_output
 _ANY = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_GEMBA_LIST = re.compile(r"^\[['\"][0-9]*['\"]\]$")
 _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[:-]\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
 def parse_score(text: str, rule: str) -> float | None:
     """The score in an answer, or None. ``rule="start"``: G-Eval's (a number at the start, one optional space
-    first); ``"first"``: the first number anywhere (GEMBA and user templates)."""
+    first); ``"gemba"``: GEMBA's ``parse_numerical_answer`` (exactly one integer in the answer, or ``['N']``, or
+    ``N/100``); ``"first"``: the first number anywhere (user templates)."""
     if not isinstance(text, str):
+        return None
+    if rule == "gemba":
+        numbers = re.findall(r"\d+", text)
+        if len(numbers) == 1:
+            return float(numbers[0])
+        if _GEMBA_LIST.match(text) and text[2:-2]:
+            return float(text[2:-2])
+        if re.match(r"^[0-9]+/100$", text):
+            return float(text.split("/")[0])
         return None
     if rule == "start":
         m = _START.match(text)
@@ -283,7 +299,7 @@ class LlmJudge(Metric):
                 raise MetricError("llm-judge: template=gemba-da needs source_lang and target_lang (e.g. "
                                   "-o source_lang=German -o target_lang=English)")
             self.text = GEMBA_DA.replace("{source_lang}", source_lang).replace("{target_lang}", target_lang)
-            self.range, self.template_name, self.rule = (0, 100), "gemba-da", "first"
+            self.range, self.template_name, self.rule = (0, 100), "gemba-da", "gemba"
             default_max = 16
         else:
             path = Path(os.path.expanduser(str(template)))

@@ -44,6 +44,9 @@ def test_parse_rules():
     assert parse_score("1.2.3", "start") is None  # the authors' float() fails (they scored it 0)
     assert parse_score("Score: 87/100", "first") == 87.0
     assert parse_score("no idea", "first") is None
+    # GEMBA's parse_numerical_answer: exactly one integer, ['N'] or N/100
+    assert parse_score("85", "gemba") == 85.0 and parse_score("Score: 70", "gemba") == 70.0
+    assert parse_score("['90']", "gemba") == 90.0 and parse_score("80 or 90", "gemba") is None
 
 
 def test_weighted_score_by_hand():
@@ -195,8 +198,11 @@ def test_gemba_da_prompt(server, tmp_path):
                    target_lang="English", logprobs="false")
     ex = Example("The house is small.", ("The house is little.",), "Das Haus ist klein.")
     out = metric.score([ex])["llm-judge"]
-    assert server.prompts[-1].startswith("Score the following translation from German to English")
-    assert 'German source: "Das Haus ist klein."' in server.prompts[-1]
+    assert server.prompts[-1] == (
+        'Score the following translation from German to English with respect to human reference on a continuous '
+        'scale 0 to 100 where score of zero means "no meaning preserved" and score of one hundred means "perfect '
+        'meaning and grammar".\n\nGerman source: "Das Haus ist klein."\nEnglish human reference: "The house is '
+        'little."\nEnglish machine translation: "The house is small."\nScore: ')
     assert out[0] == expected_score(server.prompts[-1]) and metric.range == (0, 100)
 
 
