@@ -396,8 +396,10 @@ class LlmJudge(Metric):
                         pass
                     raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
                 if response.status_code >= 400:
+                    hint = " (a server that rejects logprobs: pass -o logprobs=false)" if self.logprobs and \
+                        response.status_code in (400, 422) else ""
                     raise MetricError(f"llm-judge: {method} {url} answered HTTP {response.status_code}: "
-                                      f"{response.text[:300]}")
+                                      f"{response.text[:300]}{hint}")
                 try:
                     body = response.json()
                 except ValueError:
@@ -454,7 +456,8 @@ class LlmJudge(Metric):
             if got != self.served:
                 raise MetricError(f"llm-judge: the server answered as model {got!r}, but this run's signature was made "
                                   f"for {self.served!r} (from /models): a different served model is a different "
-                                  "metric; run again")
+                                  f"metric; run again, or pass -o model={got} if the server lists that id (a hosted "
+                                  "API answering with a dated snapshot of an alias)")
             fresh = reply.get("choices")
             if not isinstance(fresh, list) or not fresh:
                 raise MetricError(f"llm-judge: an answer without choices: {json.dumps(reply)[:300]}")

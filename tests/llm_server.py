@@ -37,6 +37,7 @@ class JudgeServer:
         self.prompts: list[str] = []
         self.seen: Counter = Counter()
         self.headers: list[str] = []
+        self.in_flight = self.peak = 0
         self.lock = threading.Lock()
         server = self
 
@@ -81,6 +82,16 @@ class JudgeServer:
                     server.headers.append(self.headers.get("Authorization", ""))
                     server.seen[prompt] += 1
                     first = server.seen[prompt] == 1
+                with server.lock:
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                try:
+                    self._answer(request, prompt, first)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, request, prompt, first):
                 if server.delay:
                     time.sleep(server.delay)
                 if "ERR500" in prompt:

@@ -98,6 +98,17 @@ def test_samples_without_logprobs_mean_of_answers_and_server_ignoring_n(tmp_path
     assert "n:3" in metric.signature() and "logprobs:no" in metric.signature()
 
 
+def test_concurrency_is_the_number_of_requests_in_flight(tmp_path):
+    with JudgeServer(delay=0.1) as server:
+        metric = judge(server, tmp_path, concurrency=4, answers="none")
+        metric.score(examples(*[f"row {i}" for i in range(16)]))
+        assert server.counts["chat"] == 16 and 2 <= server.peak <= 4
+        server.peak = 0
+        serial = judge(server, tmp_path, concurrency=1, answers="none")
+        serial.score(examples(*[f"other row {i}" for i in range(4)]))
+    assert server.peak == 1 and server.in_flight == 0
+
+
 def test_retries_429_stall_malformed(server, tmp_path):
     metric = judge(server, tmp_path, timeout=0.3)
     exs = examples("RATE429 one", "STALL two", "MALFORMED three")
