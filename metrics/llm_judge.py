@@ -1,0 +1,595 @@
+"""An LLM as a judge: any OpenAI-compatible chat-completions server rates each row (metric ``llm-judge``).
+
+The metric sends one chat-completions request per distinct row to ``<base_url>/chat/completions`` (vLLM, llama.cpp's
+server, Ollama, a hosted API) through ``httpx`` (the optional extra ``meta-eval[llm]``), parses a score from each
+answer and returns it. It runs only when named (``-m llm-judge``): it needs a server and costs requests.
+
+Templates (``template=``):
+
+- ``geval`` (default): G-Eval (Liu et al., 2023, "G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment",
+  EMNLP) for SummEval's ``dimension`` ``coherence``, ``consistency``, ``fluency`` or ``relevance``. The form-filling
+  prompts are written after the authors' files in https://github.com/nlpyang/geval, ``prompts/summeval/
+  coh_detailed.txt``, ``flu_detailed.txt`` and ``rel_detailed.txt`` (commit 8f54105061e00377fbb909153892d5bfb5b3623a);
+  the repository holds no ``con_detailed.txt`` (its ``gpt4_eval.py`` names one), so consistency's criteria and steps
+  1-3 are those of ``con_scorer.txt`` (commit e933fe8a03f37e769e4bc3465f4b8d3e8f822d17) in the form of the other
+  three. Like ``gpt4_eval.py`` the prompt is sent as a single *system* message and ``max_tokens`` defaults to 5.
+  Ranges: 1-5, fluency 1-3. The parsing rule is the authors' (``meta_eval_summeval.py``, ``parse_output``): a number
+  at the start of the answer (``^ ?([\\d\\.]+)``); where the authors scored an unparsed answer 0, it is counted here
+  (see below). The score is the probability-weighted sum over the score tokens (the paper's equation 1) when the
+  server returns ``top_logprobs``: at the first generated token that is a score in range, ``sum p(s) s / sum p(s)``
+  over the in-range score tokens among its top log-probabilities; else the mean of the ``samples`` parsed answers
+  (the released code asked ``n=20`` at ``temperature=2``: ``-o samples=20 -o temperature=2 -o logprobs=false``).
+- ``gemba-da``: GEMBA-DA (Kocmi and Federmann, 2023, "Large Language Models Are State-of-the-Art Evaluators of
+  Translation Quality", EAMT), the reference-based direct-assessment prompt, 0-100; ``source_lang`` and
+  ``target_lang`` name the languages (required): the authors' ``GEMBA-DA_ref`` prompt (``gemba/prompt.py`` in
+  https://github.com/MicrosoftTranslator/GEMBA, commit 55bd91b0f3b09c74b2f8a2edf4d3d765966b9b85), several references
+  joined by new lines. Sent as a user message; parsed with the authors' ``parse_numerical_answer`` (exactly one
+  integer in the answer, ``['N']`` or ``N/100``). The authors asked again at a higher temperature after an invalid
+  answer; here it is counted as unparsed instead.
+- a path to a user template file: the placeholders ``{candidate}``, ``{references}`` (joined by new lines),
+  ``{source}`` and ``{dimension}`` are replaced (other braces are left as they are); the score range comes from
+  ``range=LO:HI`` or from a first line ``range: LO:HI`` of the file (which is not sent). Sent as a user message;
+  the score is the first number in the answer.
+
+Options (names fixed by issue 28): ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``), ``model``, ``template``,
+``dimension``, ``temperature`` (0), ``samples`` (the ``n`` of the request, 1), ``max_tokens``, ``concurrency``
+(requests in flight, 8), ``timeout`` (seconds per request, 60), ``retries`` (5), ``api_key_env`` (the environment
+variable holding the API key; default ``OPENAI_API_KEY``; the key is sent as a bearer token and never printed,
+cached or signed), ``on_unparsed`` (``error`` or ``drop``), plus ``logprobs`` (true), ``top_logprobs`` (20),
+``range``, ``source_lang``, ``target_lang``, ``backoff`` (first retry delay in seconds, 1.0) and ``answers`` (the
+answer store's file, or ``none``).
+
+**The signature** names the *served* model id, asked once before scoring from ``<base_url>/models`` (the requested
+``model`` must be listed there), the template's name and the SHA-256 of its text, the dimension, the sampling options
+and the range; never the URL, the key, concurrency, timeout or retries. Every answer must name the same model in its
+``model`` field: an answer from another model is an error (a different model is a different metric).
+
+**Answers are stored** (text, log-probabilities, usage) in an SQLite file (default: ``llm-answers.sqlite`` beside the
+score cache; ``answers=none`` disables it), keyed by the served model and the SHA-256 of the request body, and
+committed as each answer arrives: a killed run resumes without asking an answered row again, even within a batch
+(the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun.
+
+**Retries**: a 429, a 5xx, a timeout, a connection error or a body that is not a chat-completions JSON object is
+retried up to ``retries`` times, waiting ``backoff * 2**k`` seconds (at most 30; a 429's ``Retry-After`` when
+longer); other 4xx answers are errors at once.
+
+**Unparsed answers** never become numbers silently. ``on_unparsed=error`` (default): an answer with no parseable
+score is an error naming the row and the answer. ``on_unparsed=drop``: unparsed answers are left out of a row's
+mean; a row with no parsed answer is given the middle of the range, and reported as not measured
+(``Metric.degenerate``: the run prints ``unparsed answer`` rows and writes them in the JSON). A parsed number outside
+the range is always an error. A summary line (requests, answers from the store, retries, tokens, unparsed answers,
+seconds) is printed on stderr after scoring.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
+from meta_eval.metrics.registry import register
+
+__all__ = ["GEMBA_DA", "GEVAL", "LLM_HINT", "LlmJudge", "parse_score", "weighted_score"]
+
+LLM_HINT = "pip install 'meta-eval[llm]' (httpx)"
+UNPARSED = ("error", "drop")
+
+_GEVAL_HEAD = ("You will be given one summary written for a news article.\n\nYour task is to rate the summary on one "
+               "metric.\n\nPlease make sure you read and understand these instructions carefully. Please keep this "
+               "document open while reviewing, and refer to it as needed.\n\n")
+_GEVAL_TAIL = "\n\nExample:\n\n\nSource Text:\n\n{source}\n\nSummary:\n\n{candidate}\n\n\nEvaluation Form (scores ONLY):\n\n"
+
+#: G-Eval's SummEval prompts by dimension: (template, (low, high)); see the module notes for their origin
+GEVAL = {
+    "coherence": (_GEVAL_HEAD + (
+        "Evaluation Criteria:\n\nCoherence (1-5) - the collective quality of all sentences. We align this dimension "
+        "with the DUC quality question of structure and coherence whereby \"the summary should be well-structured and "
+        "well-organized. The summary should not just be a heap of related information, but should build from "
+        "sentence to a coherent body of information about a topic.\"\n\nEvaluation Steps:\n\n1. Read the news "
+        "article carefully and identify the main topic and key points.\n2. Read the summary and compare it to the "
+        "news article. Check if the summary covers the main topic and key points of the news article, and if it "
+        "presents them in a clear and logical order.\n3. Assign a score for coherence on a scale of 1 to 5, where 1 "
+        "is the lowest and 5 is the highest based on the Evaluation Criteria.\n") + _GEVAL_TAIL + "- Coherence:",
+        (1, 5)),
+    "consistency": (_GEVAL_HEAD + (
+        "Evaluation Criteria:\n\nConsistency (1-5) - the factual alignment between the summary and the summarized "
+        "source. A factually consistent summary contains only statements that are entailed by the source document. "
+        "Annotators were also asked to penalize summaries that contained hallucinated facts.\n\nEvaluation Steps:"
+        "\n\n1. Read the news article carefully and identify the main facts and details it presents.\n2. Read the "
+        "summary and compare it to the article. Check if the summary contains any factual errors that are not "
+        "supported by the article.\n3. Assign a score for consistency based on the Evaluation Criteria.\n")
+        + _GEVAL_TAIL + "- Consistency:", (1, 5)),
+    "fluency": (_GEVAL_HEAD + (
+        "\nEvaluation Criteria:\n\nFluency (1-3): the quality of the summary in terms of grammar, spelling, "
+        "punctuation, word choice, and sentence structure.\n\n- 1: Poor. The summary has many errors that make it "
+        "hard to understand or sound unnatural.\n- 2: Fair. The summary has some errors that affect the clarity or "
+        "smoothness of the text, but the main points are still comprehensible.\n- 3: Good. The summary has few or "
+        "no errors and is easy to read and follow.\n\n\nExample:\n\nSummary:\n\n{candidate}\n\n\nEvaluation Form "
+        "(scores ONLY):\n\n- Fluency (1-3):"), (1, 3)),
+    "relevance": (_GEVAL_HEAD + (
+        "Evaluation Criteria:\n\nRelevance (1-5) - selection of important content from the source. The summary "
+        "should include only important information from the source document. Annotators were instructed to "
+        "penalize summaries which contained redundancies and excess information.\n\nEvaluation Steps:\n\n1. Read "
+        "the summary and the source document carefully.\n2. Compare the summary to the source document and identify "
+        "the main points of the article.\n3. Assess how well the summary covers the main points of the article, and "
+        "how much irrelevant or redundant information it contains.\n4. Assign a relevance score from 1 to 5.\n")
+        + _GEVAL_TAIL + "- Relevance:", (1, 5)),
+}
+
+#: GEMBA-DA (Kocmi and Federmann, 2023), reference-based: ``GEMBA-DA_ref`` of the authors' ``gemba/prompt.py``
+#: (https://github.com/MicrosoftTranslator/GEMBA, commit 55bd91b0f3b09c74b2f8a2edf4d3d765966b9b85), word for word
+GEMBA_DA = ("Score the following translation from {source_lang} to {target_lang} with respect to human reference on a "
+            "continuous scale 0 to 100 where score of zero means \"no meaning preserved\" and score of one hundred "
+            "means \"perfect meaning and grammar\".\n\n{source_lang} source: \"{source}\"\n{target_lang} human "
+            "reference: \"{references}\"\n{target_lang} machine translation: \"{candidate}\"\nScore: ")
+
+_START = re.compile(r"^ ?([\d.]+)")  # G-Eval's parse_output
+_ANY = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_GEMBA_LIST = re.compile(r"^\[['\"][0-9]*['\"]\]$")
+_RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[:-]\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def parse_score(text: str, rule: str) -> float | None:
+    """The score in an answer, or None. ``rule="start"``: G-Eval's (a number at the start, one optional space
+    first); ``"gemba"``: GEMBA's ``parse_numerical_answer`` (exactly one integer in the answer, or ``['N']``, or
+    ``N/100``); ``"first"``: the first number anywhere (user templates)."""
+    if not isinstance(text, str):
+        return None
+    if rule == "gemba":
+        numbers = re.findall(r"\d+", text)
+        if len(numbers) == 1:
+            return float(numbers[0])
+        if _GEMBA_LIST.match(text) and text[2:-2]:
+            return float(text[2:-2])
+        if re.match(r"^[0-9]+/100$", text):
+            return float(text.split("/")[0])
+        return None
+    if rule == "start":
+        m = _START.match(text)
+        if not m:
+            return None
+        try:
+            return float(m.group(1))
+        except ValueError:  # "1.2.3", "." (the authors scored these 0)
+            return None
+    m = _ANY.search(text)
+    return float(m.group(0)) if m else None
+
+
+def weighted_score(logprobs: object, low: float, high: float) -> float | None:
+    """G-Eval's probability-weighted score from a chat-completions ``logprobs`` object, or None.
+
+    At the first generated token that is an integer score in ``[low, high]``, the in-range integer tokens among its
+    ``top_logprobs`` weigh their values by their probabilities (renormalised over those tokens)."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list):
+        return None
+    for position in content:
+        if not isinstance(position, dict) or _int_token(position.get("token"), low, high) is None:
+            continue
+        weights: dict[int, float] = {}
+        for alt in position.get("top_logprobs") or []:
+            value = _int_token(alt.get("token") if isinstance(alt, dict) else None, low, high)
+            lp = alt.get("logprob") if isinstance(alt, dict) else None
+            if value is not None and isinstance(lp, (int, float)) and math.isfinite(lp):
+                weights[value] = weights.get(value, 0.0) + math.exp(lp)
+        total = sum(weights.values())
+        if total <= 0:
+            return None
+        return sum(v * p for v, p in weights.items()) / total
+    return None
+
+
+def _int_token(token: object, low: float, high: float) -> int | None:
+    if not isinstance(token, str) or not token.strip().isdigit():
+        return None
+    value = int(token.strip())
+    return value if low <= value <= high else None
+
+
+def _fill(template: str, fields: dict[str, str]) -> str:
+    out = template
+    for name, value in fields.items():
+        out = out.replace("{" + name + "}", value)
+    return out
+
+
+class _Retryable(Exception):
+    def __init__(self, why: str, wait: float = 0.0):
+        super().__init__(why)
+        self.wait = wait
+
+
+class _Store:
+    """The answer store: SQLite, one row per (served model, request body), committed at once (thread-safe)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.lock = threading.Lock()
+        self.conn = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, payload TEXT)")
+            self.conn.commit()
+
+    def get(self, key: str) -> dict | None:
+        if self.conn is None:
+            return None
+        with self.lock:
+            row = self.conn.execute("SELECT payload FROM answers WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, model: str, payload: dict) -> None:
+        if self.conn is None:
+            return
+        with self.lock:
+            self.conn.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", (key, model, json.dumps(payload)))
+            self.conn.commit()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+@register("llm-judge")
+class LlmJudge(Metric):
+    """An LLM judge through an OpenAI-compatible chat-completions server (see the module notes)."""
+
+    variants = ("llm-judge",)
+    needs_references = False
+    needs_source = False
+    refs_fixed = True  # every reference goes into {references}
+    requires = ("httpx",)
+    install_hint = LLM_HINT
+    libraries = ("httpx",)
+    parallel = "single"  # one process asks the server, with its own thread pool
+    in_default_run = False
+    not_default_reason = "asks an LLM server (base_url, model) for every row"
+    # in_quick_run stays True: being named-only already keeps it out of every default choice, and the registry's
+    # invariant is that in_quick_run=False means a torch model (tests/test_default_choice.py)
+    _stats_keys: ClassVar[tuple[str, ...]] = ("requests", "stored", "retries", "prompt_tokens", "completion_tokens",
+                                              "answers", "unparsed")
+
+    def __init__(self, base_url: str | None = None, model: str | None = None, template: str = "geval",
+                 dimension: str | None = None, temperature: float | str = 0, samples: int | str = 1,
+                 max_tokens: int | str | None = None, concurrency: int | str = 8, timeout: float | str = 60,
+                 retries: int | str = 5, api_key_env: str = "OPENAI_API_KEY", on_unparsed: str = "error",
+                 logprobs: bool | str = True, top_logprobs: int | str = 20, range: str | None = None,
+                 source_lang: str | None = None, target_lang: str | None = None, backoff: float | str = 1.0,
+                 answers: str | None = None) -> None:
+        if not base_url or not isinstance(base_url, str):
+            raise MetricError("llm-judge: base_url is required (e.g. -o base_url=http://127.0.0.1:8000/v1)")
+        if not model or not isinstance(model, str):
+            raise MetricError("llm-judge: model is required (-o model=NAME, as the server lists it in /models)")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.temperature = _number(temperature, "temperature", 0, 2)
+        self.samples = positive_int(samples, "samples")
+        self.concurrency = positive_int(concurrency, "concurrency")
+        self.timeout = _number(timeout, "timeout", 1e-3, None)
+        self.retries = 0 if str(retries).strip() == "0" else positive_int(retries, "retries")
+        self.backoff = _number(backoff, "backoff", 0, None)
+        self.api_key_env = api_key_env
+        self.on_unparsed = choice(on_unparsed, UNPARSED, "on_unparsed policy")
+        self.logprobs = boolean(logprobs, "logprobs")
+        self.top_logprobs = positive_int(top_logprobs, "top_logprobs")
+        self.role = "user"
+        if template == "geval":
+            if dimension not in GEVAL:
+                raise MetricError(f"llm-judge: template=geval needs dimension= one of {', '.join(GEVAL)}, got "
+                                  f"{dimension!r}")
+            self.text, self.range = GEVAL[dimension]
+            self.template_name, self.rule, self.role = "geval", "start", "system"
+            default_max = 5
+        elif template == "gemba-da":
+            if not source_lang or not target_lang:
+                raise MetricError("llm-judge: template=gemba-da needs source_lang and target_lang (e.g. "
+                                  "-o source_lang=German -o target_lang=English)")
+            self.text = GEMBA_DA.replace("{source_lang}", source_lang).replace("{target_lang}", target_lang)
+            self.range, self.template_name, self.rule = (0, 100), "gemba-da", "gemba"
+            default_max = 16
+        else:
+            path = Path(os.path.expanduser(str(template)))
+            if not path.is_file():
+                raise MetricError(f"llm-judge: template {template!r} is neither geval, gemba-da nor a file")
+            text = path.read_text(encoding="utf-8")
+            first, _, rest = text.partition("\n")
+            declared = None
+            if first.strip().lower().startswith("range:"):
+                declared, text = first.split(":", 1)[1], rest
+            if range is not None:
+                declared = range
+            if declared is None:
+                raise MetricError(f"llm-judge: template file {path} declares no score range: pass -o range=LO:HI or "
+                                  "start the file with a line 'range: LO:HI'")
+            self.text, self.template_name, self.rule = text, path.name, "first"
+            self.range = _parse_range(declared, str(path))
+            default_max = 16
+        if range is not None and template in ("geval", "gemba-da"):
+            self.range = _parse_range(range, "range")
+        self.dimension = dimension
+        self.max_tokens = positive_int(max_tokens, "max_tokens") if max_tokens not in (None, "") else default_max
+        self.needs_source = "{source}" in self.text
+        self.needs_references = "{references}" in self.text
+        self.answers_path = None if str(answers).lower() == "none" else Path(os.path.expanduser(
+            answers or os.environ.get("META_EVAL_LLM_ANSWERS") or _default_answers()))
+        self.served: str | None = None
+        self._client = None
+        self._store: _Store | None = None
+        self.stats = dict.fromkeys(self._stats_keys, 0)
+        self._unparsed_rows: dict[str, str] = {}
+
+    # -- description ---------------------------------------------------------------------------------------------
+    def config(self) -> dict[str, object]:
+        cfg = {"model": self.served or f"{self.model}(not yet asked)",
+               "template": f"{self.template_name}@{hashlib.sha256(self.text.encode()).hexdigest()}",
+               "dimension": self.dimension or "none", "role": self.role, "temperature": self.temperature,
+               "n": self.samples, "max_tokens": self.max_tokens,
+               "logprobs": self.top_logprobs if self.logprobs else "no", "range": f"{self.range[0]}:{self.range[1]}",
+               "parse": self.rule}
+        if self.on_unparsed == "drop":
+            cfg["unparsed"] = "drop-midpoint"
+        return cfg
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_client"] = None
+        state["_store"] = None
+        state.pop("_stats_lock", None)  # a lock does not pickle; rebuilt at first use
+        return state
+
+    # -- the server ----------------------------------------------------------------------------------------------
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.api_key_env or "OPENAI_API_KEY")
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _http(self):
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.Client(timeout=self.timeout, headers=self._headers(),
+                                        limits=httpx.Limits(max_connections=self.concurrency))
+        return self._client
+
+    def fit(self, examples) -> None:
+        """Ask the server which model it serves under ``model`` (``GET <base_url>/models``): the signature's id."""
+        if self.served is not None:
+            return
+        body = self._call("GET", "/models", None)
+        ids = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)] if isinstance(body, dict) else []
+        if self.model not in ids:
+            raise MetricError(f"llm-judge: the server at {self.base_url} does not list model {self.model!r} in "
+                              f"/models (it lists {', '.join(map(str, ids)) or 'none'})")
+        self.served = self.model
+
+    def _call(self, method: str, path: str, payload: dict | None) -> dict:
+        """One request with retries; the JSON object it answers."""
+        import httpx
+
+        url = self.base_url + path
+        for attempt in range(self.retries + 1):
+            try:
+                try:
+                    response = self._http().request(method, url, json=payload)
+                except httpx.TimeoutException:
+                    raise _Retryable(f"no answer within {self.timeout} s") from None
+                except httpx.TransportError as exc:
+                    raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+                if response.status_code == 429 or response.status_code >= 500:
+                    wait = 0.0
+                    try:
+                        wait = min(30.0, float(response.headers.get("retry-after", 0)))
+                    except ValueError:
+                        pass
+                    raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
+                if response.status_code >= 400:
+                    hint = " (a server that rejects logprobs: pass -o logprobs=false)" if self.logprobs and \
+                        response.status_code in (400, 422) else ""
+                    raise MetricError(f"llm-judge: {method} {url} answered HTTP {response.status_code}: "
+                                      f"{response.text[:300]}{hint}")
+                try:
+                    body = response.json()
+                except ValueError:
+                    raise _Retryable(f"a body that is not JSON: {response.text[:200]!r}") from None
+                if not isinstance(body, dict):
+                    raise _Retryable(f"a JSON {type(body).__name__}, not an object")
+                return body
+            except _Retryable as exc:
+                if attempt == self.retries:
+                    raise MetricError(f"llm-judge: {method} {url} failed {attempt + 1} time(s); last: {exc}") from None
+                with self._lock():
+                    self.stats["retries"] += 1
+                time.sleep(max(exc.wait, min(30.0, self.backoff * 2 ** attempt)))
+        raise AssertionError("unreachable")
+
+    def _lock(self):
+        lock = self.__dict__.get("_stats_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_stats_lock", threading.Lock())
+        return lock
+
+    # -- one row -------------------------------------------------------------------------------------------------
+    def prompt(self, ex: Example) -> str:
+        """The text sent for ``ex``."""
+        return _fill(self.text, {"candidate": ex.candidate, "references": "\n".join(ex.references),
+                                 "source": ex.source or "", "dimension": self.dimension or ""})
+
+    def _body(self, ex: Example) -> dict:
+        body = {"model": self.model, "messages": [{"role": self.role, "content": self.prompt(ex)}],
+                "temperature": self.temperature, "max_tokens": self.max_tokens, "n": self.samples}
+        if self.logprobs:
+            body.update(logprobs=True, top_logprobs=self.top_logprobs)
+        return body
+
+    def _key(self, body: dict) -> str:
+        blob = json.dumps([self.served, body], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _answer(self, ex: Example) -> dict:
+        """The stored answer of ``ex``'s request, else the server's (stored at once): ``{"choices": [{"text",
+        "logprobs"}], "usage": [...], "model"}`` with ``samples`` choices."""
+        body = self._body(ex)
+        key = self._key(body)
+        stored = self._store.get(key) if self._store is not None else None
+        if stored is not None:
+            with self._lock():
+                self.stats["stored"] += 1
+            return stored
+        choices, usage = [], []
+        while len(choices) < self.samples:  # a server that ignores n (Ollama) answers one choice: ask again
+            ask = dict(body, n=self.samples - len(choices))
+            reply = self._call("POST", "/chat/completions", ask)
+            got = reply.get("model")
+            if got != self.served:
+                raise MetricError(f"llm-judge: the server answered as model {got!r}, but this run's signature was made "
+                                  f"for {self.served!r} (from /models): a different served model is a different "
+                                  f"metric; run again, or pass -o model={got} if the server lists that id (a hosted "
+                                  "API answering with a dated snapshot of an alias)")
+            fresh = reply.get("choices")
+            if not isinstance(fresh, list) or not fresh:
+                raise MetricError(f"llm-judge: an answer without choices: {json.dumps(reply)[:300]}")
+            for c in fresh:
+                message = c.get("message") if isinstance(c, dict) else None
+                content = message.get("content") if isinstance(message, dict) else None
+                choices.append({"text": content if isinstance(content, str) else "",
+                                "logprobs": c.get("logprobs") if isinstance(c, dict) else None})
+            u = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+            usage.append(u)
+            with self._lock():
+                self.stats["requests"] += 1
+                self.stats["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
+                self.stats["completion_tokens"] += int(u.get("completion_tokens") or 0)
+        answer = {"choices": choices[:self.samples], "usage": usage, "model": self.served}
+        if self._store is not None:
+            self._store.put(key, self.served, answer)
+        return answer
+
+    def _row_score(self, answer: dict, where: str) -> tuple[float | None, int]:
+        """The row's score (None: no parsed answer) and its number of unparsed answers; errors per the policy."""
+        low, high = self.range
+        values, unparsed = [], 0
+        for c, value in zip(answer["choices"], self._parsed(answer)):
+            if value is None:
+                if self.on_unparsed == "error":
+                    raise MetricError(f"llm-judge: unparsed answer {c.get('text')!r} for {where} (no score by the "
+                                      f"{self.rule!r} rule; -o on_unparsed=drop leaves such answers out)")
+                unparsed += 1
+                continue
+            if not low <= value <= high:
+                raise MetricError(f"llm-judge: score {value} outside the declared range {low}:{high} for {where} "
+                                  f"(answer {c.get('text')!r})")
+            values.append(value)
+        return (float(np.mean(values)) if values else None), unparsed
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+    def _score(self, examples: list[Example]) -> dict[str, list[float]]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self.served is None:
+            self.fit(examples)
+        if self._store is None:
+            self._store = _Store(self.answers_path)
+        self._http()  # one client (and its connection pool) for every thread
+        self._lock()
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            answers = list(pool.map(self._answer, examples))
+        out = []
+        for i, (ex, answer) in enumerate(zip(examples, answers)):
+            value, unparsed = self._row_score(answer, f"row {i} of the batch (candidate {ex.candidate[:60]!r})")
+            self.stats["answers"] += len(answer["choices"])
+            self.stats["unparsed"] += unparsed
+            if value is None:
+                value = (self.range[0] + self.range[1]) / 2
+            out.append(value)
+        return {"llm-judge": out}
+
+    def _parsed(self, answer: dict) -> list[float | None]:
+        """Each answer's score (None: unparsed), by the weighted rule then the text rule; not range-checked."""
+        low, high = self.range
+        out = []
+        for c in answer["choices"]:
+            value = weighted_score(c.get("logprobs"), low, high) if self.logprobs else None
+            out.append(value if value is not None else parse_score(c.get("text"), self.rule))
+        return out
+
+    def degenerate(self, examples, scores=None) -> list[str | None]:
+        """Rows whose every answer was unparsed (``on_unparsed=drop``), read back from the answer store, so that a
+        rerun served from the score cache (or a run whose answers were asked by a Ray actor) reports them too; also
+        prints the run summary on stderr: what the store holds for these rows (answers, unparsed, tokens) and what
+        this process asked."""
+        reasons: list[str | None] = [None] * len(examples)
+        mid = (self.range[0] + self.range[1]) / 2
+        s = self.stats
+        line = (f"llm-judge: asked here: {s['requests']} requests, {s['stored']} answers from the store, "
+                f"{s['retries']} retries, {s['prompt_tokens']}+{s['completion_tokens']} tokens")
+        if self.answers_path is not None and self.served is not None:
+            if self._store is None:
+                self._store = _Store(self.answers_path)
+            seen: dict[str, tuple[bool, int]] = {}
+            answers = unparsed = tokens = missing = 0
+            for i, ex in enumerate(examples):
+                key = self._key(self._body(ex))
+                if key not in seen:
+                    answer = self._store.get(key)
+                    if answer is None:
+                        missing += 1
+                        seen[key] = (False, 0)
+                        continue
+                    values = self._parsed(answer)
+                    answers += len(values)
+                    unparsed += sum(v is None for v in values)
+                    tokens += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+                                  for u in answer.get("usage", []) if isinstance(u, dict))
+                    seen[key] = (all(v is None for v in values), len(values))
+                if self.on_unparsed == "drop" and seen[key][0] and seen[key][1]:
+                    reasons[i] = f"unparsed answer (scored the range's middle, {mid:g})"
+            line += (f"; the store holds {len(seen) - missing} of {len(seen)} distinct rows: unparsed: {unparsed} of "
+                     f"{answers} answers, {tokens} tokens")
+        print(line, file=sys.stderr)
+        return reasons
+
+    def release(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def _default_answers() -> Path:
+    from meta_eval.scoring.cache import default_cache_path
+
+    return default_cache_path().parent / "llm-answers.sqlite"
+
+
+def _number(value: object, what: str, low: float, high: float | None) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MetricError(f"llm-judge: {what} must be a number, got {value!r}") from None
+    if not math.isfinite(number) or number < low or (high is not None and number > high):
+        raise MetricError(f"llm-judge: {what} must be in [{low}, {high if high is not None else 'inf'}], got "
+                          f"{value!r}")
+    return number
+
+
+def _parse_range(text: object, where: str) -> tuple[float, float]:
+    m = _RANGE.match(str(text))
+    if not m or float(m.group(1)) >= float(m.group(2)):
+        raise MetricError(f"llm-judge: {where}: a score range is written LO:HI with LO < HI, got {text!r}")
+    low, high = float(m.group(1)), float(m.group(2))
+    return (int(low) if low.is_integer() else low), (int(high) if high.is_integer() else high)

@@ -1,0 +1,142 @@
+"""A real OpenAI-compatible chat-completions server on 127.0.0.1 for the llm-judge tests and benchmark.
+
+It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` in the wire format (``choices[].message.content``,
+``choices[].logprobs.content[].top_logprobs``, ``usage``, ``model``), deterministically from the prompt:
+``score(prompt) = 1 + sha256(prompt)[0] % 5``, with top log-probabilities ``ln 0.6`` for that score, ``ln 0.3`` for the
+next one (the previous one for 5) and ``ln 0.1`` for the token ``"The"``. A word in the prompt changes the answer:
+``NONUMBER`` (no number), ``OUTRANGE`` (``9``), ``RATE429`` (429 on the first request of that prompt), ``ERR500``
+(always 500), ``STALL`` (the first request waits ``stall`` seconds before answering), ``MALFORMED`` (the first
+answer is not JSON). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n``
+answers one choice whatever ``n`` asks, as Ollama does.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def expected_score(prompt: str) -> int:
+    return 1 + hashlib.sha256(prompt.encode("utf-8")).digest()[0] % 5
+
+
+def expected_weighted(prompt: str) -> float:
+    s = expected_score(prompt)
+    t = s + 1 if s < 5 else s - 1
+    return (0.6 * s + 0.3 * t) / 0.9
+
+
+class JudgeServer:
+    def __init__(self, model: str = "judge-7b", stall: float = 1.0, ignore_n: bool = False, delay: float = 0.0):
+        self.model, self.answer_model, self.stall, self.ignore_n, self.delay = model, model, stall, ignore_n, delay
+        self.counts: Counter = Counter()
+        self.prompts: list[str] = []
+        self.seen: Counter = Counter()
+        self.headers: list[str] = []
+        self.in_flight = self.peak = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, code: int, body: bytes, extra: dict | None = None):
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # a client killed mid-request
+                    pass
+
+            def do_GET(self):
+                with server.lock:
+                    server.counts["models"] += 1
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": server.model, "object": "model", "owned_by": "test"}]}).encode())
+                else:
+                    self._send(404, b'{"error": "not found"}')
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length))
+                if self.path != "/v1/chat/completions":
+                    self._send(404, b'{"error": "not found"}')
+                    return
+                prompt = request["messages"][0]["content"]
+                with server.lock:
+                    server.counts["chat"] += 1
+                    server.prompts.append(prompt)
+                    server.headers.append(self.headers.get("Authorization", ""))
+                    server.seen[prompt] += 1
+                    first = server.seen[prompt] == 1
+                with server.lock:
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                try:
+                    self._answer(request, prompt, first)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, request, prompt, first):
+                if server.delay:
+                    time.sleep(server.delay)
+                if "ERR500" in prompt:
+                    self._send(500, b'{"error": "internal"}')
+                    return
+                if "RATE429" in prompt and first:
+                    self._send(429, b'{"error": "rate limited"}', {"Retry-After": "0"})
+                    return
+                if "STALL" in prompt and first:
+                    time.sleep(server.stall)
+                if "MALFORMED" in prompt and first:
+                    self._send(200, b'{"choices": [ not json')
+                    return
+                n = 1 if server.ignore_n else int(request.get("n", 1))
+                s = expected_score(prompt)
+                t = s + 1 if s < 5 else s - 1
+                text, logprobs = str(s), None
+                if "NONUMBER" in prompt:
+                    text = "I cannot rate this summary."
+                elif "OUTRANGE" in prompt:
+                    text = "9"
+                if request.get("logprobs") and text == str(s):
+                    logprobs = {"content": [{"token": text, "logprob": math.log(0.6), "top_logprobs": [
+                        {"token": str(s), "logprob": math.log(0.6)}, {"token": str(t), "logprob": math.log(0.3)},
+                        {"token": "The", "logprob": math.log(0.1)}]}]}
+                choices = [{"index": i, "message": {"role": "assistant", "content": text}, "logprobs": logprobs,
+                            "finish_reason": "stop"} for i in range(n)]
+                body = {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": server.answer_model,
+                        "choices": choices, "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": n,
+                                                      "total_tokens": len(prompt.split()) + n}}
+                self._send(200, json.dumps(body).encode())
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "JudgeServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
