@@ -571,9 +571,11 @@ class LlmJudge(Metric):
 
 
 def _default_answers() -> Path:
-    from meta_eval.scoring.cache import default_cache_path
+    """``<user cache dir>/meta-eval/llm-answers.sqlite``, beside the score cache (metrics never import meta_eval's
+    scoring modules: tests/test_learn.py checks the layering)."""
+    import platformdirs
 
-    return default_cache_path().parent / "llm-answers.sqlite"
+    return platformdirs.user_cache_path("meta-eval") / "llm-answers.sqlite"
 
 
 def _number(value: object, what: str, low: float, high: float | None) -> float:

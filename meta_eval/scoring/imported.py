@@ -597,7 +597,10 @@ def without_imported(requested: str | None, imported: Sequence[ImportedScores]) 
 
 
 def check_names(imported: Sequence[ImportedScores], chosen) -> None:
-    """An imported metric may not take the name of a registered metric (or of a chosen one)."""
+    """An imported metric may not take the name of a registered metric (or of a chosen one). Without imported
+    metrics nothing is looked up (listing the registry would import every installed plugin)."""
+    if not imported:
+        return
     from meta_eval.metrics import registry
 
     clash = sorted({imp.name for imp in imported} & ({m.name for m in chosen} | set(registry.names())))
