@@ -1,0 +1,14 @@
+"""The perturbations of ``meta-eval probe``, registered by name (:data:`PERTURBATIONS`), in families:
+
+- ``fluency`` (:mod:`.fluency`), ``order`` (:mod:`.order`), ``content`` (:mod:`.content`): errors a metric should
+  catch (its score should drop);
+- ``invariance`` (:mod:`.invariance`): changes a metric should *not* punish (a drop is a false alarm).
+
+Importing this package registers every built-in perturbation.
+"""
+from meta_eval.probe.perturbations.base import (FAMILIES, PERTURBATIONS, Perturbation, get, perturbation_rng,
+                                               register)
+from meta_eval.probe.perturbations import invariance, order  # importing registers them
+
+__all__ = ["FAMILIES", "PERTURBATIONS", "Perturbation", "get", "invariance", "order", "perturbation_rng",
+           "register"]
