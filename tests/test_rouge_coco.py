@@ -13,11 +13,8 @@ from meta_eval.metrics import Example, create
 
 __import__("conftest").require_module("pycocoevalcap", "pip install 'meta-eval[coco]'")
 
-# Clark et al. (2019), Table 1 (shared/seeds/001_*.txt), texts as printed there (lower-cased, tokenized)
-PASSAGE = ("( cnn ) the only thing crazier than a guy in snowbound massachusetts boxing up the powdery white stuff and "
-           "offering it for sale online ? people are actually buying it . for $ 89 , self-styled entrepreneur kyle "
-           "waring will ship you 6 pounds of boston-area snow in an insulated styrofoam box \u2013 enough for 10 to "
-           "15 snowballs , he says .")
+# Clark et al. (2019), Table 1: the passage and summaries as printed there (shared with tests/test_sms_table1.py)
+from sms_table1_data import PASSAGE, PRINTED, SUMMARIES  # noqa: E402
 
 
 def test_lcs_f_with_beta_1_2_by_hand():
@@ -46,16 +43,8 @@ def test_several_references_take_max_precision_and_max_recall():
     assert s == pytest.approx(1.0)
 
 
-# the three summaries of Table 1, as printed there, with their printed ROUGE-L (x 100)
-TABLE_1 = [
-    ("a man in suburban boston is selling snow online to customers in warmer states . for $ 89 , he will ship 6 "
-     "pounds of snow in an insulated styrofoam box .", 39.30),
-    ("in suburban boston , a man is selling snow online to customers in warmer states . he will ship 6 pounds of "
-     "snow in an insulated styrofoam box for $ 89 .", 31.44),
-    ("a man in suburban boston is selling snow is selling snow online to customers in warmer states in warmer "
-     "states . for $ 89 , he will ship he will ship 6 pounds 6 pounds of snow in an insulated styrofoam box in a "
-     "styrofoam box .", 35.07),
-]
+# the three summaries of Table 1 with their printed ROUGE-L (x 100)
+TABLE_1 = list(zip(SUMMARIES, PRINTED["rougeL"]))
 
 
 def test_reproduces_sms_paper_table_1():
