@@ -22,8 +22,8 @@ Not reproduced, none of the nine values, for a named reason:
 - the vectors: GloVe 6B 50-d (Wikipedia + Gigaword, 400,000 words) instead of the paper's 300-d Common Crawl GloVe,
   which it read through spaCy 2's ``en_core_web_md`` (20,000 vectors for 685,000 words) and which does not install
   offline; exp(-distance) depends on the scale of the vectors, so the levels differ (WMS 26.97 for 57.85, SMS 159.79
-  for 99.98). spaCy 3.8's ``en_core_web_md`` (300-d but Explosion's own vectors, not GloVe) is further off in sum
-  of |log ratio| over the nine cells (3.15 against 2.24) and reverses the paper's "SMS drops more than WMS";
+  for 99.98). spaCy 3.8's ``en_core_web_md`` (300-d but Explosion's own vectors, not GloVe) is further off (sum of
+  |log(ours / printed)| over the nine cells 9.75 against 6.77) and reverses the paper's "SMS drops more than WMS";
 - S+WMS besides: the printed values break a bound of the paper's own equation 5. Moving the words as WMS does and
   the sentences as SMS does, each at half mass, is a feasible plan for S+WMS, so d(S+WMS) <= (d(WMS) + d(SMS)) / 2,
   i.e. S+WMS >= sqrt(WMS x SMS) for any vectors; the printed 24.06 is below sqrt(57.85 x 99.98) = 76.05 (x 1000),
