@@ -16,7 +16,8 @@ from typing import Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["FILE", "SCHEMA", "board_options", "figure_name", "probe_board", "read_blindspots", "save_to_board"]
+__all__ = ["FILE", "SCHEMA", "board_options", "check_blindspots", "figure_name", "probe_board", "read_blindspots",
+           "save_to_board"]
 
 SCHEMA = "meta-eval-blindspots/1"
 FILE = "blindspots.json"
@@ -98,6 +99,20 @@ def _png(doc: dict) -> bytes | None:
     return buf.getvalue()
 
 
+def _taken(options: list[str], names) -> list[str]:
+    """The board's options that one of the probed metrics takes (a board's ``-o model=...`` is for its neural
+    metrics; probing only ROUGE must not fail on it)."""
+    import meta_eval.metrics.registry as registry
+    from meta_eval.scoring.selection import metric_config, parse_options, requested_names
+
+    wanted = [n.strip() for n in requested_names(names).split(",") if n.strip()]
+    if registry.ALL in wanted:
+        return options
+    classes = [registry.get_class(n) for n in wanted if n in registry.names()]
+    return [f"{k}={v}" for k, v in parse_options(options).items()
+            if any(k in metric_config(cls, {k: v}) for cls in classes)]
+
+
 def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
                 **kwargs) -> list[Path]:
     """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
@@ -112,7 +127,62 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     for block in board.get("sets", []):
         names = metrics or ",".join(m for m in dict.fromkeys(x["metric"] for x in block["metrics"])
                                     if m in registry.names())  # imported scores (--scores) cannot be probed
-        results.append(probe(block["judgments"], names, subset=block["subset"], options=options, **kwargs))
+        results.append(probe(block["judgments"], names, subset=block["subset"], options=_taken(options, names),
+                             **kwargs))
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
     return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}")
+
+
+def _config_part(signature: str) -> str:
+    """A metric signature without its library versions (``name==version`` parts)."""
+    return "|".join(p for p in signature.split("|") if "==" not in p)
+
+
+def check_blindspots(folder: str | Path) -> list[str]:
+    """What is inconsistent in a board's blindspots.json, as sentences (``[]``: nothing): a set that is not one of
+    the board's, a metric whose signature (library versions aside) differs from the current code's with the board's
+    options, a perturbation unknown or at another version than the registry's, counts that do not add up (drops +
+    ties + rises = items applied; applied + skipped = items), a heatmap named but missing."""
+    import meta_eval.metrics.registry as registry
+    from meta_eval.probe.run import REFERENCE_SWAP
+    from meta_eval.probe.perturbations import PERTURBATIONS
+    from meta_eval.scoring.selection import build, metric_config, parse_options
+
+    folder = Path(folder)
+    blind = read_blindspots(folder)
+    if blind is None:
+        return []
+    board = _board(folder)
+    sets = {(b["judgments"], b["subset"]) for b in board["sets"]}
+    options = parse_options(board_options(board.get("command", "")))
+    known = {**{p.name: p for p in PERTURBATIONS.values()}, REFERENCE_SWAP.name: REFERENCE_SWAP}
+    problems = []
+    for doc in blind["sets"]:
+        where = f"{folder.name}/{FILE} {doc['judgments']} ({doc['subset']})"
+        if (doc["judgments"], doc["subset"]) not in sets:
+            problems.append(f"{where}: not a set of the board")
+        for m in doc["metrics"]:
+            if m["metric"] not in registry.names():
+                problems.append(f"{where}: metric {m['metric']} is not registered")
+                continue
+            cls = registry.get_class(m["metric"])
+            if cls.unavailable_reason() is not None:
+                continue  # cannot be built here: nothing to compare
+            mine = build(cls, metric_config(cls, options)).signature()
+            if _config_part(mine) != _config_part(m["signature"]):
+                problems.append(f"{where}: {m['metric']}'s signature is {m['signature']!r}, the code's {mine!r}")
+        for p in doc["perturbations"]:
+            current = known.get(p["name"])
+            if current is None or current.version != p["version"]:
+                problems.append(f"{where}: perturbation {p['signature']} is "
+                                + ("unknown" if current is None else f"at version {current.version} now"))
+            if p["n_applied"] + p["n_skipped"] != p["n_items"]:
+                problems.append(f"{where}: {p['name']}: applied + skipped != items")
+        applied = {p["name"]: p["n_applied"] for p in doc["perturbations"]}
+        for c in doc["cells"]:
+            if c["drops"] + c["ties"] + c["rises"] != c["n"] or c["n"] != applied.get(c["perturbation"]):
+                problems.append(f"{where}: {c['variant']} x {c['perturbation']}: counts do not add up")
+        if doc.get("figure") and not (folder / doc["figure"]).exists():
+            problems.append(f"{where}: {doc['figure']} is missing")
+    return problems

@@ -33,7 +33,8 @@ Choices (each an argument, recorded in the probe's signature):
   only: two summaries of one article may rightly choose different content, so there it runs only when named (on
   SummEval, 11 references per row, most outputs score lower against the second reference than the first). No
   built-in MT set has two references per row today (wmt21-mqm-ted's second human translation is rated as a system,
-  not a reference), so by default it runs on JSONL MT sets that give two.
+  not a reference), and a JSONL set declares no task, so today it runs where it is named (``--perturbations
+  reference-swap`` on a set whose rows give two references).
 - **Variants.** Every variant of the chosen metrics but ROUGE's precision and recall (the leaderboards' default,
   :func:`meta_eval.leaderboard.publish.default_variant_filter`); ``variants="all"`` keeps them.
 
