@@ -327,6 +327,79 @@ def score(
     _exit_if_incomplete(result.failed, result.not_run, output)  # --metrics is required
 
 
+@app.command()
+def probe(
+    judgments: str = typer.Option(..., "--judgments", "-j", help=_SETS_HELP),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
+                                          "every metric \\[default: the metrics that take seconds on a CPU]"),
+    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Comma-separated perturbation "
+                                                "names or families (fluency, order, content, invariance) "
+                                                "\\[default: all]"),
+    seed: int = typer.Option(0, "--seed", help="Seed of every perturbation (per item) and of the bootstrap"),
+    against: Optional[str] = typer.Option(None, "--against", help="self (the original text is the reference; "
+                                          "default where the set has references) or source (the source document "
+                                          "is the reference)"),
+    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance: a change within "
+                                    "TOLERANCE x |original score| (+1e-9) is a tie, not a detection"),
+    references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
+                                   "(1: each document's first reference)"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
+    all_variants: bool = typer.Option(False, "--all-variants", help="Also ROUGE's precision and recall"),
+    subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
+                                     "takes KEY"),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write every number and the signatures as JSON"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the metric x perturbation heatmap (.png, .svg, "
+                                        ".pdf) \\[needs the plot extra]"),
+    board: Optional[Path] = typer.Option(None, "--board", help="A leaderboard folder: save the result as its "
+                                         "blindspots.json (+ heatmap) and re-render its pages; -j/-m as given"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output file that meta-eval did not "
+                               "write"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also each perturbation's source"),
+    plugin: list[Path] = _PLUGIN,
+) -> None:
+    """Blind spots: how each metric's score reacts to controlled errors (and to changes it should ignore).
+
+    The BLINDSPOT protocol (He et al. 2023): each reference is scored as the candidate against itself (or the
+    source), then its perturbation; a metric detects an error when its score drops (docs/probe.md).
+    """
+    from meta_eval.probe.report import print_probe
+    from meta_eval.probe.run import probe as run_probe
+
+    result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against,
+                   tolerance=tolerance, resamples=resamples, references=references,
+                   variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
+                   cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
+                   address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
+    for name, reason in result.failed:
+        err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
+    print_probe(result.to_dict(changes=False), out, verbose=verbose)
+    err.print(f"{result.wall_seconds:.1f} s", highlight=False, markup=False)
+    _wrote(output)
+    _wrote(plot)
+    if board is not None:
+        from meta_eval.probe.board import save_to_board
+
+        written = _call(save_to_board, board, [result], command=_command_line())
+        for path in written:
+            _wrote(path)
+    _exit_if_incomplete(result.failed, result.not_run, output)
+
+
+def _command_line() -> str:
+    import shlex
+
+    return "meta-eval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
 @app.command("metrics")
 def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
     """List the registered metrics, their variants and needs, and whether they can run here."""
@@ -558,6 +631,34 @@ def leaderboard_publish(
           actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin,
           scores=scores, scores_format=scores_format)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+
+
+@leaderboard_app.command("probe")
+def leaderboard_probe(
+    out_dir: Path = typer.Argument(..., help="A leaderboard folder (holding results.json)"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names \\[default: "
+                                          "the board's own metrics]"),
+    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Perturbation names or "
+                                                "families \\[default: all]"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap"),
+    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
+) -> None:
+    """Probe a board's metrics on its set(s) (`meta-eval probe`) and save BOARD/blindspots.json with the heatmaps;
+    the board's pages get a "Blind spots" section. Its correlations are not recomputed."""
+    from meta_eval.probe.board import probe_board
+
+    written = _call(probe_board, out_dir, metrics, perturbations=perturbations, seed=seed, tolerance=tolerance,
+                    resamples=resamples, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
+                    engine=engine, workers=workers, command=_command_line(), say=_say)
+    for path in written:
+        _wrote(path)
 
 
 @leaderboard_app.command("render")

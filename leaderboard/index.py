@@ -25,6 +25,8 @@ import html
 import json
 from pathlib import Path
 
+from meta_eval.errors import MetaEvalError
+
 __all__ = ["HEADLINE", "MARKER", "collect", "render_index_html", "render_index_readme", "write_index"]
 
 HEADLINE = {"summarization": ("summary", "spearman"), "essay scoring": ("global", "spearman"),
@@ -61,8 +63,15 @@ def collect(root: str | Path, tasks: dict[str, str] | None = None) -> list[dict]
     ValueError
         A ``results.json`` that is not valid JSON or not a meta-eval leaderboard (named with its path).
     """
+    from meta_eval.probe.board import read_blindspots
+
     entries = []
     for path in sorted(Path(root).glob("*/results.json")):
+        try:
+            blind = read_blindspots(path.parent) or {"sets": []}
+        except MetaEvalError as exc:  # named with its path
+            raise ValueError(str(exc)) from None
+        probes = {(b["judgments"], b["subset"]): b for b in blind["sets"]}
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -79,8 +88,30 @@ def collect(root: str | Path, tasks: dict[str, str] | None = None) -> list[dict]
             entries.append({"board": path.parent.name, "judgments": s["judgments"], "subset": s["subset"],
                             "task": task, "human": s["human"], "n_rows": s["n_rows"],
                             "n_metrics": len({m["metric"] for m in s["metrics"]}),
-                            "headline": _best(headline), "blocks": [_best(b) for b in blocks]})
+                            "headline": _best(headline), "blocks": [_best(b) for b in blocks],
+                            "blindspots": _blind_summary(probes.get((s["judgments"], s["subset"])))})
     return entries
+
+
+def _blind_summary(doc: dict | None) -> list[dict]:
+    """Per perturbation of a set's blind-spots probe: the variant that reacts best and worst, with their rates
+    (:func:`meta_eval.probe.report.best_and_worst`); ``[]`` without a probe."""
+    if doc is None:
+        return []
+    from meta_eval.probe.report import best_and_worst
+
+    out = []
+    for p in doc["perturbations"]:
+        best, worst = best_and_worst(p, [c for c in doc["cells"] if c["perturbation"] == p["name"]])
+        if best is not None:
+            out.append({"perturbation": p["name"], "family": p["family"], "expect": p["expect"],
+                        "n_applied": p["n_applied"], "best": best["variant"], "best_rate": best["rate"],
+                        "worst": worst["variant"], "worst_rate": worst["rate"]})
+    return out
+
+
+def _blind_rows(entries: list[dict]) -> list[tuple[dict, dict]]:
+    return [(e, b) for e in entries for b in e.get("blindspots", [])]
 
 
 def _num(x) -> str:
@@ -123,6 +154,18 @@ def render_index_readme(entries: list[dict]) -> str:
                     if e["headline"]["ceiling"] is None})
     if notes:
         lines += ["", "Without a ceiling:", ""] + [f"- {n}" for n in notes]
+    blind = _blind_rows(entries)
+    if blind:
+        lines += ["", "## Blind spots", "",
+                  "Per set and perturbation (`meta-eval probe`, docs/probe.md): the metric variant whose score drops "
+                  "most often (for an invariance, *false alarms*: least often) and the one that reacts worst; the "
+                  "board's page has the full table.", "",
+                  "| set | subset | perturbation | family | items | best | rate | worst | rate |",
+                  "|---|---|---|---|---:|---|---:|---|---:|"]
+        lines += [f"| [{e['judgments']}]({e['board']}/README.md#blind-spots) | {e['subset']} | {b['perturbation']} | "
+                  f"{b['family'] + (' (false alarms)' if b['expect'] == 'same' else '')} | {b['n_applied']} | "
+                  f"{b['best']} | {_num(b['best_rate'])} | {b['worst']} | {_num(b['worst_rate'])} |"
+                  for e, b in blind]
     lines += ["", "## Every level and statistic", ""]
     for e in entries:
         lines += [f"### {e['judgments']} ({e['subset']})", "", "| level | statistic | best | value | ceiling | gap |",
@@ -169,6 +212,17 @@ def render_index_html(entries: list[dict], version: str = "") -> str:
         details.append(f"<details><summary>{e(x['judgments'])} ({e(x['subset'])})</summary><table>"
                        "<tr><th class=name>level</th><th class=name>statistic</th><th class=name>best</th>"
                        f"<th>value [95% CI]</th><th>ceiling</th><th>gap</th></tr>{body}</table></details>")
+    blind = ""
+    if _blind_rows(entries):
+        body = "".join(_row([("name", e(x["judgments"])), ("name", e(x["subset"])), ("name", e(b["perturbation"])),
+                             ("name", e(b["family"] + (" (false alarms)" if b["expect"] == "same" else ""))),
+                             ("", str(b["n_applied"])), ("name", e(b["best"])), ("", _num(b["best_rate"])),
+                             ("name", e(b["worst"])), ("", _num(b["worst_rate"]))]) for x, b in _blind_rows(entries))
+        blind = ("<h2>Blind spots</h2><p class=small>Per set and perturbation (meta-eval probe): the variant whose "
+                 "score drops most often (for an invariance, false alarms: least often) and the one that reacts "
+                 "worst.</p><table><tr><th class=name>set</th><th class=name>subset</th><th class=name>perturbation"
+                 "</th><th class=name>family</th><th>items</th><th class=name>best</th><th>rate</th>"
+                 f"<th class=name>worst</th><th>rate</th></tr>{body}</table>")
     return (f"<!DOCTYPE html>\n{MARKER}\n<html lang=en><head><meta charset=utf-8>"
             f"<title>meta-eval leaderboards</title><style>{_STYLE}</style></head><body>"
             f"<h1>meta-eval leaderboards</h1><p class=small>meta-eval {e(version)} &middot; best metric per judgment "
@@ -176,7 +230,7 @@ def render_index_html(entries: list[dict], version: str = "") -> str:
             "Spearman; MT: system-level SPA), its 95% bootstrap interval, the human ceiling (leave-one-annotator-"
             "out; hover a dash for why a set has none) and the gap (ceiling minus best; green: above the "
             "ceiling). (+k tied): k more variants in the top significance cluster.</p>"
-            f'<table id="index">{head}{"".join(rows)}</table><h2>Every level and statistic</h2>{"".join(details)}'
+            f'<table id="index">{head}{"".join(rows)}</table>{blind}<h2>Every level and statistic</h2>{"".join(details)}'
             "</body></html>\n")
 
 

@@ -279,18 +279,20 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     if title:
         doc = {**{k: v for k, v in doc.items() if k != "sets"}, "title": title, "sets": sets}
     out = Path(out_dir)
-    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc)])
+    from meta_eval.probe.board import read_blindspots
+
+    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))])
     return doc
 
 
-def _pages(doc: dict) -> list[tuple[str, str | bytes]]:
+def _pages(doc: dict, blindspots: dict | None = None) -> list[tuple[str, str | bytes]]:
     """The files rendered from a board's document: README.md, index.html and the figures (when matplotlib is
-    installed)."""
+    installed); ``blindspots``: the board's blindspots.json (:mod:`meta_eval.probe.board`), a section of both pages."""
     from meta_eval.leaderboard.render import board_figures, render_html, render_readme
 
     figures = board_figures(doc)
-    return [("README.md", render_readme(doc, figures=bool(figures))), ("index.html", render_html(doc, figures)),
-            *sorted(figures.items())]
+    return [("README.md", render_readme(doc, figures=bool(figures), blindspots=blindspots)),
+            ("index.html", render_html(doc, figures, blindspots=blindspots)), *sorted(figures.items())]
 
 
 def render_board(out_dir: str | Path) -> dict:
@@ -303,7 +305,9 @@ def render_board(out_dir: str | Path) -> dict:
         raise PublishError(f"{out / 'results.json'}: not a readable leaderboard ({exc})") from None
     if doc.get("schema") != SCHEMA:
         raise PublishError(f"{out / 'results.json'}: schema {doc.get('schema')!r}, this meta-eval renders {SCHEMA}")
-    _write_board_files(out, _pages(doc))
+    from meta_eval.probe.board import read_blindspots
+
+    _write_board_files(out, _pages(doc, read_blindspots(out)))
     return doc
 
 

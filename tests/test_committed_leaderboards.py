@@ -202,14 +202,27 @@ def test_committed_pages_are_rendered_from_their_results(board):
     """README.md and index.html are exactly what the renderer makes of results.json (`meta-eval leaderboard render`
     refreshes them without scoring), and every figure the README shows is committed."""
     from meta_eval.leaderboard.render import render_html, render_readme
+    from meta_eval.probe.board import read_blindspots
 
     doc = json.loads(board.read_text())
     folder = board.parent
+    blind = read_blindspots(folder)  # the Blind spots section, where the board has a blindspots.json
     readme = (folder / "README.md").read_text(encoding="utf-8")
     shown = re.findall(r"\]\((figures/[^)]+\.svg)\)", readme)
-    assert readme == render_readme(doc, figures=bool(shown))
-    assert (folder / "index.html").read_text(encoding="utf-8") == render_html(doc, set(shown))
+    assert readme == render_readme(doc, figures=bool(shown), blindspots=blind)
+    assert (folder / "index.html").read_text(encoding="utf-8") == render_html(doc, set(shown), blindspots=blind)
     conftest.require(bool(shown) or not conftest.on_ci(), "the boards' figures", "meta-eval leaderboard render")
     for name in shown:
         svg = (folder / name).read_text(encoding="utf-8")
         assert svg.startswith("<?xml") and "human '" in svg
+
+
+@pytest.mark.parametrize("board", BOARDS, ids=[b.parent.name for b in BOARDS])
+def test_committed_blindspots_are_consistent(board):
+    """A committed blindspots.json (``meta-eval leaderboard probe``) probes the board's own sets, with metrics whose
+    signatures (library versions aside) the current code still gives under the board's options, perturbations at
+    their current versions, counts that add up and its heatmaps committed (:func:`meta_eval.probe.board
+    .check_blindspots`); a board without one passes."""
+    from meta_eval.probe.board import check_blindspots
+
+    assert check_blindspots(board.parent) == []

@@ -1,0 +1,188 @@
+"""Blind spots on a leaderboard: ``<board>/blindspots.json`` and its heatmaps, added to a published board without
+recomputing its correlations (``meta-eval leaderboard probe BOARD`` or ``meta-eval probe ... --board BOARD``).
+
+The file (schema :data:`SCHEMA`, documented in ``leaderboard/SCHEMA.md``) holds one probe document per set of the
+board (:meth:`meta_eval.probe.run.ProbeResult.to_dict` without the per-item changes, plus ``figure``: the heatmap's
+path in the board); :func:`meta_eval.leaderboard.publish.render_board` then re-renders the board's pages, which show a
+"Blind spots" section whenever the file exists.
+"""
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from pathlib import Path
+from typing import Sequence
+
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["FILE", "SCHEMA", "board_options", "check_blindspots", "figure_name", "probe_board", "read_blindspots",
+           "save_to_board"]
+
+SCHEMA = "meta-eval-blindspots/1"
+FILE = "blindspots.json"
+
+
+def figure_name(judgments: str, subset: str) -> str:
+    """``figures/blindspots-<set>-<subset>.png``: where a board keeps a set's heatmap."""
+    return f"figures/blindspots-{judgments}-{subset}.png".replace(":", "-")
+
+
+def read_blindspots(folder: str | Path) -> dict | None:
+    """The board's blindspots.json, or None without one; an unreadable file or another schema is a
+    :class:`MetaEvalError` naming it."""
+    path = Path(folder) / FILE
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MetaEvalError(f"{path}: not a readable blind-spots file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise MetaEvalError(f"{path}: schema {doc.get('schema') if isinstance(doc, dict) else None!r}, this "
+                            f"meta-eval reads {SCHEMA}")
+    return doc
+
+
+def board_options(command: str) -> list[str]:
+    """The ``-o KEY=VALUE`` options of a board's command (e.g. qags: ``ref=source``)."""
+    words = shlex.split(command)
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--option")]
+
+
+def _board(folder: Path) -> dict:
+    path = folder / "results.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MetaEvalError(f"{path}: not a readable leaderboard ({exc})") from None
+
+
+def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[Path]:
+    """Write ``folder/blindspots.json`` from probe ``results`` (one per set; a set already in the file is replaced,
+    the others kept) with each set's heatmap, then re-render the board's pages. Returns the files written."""
+    from meta_eval.leaderboard.publish import _write_board_files, render_board
+    from meta_eval.metrics.base import package_version
+
+    folder = Path(folder)
+    _board(folder)  # a board folder, or a clear error before anything is written
+    old = read_blindspots(folder) or {"sets": []}
+    docs = {(d["judgments"], d["subset"]): d for d in old["sets"]}
+    files: list[tuple[str, str | bytes]] = []
+    for result in results:
+        doc = result.to_dict(changes=False)
+        doc.pop("wall_seconds", None)
+        png = _png(doc)
+        if png is not None:
+            doc["figure"] = figure_name(doc["judgments"], doc["subset"])
+            files.append((doc["figure"], png))
+        docs[(doc["judgments"], doc["subset"])] = doc
+    blind = {"schema": SCHEMA, "command": command, "meta_eval_version": package_version("meta-eval"),
+             "sets": sorted(docs.values(), key=lambda d: (d["judgments"], d["subset"]))}
+    files.insert(0, (FILE, json.dumps(blind, indent=1) + "\n"))
+    _write_board_files(folder, files)
+    render_board(folder)
+    return [folder / name for name, _ in files] + [folder / "README.md", folder / "index.html"]
+
+
+def _png(doc: dict) -> bytes | None:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    from meta_eval.probe.report import heatmap
+
+    fig = heatmap(doc)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": "meta-eval"}, bbox_inches="tight")
+    __import__("matplotlib.pyplot").pyplot.close(fig)
+    return buf.getvalue()
+
+
+def _taken(options: list[str], names) -> list[str]:
+    """The board's options that one of the probed metrics takes (a board's ``-o model=...`` is for its neural
+    metrics; probing only ROUGE must not fail on it)."""
+    import meta_eval.metrics.registry as registry
+    from meta_eval.scoring.selection import metric_config, parse_options, requested_names
+
+    wanted = [n.strip() for n in requested_names(names).split(",") if n.strip()]
+    if registry.ALL in wanted:
+        return options
+    classes = [registry.get_class(n) for n in wanted if n in registry.names()]
+    return [f"{k}={v}" for k, v in parse_options(options).items()
+            if any(k in metric_config(cls, {k: v}) for cls in classes)]
+
+
+def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
+                **kwargs) -> list[Path]:
+    """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
+    command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`."""
+    import meta_eval.metrics.registry as registry
+    from meta_eval.probe.run import probe
+
+    folder = Path(folder)
+    board = _board(folder)
+    options = board_options(board.get("command", ""))
+    results = []
+    for block in board.get("sets", []):
+        names = metrics or ",".join(m for m in dict.fromkeys(x["metric"] for x in block["metrics"])
+                                    if m in registry.names())  # imported scores (--scores) cannot be probed
+        results.append(probe(block["judgments"], names, subset=block["subset"], options=_taken(options, names),
+                             **kwargs))
+    if not results:
+        raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
+    return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}")
+
+
+def _config_part(signature: str) -> str:
+    """A metric signature without its library versions (``name==version`` parts)."""
+    return "|".join(p for p in signature.split("|") if "==" not in p)
+
+
+def check_blindspots(folder: str | Path) -> list[str]:
+    """What is inconsistent in a board's blindspots.json, as sentences (``[]``: nothing): a set that is not one of
+    the board's, a metric whose signature (library versions aside) differs from the current code's with the board's
+    options, a perturbation unknown or at another version than the registry's, counts that do not add up (drops +
+    ties + rises = items applied; applied + skipped = items), a heatmap named but missing."""
+    import meta_eval.metrics.registry as registry
+    from meta_eval.probe.run import REFERENCE_SWAP
+    from meta_eval.probe.perturbations import PERTURBATIONS
+    from meta_eval.scoring.selection import build, metric_config, parse_options
+
+    folder = Path(folder)
+    blind = read_blindspots(folder)
+    if blind is None:
+        return []
+    board = _board(folder)
+    sets = {(b["judgments"], b["subset"]) for b in board["sets"]}
+    options = parse_options(board_options(board.get("command", "")))
+    known = {**{p.name: p for p in PERTURBATIONS.values()}, REFERENCE_SWAP.name: REFERENCE_SWAP}
+    problems = []
+    for doc in blind["sets"]:
+        where = f"{folder.name}/{FILE} {doc['judgments']} ({doc['subset']})"
+        if (doc["judgments"], doc["subset"]) not in sets:
+            problems.append(f"{where}: not a set of the board")
+        for m in doc["metrics"]:
+            if m["metric"] not in registry.names():
+                problems.append(f"{where}: metric {m['metric']} is not registered")
+                continue
+            cls = registry.get_class(m["metric"])
+            if cls.unavailable_reason() is not None:
+                continue  # cannot be built here: nothing to compare
+            mine = build(cls, metric_config(cls, options)).signature()
+            if _config_part(mine) != _config_part(m["signature"]):
+                problems.append(f"{where}: {m['metric']}'s signature is {m['signature']!r}, the code's {mine!r}")
+        for p in doc["perturbations"]:
+            current = known.get(p["name"])
+            if current is None or current.version != p["version"]:
+                problems.append(f"{where}: perturbation {p['signature']} is "
+                                + ("unknown" if current is None else f"at version {current.version} now"))
+            if p["n_applied"] + p["n_skipped"] != p["n_items"]:
+                problems.append(f"{where}: {p['name']}: applied + skipped != items")
+        applied = {p["name"]: p["n_applied"] for p in doc["perturbations"]}
+        for c in doc["cells"]:
+            if c["drops"] + c["ties"] + c["rises"] != c["n"] or c["n"] != applied.get(c["perturbation"]):
+                problems.append(f"{where}: {c['variant']} x {c['perturbation']}: counts do not add up")
+        if doc.get("figure") and not (folder / doc["figure"]).exists():
+            problems.append(f"{where}: {doc['figure']} is missing")
+    return problems

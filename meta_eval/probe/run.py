@@ -1,0 +1,483 @@
+"""``meta-eval probe`` as a library call: :func:`probe` runs the BLINDSPOT protocol on a judgment set.
+
+The protocol (He et al. 2023, "On the Blind Spots of Model-Based Evaluation Metrics for Text Generation", ACL; the SMS
+paper's Table 1, Clark et al. 2019, is one such probe): take a text a person wrote, score it as the candidate, then
+score a controlled perturbation of it the same way; the *change* is ``perturbed - original`` in the metric's
+orientation (a lower-is-better metric such as TER is negated first, :attr:`MetricScores.higher_is_better`). A metric
+*detects* an error when its score drops (:mod:`meta_eval.probe.stats`); for an invariance (a change it should not
+punish) a drop is a *false alarm*.
+
+Choices (each an argument, recorded in the probe's signature):
+
+- **Items.** A set with references probes its references, not the system outputs: rows sharing a document's
+  reference collapse to one item (SummEval's 1,600 rows hold 100 documents x 11 references). ``references`` is how
+  many distinct references of each document become items: 1 (the default: the first reference, the one every row of
+  the document lists first), N (up to N), or ``"all"``. A set without references (QAGS) probes its candidates, one
+  item per distinct (document, candidate). Items are sorted by their key (document, then text), so neither the rows'
+  order nor the other items change an item's perturbation (:func:`~meta_eval.probe.perturbations.perturbation_rng`
+  of the seed, the perturbation and the item's key) or the bootstrap.
+- **Against.** ``"self"`` (the default where the set has references): the original text is the reference, so the
+  original score is the metric's score of a text against itself; ``"source"`` (the default where it has none): the
+  source document is the reference (as the SMS paper's Table 1 scores a summary against the article's first lines).
+  Either way a source-based metric reads the row's source.
+- **Skips.** A perturbation that cannot apply to an item (:meth:`Perturbation.apply` returns None: one sentence to
+  reverse, no number to change) skips that item, counted per perturbation; it is never scored, never "not detected".
+- **Reference swap** (``reference-swap``, an invariance at row level, for sets whose rows have two or more distinct
+  references, e.g. an MT set with refA and refB): the item is a (document, system output); the original is the
+  output scored against the row's first reference, the perturbed one the same output scored against its second
+  reference. Both references are correct translations, so a metric that rates the output worse against the second
+  one raises a false alarm (reference bias, Freitag et al. 2020, "BLEU might be Guilty but References are not
+  Innocent"). Which reference comes first is the set's order (WMT's standard reference first), so rises are reported
+  beside the drops: drops + rises is the share of outputs whose score depends on the reference chosen. It needs
+  ``against="self"`` (against the source there is no reference to swap). It is in the default choice for MT sets
+  only: two summaries of one article may rightly choose different content, so there it runs only when named (on
+  SummEval, 11 references per row, most outputs score lower against the second reference than the first). No
+  built-in MT set has two references per row today (wmt21-mqm-ted's second human translation is rated as a system,
+  not a reference), and a JSONL set declares no task, so today it runs where it is named (``--perturbations
+  reference-swap`` on a set whose rows give two references).
+- **Variants.** Every variant of the chosen metrics but ROUGE's precision and recall (the leaderboards' default,
+  :func:`meta_eval.leaderboard.publish.default_variant_filter`); ``variants="all"`` keeps them.
+
+Everything is scored in one :func:`meta_eval.scoring.runner.score_all` call over the original and perturbed examples
+(the score cache, batches, engines, progress bars): neural metrics are cached, a killed run resumes, and a metric
+that cannot run here is skipped with the reason, as in ``meta-eval run``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from meta_eval.errors import MetaEvalError
+from meta_eval.probe.perturbations import FAMILIES, PERTURBATIONS, Perturbation
+
+__all__ = ["AGAINST", "PROBE_VERSION", "REFERENCE_SWAP", "ProbeItem", "ProbeResult", "items_of", "probe",
+           "select_perturbations"]
+
+PROBE_VERSION = 1
+AGAINST = ("self", "source")
+Say = Callable[[str, str], None]
+
+
+def _not_a_text_perturbation(text: str, rng) -> None:
+    return None  # reference-swap changes the reference, not the text: the runner builds its examples
+
+
+#: the row-level invariance of the runner (not in the registry: it swaps references, it does not rewrite a text)
+REFERENCE_SWAP = Perturbation(
+    "reference-swap", "invariance", _not_a_text_perturbation,
+    citation="Freitag, Grangier & Caswell (2020), BLEU might be Guilty but References are not Innocent (EMNLP); "
+             "Karpinska et al. (2022), DEMETR (EMNLP)",
+    description="a system output scored against its second reference instead of its first")
+
+
+@dataclass(frozen=True)
+class ProbeItem:
+    """One probed text: ``key`` (stable: document and text), ``text`` (perturbed), ``references`` and ``source``
+    (what it is scored against), ``label`` (for messages); for a reference swap, ``swap`` is the second reference."""
+
+    key: str
+    text: str
+    references: tuple[str, ...]
+    source: str | None
+    label: str
+    swap: str | None = None
+
+
+def _quiet(channel: str, text: str) -> None:
+    return None
+
+
+def _distinct(refs: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(r for r in refs if r.strip()))
+
+
+def items_of(jset, against: str, references: int | None = 1) -> list[ProbeItem]:
+    """The probe's text items of ``jset`` (see the module: references collapsed per document, or candidates), sorted
+    by key. ``references``: distinct references per document (None: all)."""
+    items: dict[str, ProbeItem] = {}
+    if jset.max_references > 0:
+        place: dict[str, dict[str, int]] = {}  # document -> reference -> first position in any row's list
+        sources: dict[str, str | None] = {}
+        for row in jset.rows:
+            seen = place.setdefault(row.doc_id, {})
+            for k, ref in enumerate(_distinct(row.references)):
+                seen[ref] = min(k, seen.get(ref, k))
+            if row.source and row.doc_id not in sources:
+                sources[row.doc_id] = row.source
+        for doc, refs in place.items():
+            ordered = sorted(refs, key=lambda r: (refs[r], r))
+            for k, ref in enumerate(ordered[:references]):
+                key = f"{doc}\x1f{ref}"
+                source = sources.get(doc)
+                items[key] = ProbeItem(key, ref, (ref,) if against == "self" else (source,), source,
+                                       f"{jset.name} document {doc!r}, reference {k + 1}")
+    else:
+        for row in jset.rows:
+            key = f"{row.doc_id}\x1f{row.candidate}"
+            if key not in items and row.candidate.strip():
+                items[key] = ProbeItem(key, row.candidate, (row.candidate,) if against == "self" else (row.source,),
+                                       row.source, f"{jset.name} document {row.doc_id!r}, candidate of system "
+                                                   f"{row.system!r}")
+    return [items[k] for k in sorted(items)]
+
+
+def swap_items(jset) -> list[ProbeItem]:
+    """The reference-swap items: one per distinct (document, candidate) whose row has two distinct references."""
+    items: dict[str, ProbeItem] = {}
+    for row in jset.rows:
+        refs = _distinct(row.references)
+        key = f"{row.doc_id}\x1f{row.candidate}"
+        if len(refs) >= 2 and key not in items and row.candidate.strip():
+            items[key] = ProbeItem(key, row.candidate, (refs[0],), row.source,
+                                   f"{jset.name} row {row.id!r} (document {row.doc_id!r}, system {row.system!r})",
+                                   swap=refs[1])
+    return [items[k] for k in sorted(items)]
+
+
+def select_perturbations(spec: str | Sequence[str] | None, *, swap_possible: bool = True,
+                         swap_default: bool = True) -> list[Perturbation]:
+    """The perturbations named by ``spec``: names and family names (``fluency``, ``order``, ``content``,
+    ``invariance``), comma-separated or a list; None or ``all``: every registered one, and ``reference-swap`` where
+    ``swap_default`` (an MT set whose rows have two references); named, ``reference-swap`` runs wherever
+    ``swap_possible`` (rows with two references). An unknown name raises :class:`MetaEvalError` listing the known
+    ones."""
+    known = {**PERTURBATIONS, REFERENCE_SWAP.name: REFERENCE_SWAP}
+    swap_named, swap_possible = swap_possible, swap_possible and swap_default
+    words = [w.strip() for w in (spec.split(",") if isinstance(spec, str) else spec or ()) if w.strip()]
+    if not words or words == ["all"]:
+        words = list(FAMILIES)
+        named = set()
+    else:
+        named = {w for w in words if w in known}
+    chosen: dict[str, Perturbation] = {}
+    for word in words:
+        if word in known:
+            chosen[word] = known[word]
+        elif word in FAMILIES:
+            chosen.update((p.name, p) for p in known.values() if p.family == word
+                          and (p is not REFERENCE_SWAP or swap_possible))
+        elif word == "all":
+            chosen.update((p.name, p) for p in known.values() if p is not REFERENCE_SWAP or swap_possible)
+        else:
+            from difflib import get_close_matches
+
+            close = get_close_matches(word, list(known) + list(FAMILIES), n=3, cutoff=0.6)
+            raise MetaEvalError(f"unknown perturbation {word!r}" + (f" (did you mean {', '.join(close)}?)" if close
+                                                                     else "")
+                                + f"; perturbations: {', '.join(known)}; families: {', '.join(FAMILIES)}")
+    if REFERENCE_SWAP.name in named and not swap_named:
+        raise MetaEvalError("reference-swap needs rows with two distinct references and --against self")
+    if not chosen:
+        raise MetaEvalError(f"no perturbation in {spec!r}")
+    return list(chosen.values())
+
+
+def _resolve_references(references) -> int | None:
+    if references in (None, "all"):
+        return None
+    try:
+        n = int(str(references).strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise MetaEvalError(f"--references must be a positive integer or 'all', not {references!r}")
+    return n
+
+
+@dataclass
+class ProbeResult:
+    """What :func:`probe` returns: the settings, the perturbations with their counts, one cell per (variant,
+    perturbation) (:func:`meta_eval.probe.stats.summarize` plus ``variant``, ``metric``, ``perturbation``,
+    ``family``, ``expect``, ``skipped``, ``false_alarm``), the McNemar tests between variants, the metrics' signatures
+    and the metrics skipped or failed."""
+
+    judgments: str
+    subset: str
+    against: str
+    references: int | None
+    seed: int
+    tolerance: float
+    resamples: int
+    confidence: float
+    perturbations: list[dict]
+    metrics: list[dict]
+    cells: list[dict]
+    tests: list[dict]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    not_run: list[tuple[str, str]] = field(default_factory=list)
+    n_items: int = 0
+    wall_seconds: float = 0.0
+    changes: dict = field(default_factory=dict, repr=False)
+    """(variant, perturbation) -> (item keys, oriented changes): the per-item numbers behind each cell."""
+
+    @property
+    def signature(self) -> str:
+        """The probe's signature (as sacrebleu prints one): every setting its numbers depend on."""
+        from meta_eval.metrics.base import package_version
+
+        perts = ",".join(p["signature"] for p in self.perturbations)
+        refs = "all" if self.references is None else self.references
+        return (f"probe:{PROBE_VERSION}|set:{self.judgments}/{self.subset}|against:{self.against}|refs:{refs}|"
+                f"seed:{self.seed}|tol:{self.tolerance:g}|boot:{self.resamples}|conf:{self.confidence:g}|"
+                f"perturbations:{perts}|meta-eval:{package_version('meta-eval')}")
+
+    def cell(self, variant: str, perturbation: str) -> dict:
+        """The cell of ``variant`` under ``perturbation`` (KeyError if it was not probed)."""
+        for c in self.cells:
+            if c["variant"] == variant and c["perturbation"] == perturbation:
+                return c
+        raise KeyError((variant, perturbation))
+
+    def rates(self) -> dict[str, dict[str, float | None]]:
+        """``{perturbation: {variant: detection (or false-alarm) rate}}``."""
+        out: dict[str, dict] = {}
+        for c in self.cells:
+            out.setdefault(c["perturbation"], {})[c["variant"]] = c["rate"]
+        return out
+
+    def to_dict(self, changes: bool = True) -> dict:
+        """Every number as JSON-ready data; ``changes=False`` leaves out the per-item changes."""
+        doc = {"probe": self.signature, "judgments": self.judgments, "subset": self.subset,
+               "settings": {"against": self.against, "references": "all" if self.references is None
+                            else self.references, "seed": self.seed, "tolerance": self.tolerance,
+                            "tolerance_kind": "relative to the item's original score, plus an absolute 1e-9",
+                            "resamples": self.resamples, "confidence": self.confidence,
+                            "ci_method": "percentile bootstrap over items",
+                            "test": "exact McNemar on detection indicators (two-sided binomial test)"},
+               "n_items": self.n_items, "perturbations": self.perturbations, "metrics": self.metrics,
+               "cells": self.cells, "tests": self.tests,
+               "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
+               "failed": [{"metric": n, "reason": r} for n, r in self.failed],
+               "wall_seconds": round(self.wall_seconds, 3)}
+        if changes:
+            doc["changes"] = [{"variant": v, "perturbation": p, "items": list(keys),
+                               "change": [float(x) for x in values]}
+                              for (v, p), (keys, values) in self.changes.items()]
+        return doc
+
+    def to_json(self, changes: bool = True) -> str:
+        """:meth:`to_dict` as a JSON string (the same text for the same seed and inputs)."""
+        return json.dumps(self.to_dict(changes), indent=2)
+
+    def plot(self, path: str | Path) -> Path:
+        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``."""
+        from meta_eval.probe.report import heatmap
+        from meta_eval.report.figures import save_figure
+
+        return save_figure(heatmap(self.to_dict(changes=False)), path)
+
+
+def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
+          perturbations: str | Sequence[str] | None = None, seed: int = 0, against: str | None = None,
+          tolerance: float = 0.0, resamples: int = 1000, confidence: float = 0.95, references: int | str = 1,
+          variants: str | None = None, subset: str | None = None,
+          options: Mapping[str, object] | Sequence[str] | None = None, data_dir: str | Path | None = None,
+          cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
+          workers: int | None = None, address: str | None = None, actors: int | None = None,
+          output: str | Path | None = None, plot: str | Path | None = None, force: bool = False,
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()) -> ProbeResult:
+    """Probe metrics with controlled perturbations on a judgment set: ``meta-eval probe`` as a function.
+
+    Parameters
+    ----------
+    judgments, subset, data_dir
+        The set (a built-in name or a ``.jsonl`` file), its subset and where its data are.
+    metrics : str or list of str, optional
+        As ``meta-eval run`` (default: the metrics that take seconds on a CPU; ``"all"``: every metric).
+    perturbations : str or list of str, optional
+        Names and families (``"sentence-reversal,invariance"``); default: all (see :func:`select_perturbations`).
+    seed : int
+        Seeds every perturbation (per item) and the bootstrap.
+    against : {"self", "source"}, optional
+        What the text is scored against (default: ``self`` where the set has references, else ``source``).
+    tolerance : float
+        Relative tie tolerance (:mod:`meta_eval.probe.stats`).
+    resamples, confidence
+        The percentile bootstrap over items.
+    references : int or "all"
+        Distinct references per document probed (default 1: the first).
+    variants : {None, "all"}
+        None: every variant but ROUGE's precision and recall; ``"all"``: every variant.
+    options, cache, no_cache, batch_size, engine, workers, address, actors, plugins
+        As ``meta-eval run``.
+    output, plot, force
+        Also write the JSON (``.json``) and the heatmap (``.png``, ``.svg``, ``.pdf``), both checked before any work.
+    progress, say
+        Progress bars on stderr; ``say(channel, text)`` receives the status lines (as :func:`meta_eval.task.run`).
+
+    Returns
+    -------
+    ProbeResult
+
+    Raises
+    ------
+    meta_eval.errors.MetaEvalError
+        A bad choice (code 2) or no metric able to run (code 2; 1 if every chosen metric failed).
+    """
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.report.outputs import check_job_output
+    from meta_eval.scoring import selection
+    from meta_eval.scoring.engines import engine_for
+
+    say = say or _quiet
+    started = time.perf_counter()
+    option_list = selection.option_list(options)
+    output = Path(output) if output is not None else None
+    plot = Path(plot) if plot is not None else None
+    if against not in (None, *AGAINST):
+        raise MetaEvalError(f"--against must be self or source, not {against!r}")
+    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
+        raise MetaEvalError(f"--tolerance must be a number >= 0, not {tolerance!r}")
+    if not 0 < confidence < 1:
+        raise MetaEvalError(f"the confidence must be in (0, 1), not {confidence!r}")
+    if int(resamples) < 10:
+        raise MetaEvalError(f"--resamples must be >= 10, not {resamples!r}")
+    if variants not in (None, "all"):
+        raise MetaEvalError(f"variants must be None or 'all', not {variants!r}")
+    n_refs = _resolve_references(references)
+    select_perturbations(perturbations)  # an unknown name fails before any loading
+    if plot is not None:
+        from meta_eval.report.figures import SUFFIXES
+
+        if plot.suffix.lower() not in SUFFIXES:
+            raise MetaEvalError(f"--plot {plot}: a figure is written as {', '.join(SUFFIXES)}")
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise MetaEvalError("--plot needs matplotlib: pip install 'meta-eval[plot]'")
+    check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                     options=option_list)
+    check_job_output(plot, "--plot", force=True, judgments=judgments, data_dir=data_dir, cache=cache,
+                     no_cache=no_cache, options=option_list)
+    selection.load_plugins(plugins)
+    try:
+        jset = judgment_sets.load(judgments, data_dir, subset=subset)
+    except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
+        raise MetaEvalError(str(exc)) from None
+    against = against or ("self" if jset.max_references > 0 else "source")
+    if against == "source" and not jset.has_sources:
+        raise MetaEvalError(f"--against source: {jset.name} ({jset.subset}) has no source documents (use --against "
+                            "self)")
+    swap = swap_items(jset) if against == "self" else []
+    chosen_perturbations = select_perturbations(perturbations, swap_possible=bool(swap),
+                                                swap_default=jset.task == "MT")
+    with engine_for(engine, workers, address, actors) as scoring:
+        result = _probe(jset, metrics, chosen_perturbations, swap, seed=seed, against=against, tolerance=tolerance,
+                        resamples=int(resamples), confidence=confidence, references=n_refs, variants=variants,
+                        options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
+                        progress=progress, say=say)
+    result.wall_seconds = time.perf_counter() - started
+    if output is not None:
+        from meta_eval.report.outputs import write_json
+
+        write_json(output, result.to_dict())
+    if plot is not None:
+        result.plot(plot)
+    return result
+
+
+def _variant_filter(variants: str | None):
+    if variants == "all":
+        return lambda v: True
+    from meta_eval.leaderboard.publish import default_variant_filter
+
+    return default_variant_filter
+
+
+def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
+           variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
+    from meta_eval.judgments.base import LabelledExamples
+    from meta_eval.metrics.base import Example
+    from meta_eval.probe import stats
+    from meta_eval.probe.perturbations import perturbation_rng
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.runner import score_all
+    from meta_eval.scoring.selection import choose_metrics, group_skips, named_skips, parse_options, requested_names
+
+    items = items_of(jset, against, references)
+    examples, labels = [], []
+
+    def add(text: str, item: ProbeItem, what: str, refs=None) -> int:
+        examples.append(Example(text, tuple(refs or item.references), item.source))
+        labels.append(f"{item.label} ({what})")
+        return len(examples) - 1
+
+    original = [add(item.text, item, "original") for item in items]
+    plan = []  # (perturbation, [(item key, original index, perturbed index)], skipped)
+    for p in perturbations:
+        if p is REFERENCE_SWAP:
+            pairs = [(it.key, add(it.text, it, "first reference"), add(it.text, it, "second reference", (it.swap,)))
+                     for it in swap]
+            plan.append((p, pairs, 0))
+            continue
+        pairs, skipped = [], 0
+        for item, o in zip(items, original):
+            changed = p.apply(item.text, perturbation_rng(seed, p.name, item.key))
+            if changed is None:
+                skipped += 1
+            else:
+                pairs.append((item.key, o, add(changed, item, p.name)))
+        plan.append((p, pairs, skipped))
+    requested = requested_names(metrics)
+    chosen, skipped_metrics = choose_metrics(requested, parse_options(options), what=jset.name,
+                                             has_sources=jset.has_sources, has_references=True,
+                                             language=jset.language)
+    for names, reason in group_skips(skipped_metrics):
+        say("err-skipped", f"{', '.join(names)}: {reason}")
+    applied = sum(len(pairs) for _, pairs, _ in plan)
+    say("err", f"{jset.name} ({jset.subset}): {len(items)} items (against {against}), {len(perturbations)} "
+               f"perturbations, {applied} perturbed texts; {len(examples)} examples per metric")
+    done = score_all(chosen, LabelledExamples(examples, labels), open_cache(cache, no_cache), batch_size,
+                     engine=engine, progress=progress, degenerate=False)
+    if not done.scored:
+        raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped_metrics]
+                                                                + [f"{n}: failed: {r}" for n, r in done.failed]),
+                            code=1 if done.failed else 2)
+    keep = _variant_filter(variants)
+    columns = [(ms, v) for ms in done.scored for v in ms.scores if keep(v)]
+    cells, tests, changes, pert_docs = [], [], {}, []
+    for p, pairs, skipped in plan:
+        n_items = len(swap) if p is REFERENCE_SWAP else len(items)
+        pert_docs.append({"name": p.name, "family": p.family, "expect": p.expect, "version": p.version,
+                          "signature": p.signature(), "citation": p.citation, "description": p.description,
+                          "needs": p.needs, "n_items": n_items, "n_applied": len(pairs), "n_skipped": skipped})
+        keys = [k for k, _, _ in pairs]
+        o_idx = np.array([o for _, o, _ in pairs], dtype=np.int64)
+        p_idx = np.array([q for _, _, q in pairs], dtype=np.int64)
+        boot = stats.bootstrap_indices(len(pairs), resamples, perturbation_rng(seed, p.name, "\x00bootstrap"))
+        detected = {}
+        for ms, v in columns:
+            oriented = ms.scores[v] if ms.higher_is_better else -ms.scores[v]
+            change = oriented[p_idx] - oriented[o_idx]
+            threshold = stats.thresholds(oriented[o_idx], tolerance)
+            summary = stats.summarize(change, threshold, resamples=resamples, confidence=confidence, indices=boot)
+            cells.append({"variant": v, "metric": ms.metric, "perturbation": p.name, "family": p.family,
+                          "expect": p.expect, "false_alarm": p.expect == "same", "skipped": skipped, **summary})
+            changes[(v, p.name)] = (keys, change)
+            detected[v] = stats.outcomes(change, threshold) == -1
+        names = list(detected)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if len(pairs):
+                    tests.append({"perturbation": p.name, "a": a, "b": b, **stats.mcnemar(detected[a], detected[b])})
+    metric_docs = [{"variant": v, "metric": ms.metric, "signature": ms.signature,
+                    "higher_is_better": ms.higher_is_better} for ms, v in columns]
+    return ProbeResult(judgments=jset.name, subset=jset.subset, against=against, references=references, seed=seed,
+                       tolerance=float(tolerance), resamples=resamples, confidence=confidence,
+                       perturbations=pert_docs, metrics=metric_docs, cells=cells, tests=tests,
+                       skipped=skipped_metrics, failed=done.failed, not_run=named_skips(skipped_metrics, requested),
+                       n_items=len(items), changes=changes)
+
+
+def digest(result: ProbeResult) -> str:
+    """SHA-256 of the result's JSON without its wall time: equal for equal inputs, seeds and code."""
+    doc = result.to_dict()
+    doc.pop("wall_seconds", None)
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()

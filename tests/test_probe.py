@@ -1,0 +1,253 @@
+"""``meta-eval probe``: its statistics by hand, the protocol's invariants (orientation, seeds, row order, skips), a
+run on SummEval through the command line, the leaderboards' Blind spots section, and clean errors."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import conftest
+from meta_eval.cli import app
+from meta_eval.errors import MetaEvalError
+from meta_eval.probe import stats
+from meta_eval.probe.perturbations import PERTURBATIONS, Perturbation, register
+from meta_eval.probe.run import digest, probe
+
+runner = CliRunner()
+BOARDS = Path(__file__).resolve().parents[1] / "leaderboard"
+
+
+# --- statistics, by hand ---------------------------------------------------------------------------------------------
+
+def test_outcomes_and_summary_by_hand():
+    change = np.array([-0.30, -0.10, -0.01, 0.0, 0.02, 0.5])
+    original = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    thr = stats.thresholds(original, 0.05)  # 0.05 of a score of 1: -0.01, 0 and 0.02 are ties
+    assert stats.outcomes(change, thr).tolist() == [-1, -1, 0, 0, 0, 1]
+    s = stats.summarize(change, thr, resamples=500, seed=3)
+    assert (s["n"], s["drops"], s["ties"], s["rises"]) == (6, 2, 3, 1)
+    assert s["rate"] == pytest.approx(2 / 6) and s["tie_rate"] == pytest.approx(3 / 6)
+    assert s["mean"] == pytest.approx(0.11 / 6) and s["median"] == pytest.approx(-0.005)
+    assert s["rate_ci"][0] <= s["rate"] <= s["rate_ci"][1]
+    # relative: the same change is a tie on a large score and a drop on a small one
+    assert stats.outcomes(np.array([-0.5, -0.5]), stats.thresholds(np.array([100.0, 1.0]), 0.01)).tolist() == [0, -1]
+    # tolerance 0: only the absolute floor, so floating-point noise is a tie and any real drop counts
+    assert stats.outcomes(np.array([-1e-12, -1e-6]), stats.thresholds(np.zeros(2))).tolist() == [0, -1]
+    empty = stats.summarize(np.array([]), 0.0)
+    assert empty["n"] == 0 and empty["rate"] is None and empty["rate_ci"] is None
+
+
+def test_bootstrap_is_seeded_and_paired():
+    a = stats.bootstrap_indices(7, 50, 11)
+    assert np.array_equal(a, stats.bootstrap_indices(7, 50, 11))
+    assert not np.array_equal(a, stats.bootstrap_indices(7, 50, 12))
+    change = np.array([-1.0, 0, 0, -1, 0, 0, 0])
+    s = stats.summarize(change, 0.5, indices=a)
+    assert s["rate_ci"] == pytest.approx(stats.percentile_interval((change[a] < -0.5).mean(axis=1)))
+
+
+def test_mcnemar_exact_p_by_hand():
+    # 7 items only a detects, 1 only b, 4 both, 3 neither: two-sided exact binomial on 8 discordant items
+    a = np.array([1] * 7 + [0] + [1] * 4 + [0] * 3, bool)
+    b = np.array([0] * 7 + [1] + [1] * 4 + [0] * 3, bool)
+    out = stats.mcnemar(a, b)
+    hand = 2 * (comb(8, 0) + comb(8, 1)) / 2 ** 8  # = 18 / 256
+    assert (out["a_only"], out["b_only"]) == (7, 1) and out["p"] == pytest.approx(hand) == pytest.approx(0.0703125)
+    assert stats.mcnemar(a, a)["p"] == 1.0
+    with pytest.raises(ValueError):
+        stats.mcnemar(a, b[:3])
+
+
+# --- the protocol on small sets --------------------------------------------------------------------------------------
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+REFS = ["The cat sat on the mat. The dog slept by the door.",
+        "Prices rose in May. Markets fell in June. Traders were worried.",
+        "A single sentence without a second one",
+        "Rain fell all day. The river rose. The bridge was closed.",
+        "He won the game. The crowd cheered loudly."]
+
+
+def _rows(refs=REFS, second=None):
+    rows = []
+    for i, ref in enumerate(refs):
+        for s in ("a", "b"):
+            row = {"id": f"{i}{s}", "doc_id": f"d{i}", "system": s, "candidate": f"output {s} of {ref}",
+                   "references": [ref] + ([second[i]] if second else []), "scores": {"overall": float(i)}}
+            rows.append(row)
+    return rows
+
+
+def _quiet_probe(path, metrics, **kw):
+    return probe(str(path), metrics, no_cache=True, progress=False, resamples=200, **kw)
+
+
+def test_items_collapse_skips_counted_and_ter_oriented(tmp_path):
+    conftest.require_metrics("bleu", "ter")
+    res = _quiet_probe(_jsonl(tmp_path / "s.jsonl", _rows()), "bleu,ter",
+                       perturbations="sentence-reversal,extra-whitespace")
+    assert res.n_items == len(REFS)  # two rows per document share its reference: one item
+    reversal = next(p for p in res.perturbations if p["name"] == "sentence-reversal")
+    assert (reversal["n_applied"], reversal["n_skipped"]) == (4, 1)  # the one-sentence reference is skipped
+    ter = res.cell("ter", "sentence-reversal")
+    assert ter["n"] == 4 and ter["skipped"] == 1 and ter["drops"] + ter["ties"] + ter["rises"] == 4
+    # TER is lower-is-better: its raw score rises when the sentences are reversed, the oriented change is negative
+    from meta_eval.metrics.base import Example
+    from meta_eval.metrics.registry import create
+
+    raw = create("ter").score([Example("The dog slept by the door. The cat sat on the mat.", (REFS[0],)),
+                               Example(REFS[0], (REFS[0],))])["ter"]
+    assert raw[0] > raw[1] == 0
+    keys, change = res.changes[("ter", "sentence-reversal")]
+    first = keys.index(f"d0\x1f{REFS[0]}")
+    assert change[first] == pytest.approx(-(raw[0] - raw[1]))
+    assert ter["rate"] == 1.0 and res.cell("bleu", "sentence-reversal")["rate"] == 1.0
+
+
+def test_same_seed_same_json_and_row_order_does_not_matter(tmp_path):
+    conftest.require_metrics("rouge")
+    rows = _rows()
+    a = _quiet_probe(_jsonl(tmp_path / "a.jsonl", rows), "rouge", seed=5)
+    b = _quiet_probe(_jsonl(tmp_path / "a.jsonl", rows), "rouge", seed=5)
+    assert digest(a) == digest(b)
+    shuffled = rows[:]
+    random.Random(1).shuffle(shuffled)
+    c = _quiet_probe(_jsonl(tmp_path / "c.jsonl", shuffled), "rouge", seed=5)
+    for x, y in zip(a.cells, c.cells):  # the same rates, changes and bootstrap intervals
+        assert {k: x[k] for k in ("variant", "perturbation", "rate", "rate_ci", "mean", "mean_ci", "ties")} == \
+               {k: y[k] for k in ("variant", "perturbation", "rate", "rate_ci", "mean", "mean_ci", "ties")}
+
+
+def test_a_perturbation_that_does_not_apply_is_never_counted(tmp_path):
+    conftest.require_metrics("bleu")
+
+    def only_rain(text, rng):  # None for most texts; the input unchanged (a no-op) for one: also a skip
+        if text.startswith("Rain"):
+            return text.replace("river", "stream")
+        return text if text.startswith("He") else None
+
+    name = "test-only-rain"
+    register(Perturbation(name, "content", only_rain, citation="a test", description="a test"))
+    try:
+        res = _quiet_probe(_jsonl(tmp_path / "s.jsonl", _rows()), "bleu", perturbations=name)
+    finally:
+        PERTURBATIONS.pop(name)
+    p = res.perturbations[0]
+    assert (p["n_items"], p["n_applied"], p["n_skipped"]) == (5, 1, 4)
+    cell = res.cell("bleu", name)
+    assert cell["n"] == 1 and cell["drops"] == 1 and cell["rate"] == 1.0  # not 1/5
+
+
+def test_reference_swap_is_a_row_level_invariance(tmp_path):
+    conftest.require_metrics("bleu")
+    same = _quiet_probe(_jsonl(tmp_path / "same.jsonl", _rows(second=[r + " " for r in REFS])), "bleu",
+                        perturbations="reference-swap")
+    cell = same.cell("bleu", "reference-swap")  # a second reference equal up to a space: no output moves
+    assert cell["n"] == 10 and cell["rate"] == 0 and cell["ties"] == 10 and cell["false_alarm"]
+    other = _quiet_probe(_jsonl(tmp_path / "other.jsonl", _rows(second=[f"Something else {i}." for i in
+                                                                          range(5)])), "bleu",
+                         perturbations="reference-swap")
+    assert other.cell("bleu", "reference-swap")["rate"] == 1.0  # every output loses its n-gram overlap
+    with pytest.raises(MetaEvalError, match="two distinct references"):
+        _quiet_probe(_jsonl(tmp_path / "one.jsonl", _rows()), "bleu", perturbations="reference-swap")
+
+
+# --- SummEval through the command line, the sanity checks of the issue -----------------------------------------------
+
+def _invoke(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_summeval_end_to_end(tmp_path, shared_data):
+    conftest.require_metrics("rouge", "bleu", "chrf")
+    conftest.require_module("matplotlib", "pip install 'meta-eval[plot]'")
+    out, png = tmp_path / "p.json", tmp_path / "p.png"
+    r = _invoke("probe", "-j", "summeval", "--data-dir", str(shared_data), "-m", "rouge,bleu,chrf",
+                "--perturbations", "sentence-reversal,extra-whitespace", "--no-cache", "--resamples", "200",
+                "--output", str(out), "--plot", str(png))
+    assert r.exit_code == 0, r.output
+    assert "probe signature: probe:1|set:summeval/all|against:self" in r.output
+    doc = json.loads(out.read_text())
+    assert doc["n_items"] == 100 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p["signature"] for p in doc["perturbations"]] == ["sentence-reversal@1", "extra-whitespace@1"]
+    assert {m["metric"] for m in doc["metrics"]} == {"rouge", "bleu", "chrf"}
+    rate = {(c["variant"], c["perturbation"]): c["rate"] for c in doc["cells"]}
+    # ROUGE-L (LCS) sees the order of sentences, ROUGE-1 (a bag of words) cannot
+    assert rate[("rougeL-f", "sentence-reversal")] > rate[("rouge1-f", "sentence-reversal")] == 0
+    assert rate[("rougeL-f", "sentence-reversal")] > 0.9
+    # doubled spaces: a false alarm for none of ROUGE, BLEU, chrF (each tokenizes whitespace away)
+    assert all(c["rate"] == 0 for c in doc["cells"] if c["perturbation"] == "extra-whitespace")
+    tests = {(t["a"], t["b"]): t for t in doc["tests"] if t["perturbation"] == "sentence-reversal"}
+    assert tests[("rouge1-f", "rougeL-f")]["b_only"] == 100 and tests[("rouge1-f", "rougeL-f")]["p"] < 1e-20
+
+
+def test_clean_errors(tmp_path, shared_data):
+    for args, message in ((["-j", "summeval", "-m", "rouge", "--perturbations", "nope"], "unknown perturbation"),
+                          (["-j", "summeval", "-m", "nometric"], "nometric"),
+                          (["-j", "noset", "-m", "rouge"], "unknown judgment set"),
+                          (["-j", "chaganty", "-m", "rouge", "--against", "source"], "no source documents"),
+                          (["-j", "summeval", "-m", "rouge", "--references", "0"], "--references"),
+                          (["-j", "summeval", "-m", "rouge", "--against", "x"], "--against")):
+        r = _invoke("probe", "--data-dir", str(shared_data), "--no-cache", *args)
+        assert r.exit_code == 2, (args, r.output)
+        assert message in r.output and "Traceback" not in r.output, (args, r.output)
+
+
+# --- leaderboards ----------------------------------------------------------------------------------------------------
+
+def test_blindspots_section_on_a_board_and_in_the_index(tmp_path, shared_data):
+    conftest.require_metrics("rouge")
+    from meta_eval.leaderboard.index import collect, render_index_html, render_index_readme
+    from meta_eval.leaderboard.render import render_html, render_readme
+    from meta_eval.probe.board import FILE, read_blindspots
+
+    root = tmp_path / "boards"
+    board = root / "chaganty"
+    shutil.copytree(BOARDS / "chaganty", board)
+    before = json.loads((board / "results.json").read_text())
+    r = _invoke("leaderboard", "probe", str(board), "-m", "rouge", "--perturbations", "sentence-reversal",
+                "--no-cache", "--resamples", "50", "--data-dir", str(shared_data))
+    assert r.exit_code == 0, r.output
+    assert json.loads((board / "results.json").read_text()) == before  # the correlations are not touched
+    blind = read_blindspots(board)
+    assert blind["sets"][0]["judgments"] == "chaganty" and (board / FILE).exists()
+    readme = (board / "README.md").read_text()
+    assert "## Blind spots" in readme and "| rougeL-f |" in readme
+    assert readme == render_readme(before, figures="figures/" in readme, blindspots=blind)
+    assert "<h2>Blind spots</h2>" in (board / "index.html").read_text()
+    entries = collect(root)
+    assert entries[0]["blindspots"][0]["perturbation"] == "sentence-reversal"
+    assert "## Blind spots" in render_index_readme(entries) and "<h2>Blind spots</h2>" in render_index_html(entries)
+    # without the file: the pages as before (the committed boards' check)
+    assert "Blind spots" not in render_readme(before) and "Blind spots" not in render_html(before)
+
+
+def test_check_blindspots_finds_stale_files(tmp_path, shared_data):
+    conftest.require_metrics("rouge")
+    from meta_eval.probe.board import FILE, check_blindspots
+
+    board = tmp_path / "chaganty"
+    shutil.copytree(BOARDS / "chaganty", board)
+    assert check_blindspots(board) == []  # no file: nothing to check
+    r = _invoke("leaderboard", "probe", str(board), "-m", "rouge", "--perturbations", "extra-whitespace",
+                "--no-cache", "--resamples", "20", "--data-dir", str(shared_data))
+    assert r.exit_code == 0, r.output
+    assert check_blindspots(board) == []
+    doc = json.loads((board / FILE).read_text())
+    doc["sets"][0]["metrics"][0]["signature"] = doc["sets"][0]["metrics"][0]["signature"].replace("stem:porter",
+                                                                                                    "stem:none")
+    doc["sets"][0]["perturbations"][0]["version"] = 99
+    doc["sets"][0]["cells"][0]["ties"] += 1
+    (board / FILE).write_text(json.dumps(doc))
+    problems = " ".join(check_blindspots(board))
+    assert "rouge's signature" in problems and "version" in problems and "counts do not add up" in problems
