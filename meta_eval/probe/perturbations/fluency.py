@@ -35,6 +35,8 @@ per since through throughout till to toward towards under underneath unlike unti
 """.split())
 
 _CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+#: a clitic written as its own token in tokenized text ("Townsend 's", "has n't"): word-swap leaves it in place
+_CLITIC = re.compile(r"^(?:['\u2019](?:s|re|ve|ll|d|m)|n['\u2019]t)$", re.I)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -50,8 +52,9 @@ def _n_edits(n: int) -> int:
 
 def word_swap(text: str, rng: np.random.Generator) -> "str | None":
     """Pairs of adjacent words swapped: one swap per :data:`TOKENS_PER_EDIT` (10) whitespace tokens, at least one, on
-    disjoint pairs chosen at random among the adjacent pairs whose cores differ (a pair of punctuation tokens is never
-    chosen). Only the cores move, so ``"a goal."`` becomes ``"goal a."``: the sentence boundaries stay.
+    disjoint pairs chosen at random among the adjacent pairs whose cores differ (a punctuation token, or a clitic
+    token of tokenized text like ``'s`` or ``n't``, is never moved). Only the cores move, so ``"a goal."`` becomes
+    ``"goal a."``: the sentence boundaries stay.
 
     He et al. (2023), On the Blind Spots of Model-Based Evaluation Metrics for Text Generation (ACL): "local swap";
     Sai et al. (2021), Perturbation CheckLists (EMNLP): "jumbling" of words.
@@ -65,7 +68,8 @@ def word_swap(text: str, rng: np.random.Generator) -> "str | None":
     """
     spans = token_spans(text)
     parts = [_split_core(text[s:e]) for s, e in spans]
-    eligible = [i for i in range(len(parts) - 1) if parts[i][1] and parts[i + 1][1] and parts[i][1] != parts[i + 1][1]]
+    movable = [bool(core) and not _CLITIC.match(text[s:e]) for (s, e), (_, core, _) in zip(spans, parts)]
+    eligible = [i for i in range(len(parts) - 1) if movable[i] and movable[i + 1] and parts[i][1] != parts[i + 1][1]]
     if not eligible:
         return None
     want, used, chosen = _n_edits(len(spans)), set(), []
@@ -201,6 +205,8 @@ def repeat_ngram(text: str, rng: np.random.Generator) -> "str | None":
     True
     """
     spans = token_spans(text)
+    if not spans:
+        return None
     n = min(REPEAT_N, len(spans))
     starts = [i for i in range(len(spans) - n + 1)
               if any(ch.isalnum() for ch in text[spans[i][0]:spans[i + n - 1][1]])]

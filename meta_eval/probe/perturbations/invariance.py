@@ -33,6 +33,8 @@ _OPENING_THEN_WORD = re.compile(rf"(?:^|(?<=\s))([{_O}])(?=[^\W_])")
 def extra_whitespace(text: str, rng: np.random.Generator) -> "str | None":
     """Every run of spaces between words doubled (None for a text with no space).
 
+    Sai et al. (2021), Perturbation CheckLists (EMNLP): invariance to surface changes.
+
     Examples
     --------
     >>> extra_whitespace("a b  c", None)

@@ -30,6 +30,9 @@ def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
     """The text's sentences in reverse order (None with fewer than two sentences, or when the reversed order reads
     the same, as for two equal sentences).
 
+    Sai et al. (2021), Perturbation CheckLists (EMNLP): sentence-level jumbling; He et al. (2023), On the Blind Spots
+    of Model-Based Evaluation Metrics (ACL): "sentence switch".
+
     Examples
     --------
     >>> sentence_reversal("The cat sat. The dog ran.", None)
