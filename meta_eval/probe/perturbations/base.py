@@ -16,7 +16,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["FAMILIES", "PERTURBATIONS", "Perturbation", "get", "perturbation_rng", "register"]
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["FAMILIES", "PERTURBATIONS", "MissingExtraError", "Perturbation", "get", "perturbation_rng", "register"]
 
 #: family -> what the metric's score should do: ``drop`` for an error, ``same`` for an invariance
 FAMILIES = {"fluency": "drop", "order": "drop", "content": "drop", "invariance": "same"}
@@ -72,6 +74,15 @@ class Perturbation:
         if out is None or out == text:
             return None
         return out
+
+
+class MissingExtraError(MetaEvalError, ImportError):
+    """A perturbation cannot run here because what its extra (:attr:`Perturbation.needs`) installs is missing; the
+    message says what to install. The only exception a perturbation's function raises: the probe reports that
+    perturbation as skipped (exit status 1 where it is fatal)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, code=1)
 
 
 #: name -> Perturbation, in registration order
