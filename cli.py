@@ -341,6 +341,8 @@ def probe(
                                           "is the reference)"),
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance: a change within "
                                     "TOLERANCE x |original score| (+1e-9) is a tie, not a detection"),
+    text: str = typer.Option("auto", "--text", help="Which texts are perturbed: reference, candidate, or auto (the "
+                             "references where the set has two or more distinct ones, else the candidates)"),
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
@@ -374,7 +376,7 @@ def probe(
     from meta_eval.probe.report import print_probe
     from meta_eval.probe.run import probe as run_probe
 
-    result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against,
+    result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
                    tolerance=tolerance, resamples=resamples, references=references,
                    variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
                    cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,

@@ -176,7 +176,7 @@ def test_summeval_end_to_end(tmp_path, shared_data):
                 "--perturbations", "sentence-reversal,extra-whitespace", "--no-cache", "--resamples", "200",
                 "--output", str(out), "--plot", str(png))
     assert r.exit_code == 0, r.output
-    assert "probe signature: probe:1|set:summeval/all|against:self" in r.output
+    assert "probe signature: probe:1|set:summeval/all|text:reference|against:self" in r.output
     doc = json.loads(out.read_text())
     assert doc["n_items"] == 100 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p["signature"] for p in doc["perturbations"]] == ["sentence-reversal@1", "extra-whitespace@1"]
@@ -296,3 +296,22 @@ def test_a_perturbation_whose_extra_is_missing_is_reported_not_run(tmp_path, mon
             _quiet_probe(path, "bleu", perturbations="entity-swap")
     finally:
         content._ner.cache_clear()
+
+
+def test_a_set_whose_rows_share_one_reference_probes_its_candidates(tmp_path):
+    """All rows against one reference (as ASAP essays against one reference essay): the references would make a
+    single text, so --text auto probes the candidates (one item per distinct document and candidate), and says so
+    in the signature; --text reference probes the shared reference (once per document) when asked."""
+    conftest.require_metrics("bleu")
+    rows = [{"id": str(i), "doc_id": f"e{i}", "system": "student", "candidate": ref, "references": ["One model essay."],
+             "scores": {"overall": float(i)}} for i, ref in enumerate(REFS)]
+    path = _jsonl(tmp_path / "essays.jsonl", rows)
+    auto = _quiet_probe(path, "bleu", perturbations="sentence-reversal")
+    assert auto.n_items == len(REFS) and auto.text == "candidate" and "|text:candidate|against:self|" in auto.signature
+    keys, _ = auto.changes[("bleu", "sentence-reversal")]
+    assert keys == sorted(f"e{i}\x1f{r}" for i, r in enumerate(REFS) if i != 2)  # the one-sentence text skipped
+    forced = _quiet_probe(path, "bleu", perturbations="extra-whitespace", text="reference")
+    assert forced.text == "reference" and forced.n_items == len(REFS)  # per document, all the same text
+    assert set(forced.changes[("bleu", "extra-whitespace")][0]) == {f"e{i}\x1fOne model essay." for i in range(5)}
+    with pytest.raises(MetaEvalError, match="--text must be"):
+        _quiet_probe(path, "bleu", text="both")

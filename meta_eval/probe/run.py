@@ -12,8 +12,9 @@ Choices (each an argument, recorded in the probe's signature):
 - **Items.** A set with references probes its references, not the system outputs: rows sharing a document's
   reference collapse to one item (SummEval's 1,600 rows hold 100 documents x 11 references). ``references`` is how
   many distinct references of each document become items: 1 (the default: the first reference, the one every row of
-  the document lists first), N (up to N), or ``"all"``. A set without references (QAGS) probes its candidates, one
-  item per distinct (document, candidate). Items are sorted by their key (document, then text), so neither the rows'
+  the document lists first), N (up to N), or ``"all"``. A set without references (QAGS), or whose rows all share
+  one reference (ASAP essays, graded against one reference essay: its references would make a single item), probes
+  its candidates, one item per distinct (document, candidate): ``text`` (:func:`probed_text`) chooses. Items are sorted by their key (document, then text), so neither the rows'
   order nor the other items change an item's perturbation (:func:`~meta_eval.probe.perturbations.perturbation_rng`
   of the seed, the perturbation and the item's key) or the bootstrap.
 - **Against.** ``"self"`` (the default where the set has references): the original text is the reference, so the
@@ -56,11 +57,12 @@ import numpy as np
 from meta_eval.errors import MetaEvalError
 from meta_eval.probe.perturbations import FAMILIES, PERTURBATIONS, Perturbation
 
-__all__ = ["AGAINST", "PROBE_VERSION", "REFERENCE_SWAP", "ProbeItem", "ProbeResult", "items_of", "probe",
-           "select_perturbations"]
+__all__ = ["AGAINST", "PROBE_VERSION", "REFERENCE_SWAP", "TEXTS", "ProbeItem", "ProbeResult", "items_of", "probe",
+           "probed_text", "select_perturbations"]
 
 PROBE_VERSION = 1
 AGAINST = ("self", "source")
+TEXTS = ("auto", "reference", "candidate")
 Say = Callable[[str, str], None]
 
 
@@ -97,11 +99,29 @@ def _distinct(refs: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(r for r in refs if r.strip()))
 
 
-def items_of(jset, against: str, references: int | None = 1) -> list[ProbeItem]:
+def probed_text(jset, text: str = "auto") -> str:
+    """Which texts of ``jset`` are probed: ``"reference"`` or ``"candidate"``.
+
+    ``auto``: the references where the set has at least two distinct ones, else the candidates: a set whose rows all
+    share one reference (ASAP essays against one reference essay) would give a single item, so its human-written
+    candidates are probed instead, as in a set without references (QAGS).
+    """
+    if text not in TEXTS:
+        raise MetaEvalError(f"--text must be one of {', '.join(TEXTS)}, not {text!r}")
+    if text != "auto":
+        if text == "reference" and jset.max_references == 0:
+            raise MetaEvalError(f"--text reference: {jset.name} ({jset.subset}) has no references")
+        return text
+    distinct = {r for row in jset.rows for r in _distinct(row.references)}
+    return "reference" if len(distinct) >= 2 else "candidate"
+
+
+def items_of(jset, against: str, references: int | None = 1, text: str = "reference") -> list[ProbeItem]:
     """The probe's text items of ``jset`` (see the module: references collapsed per document, or candidates), sorted
-    by key. ``references``: distinct references per document (None: all)."""
+    by key. ``references``: distinct references per document (None: all); ``text``: ``reference`` or
+    ``candidate`` (:func:`probed_text`)."""
     items: dict[str, ProbeItem] = {}
-    if jset.max_references > 0:
+    if text == "reference":
         place: dict[str, dict[str, int]] = {}  # document -> reference -> first position in any row's list
         sources: dict[str, str | None] = {}
         for row in jset.rows:
@@ -213,6 +233,7 @@ class ProbeResult:
     failed: list[tuple[str, str]] = field(default_factory=list)
     not_run: list[tuple[str, str]] = field(default_factory=list)
     n_items: int = 0
+    text: str = "reference"
     wall_seconds: float = 0.0
     unavailable: list[tuple[str, str]] = field(default_factory=list)
     """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
@@ -226,7 +247,8 @@ class ProbeResult:
 
         perts = ",".join(p["signature"] for p in self.perturbations)
         refs = "all" if self.references is None else self.references
-        return (f"probe:{PROBE_VERSION}|set:{self.judgments}/{self.subset}|against:{self.against}|refs:{refs}|"
+        return (f"probe:{PROBE_VERSION}|set:{self.judgments}/{self.subset}|text:{self.text}|against:{self.against}|"
+                f"refs:{refs}|"
                 f"seed:{self.seed}|tol:{self.tolerance:g}|boot:{self.resamples}|conf:{self.confidence:g}|"
                 f"perturbations:{perts}|meta-eval:{package_version('meta-eval')}")
 
@@ -247,7 +269,7 @@ class ProbeResult:
     def to_dict(self, changes: bool = True) -> dict:
         """Every number as JSON-ready data; ``changes=False`` leaves out the per-item changes."""
         doc = {"probe": self.signature, "judgments": self.judgments, "subset": self.subset,
-               "settings": {"against": self.against, "references": "all" if self.references is None
+               "settings": {"text": self.text, "against": self.against, "references": "all" if self.references is None
                             else self.references, "seed": self.seed, "tolerance": self.tolerance,
                             "tolerance_kind": "relative to the item's original score, plus an absolute 1e-9",
                             "resamples": self.resamples, "confidence": self.confidence,
@@ -279,6 +301,7 @@ class ProbeResult:
 
 def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
           perturbations: str | Sequence[str] | None = None, seed: int = 0, against: str | None = None,
+          text: str = "auto",
           tolerance: float = 0.0, resamples: int = 1000, confidence: float = 0.95, references: int | str = 1,
           variants: str | None = None, subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, data_dir: str | Path | None = None,
@@ -298,6 +321,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         Names and families (``"sentence-reversal,invariance"``); default: all (see :func:`select_perturbations`).
     seed : int
         Seeds every perturbation (per item) and the bootstrap.
+    text : {"auto", "reference", "candidate"}
+        Which texts are perturbed (:func:`probed_text`; default: the references, or the candidates where the set
+        has fewer than two distinct references).
     against : {"self", "source"}, optional
         What the text is scored against (default: ``self`` where the set has references, else ``source``).
     tolerance : float
@@ -364,7 +390,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         jset = judgment_sets.load(judgments, data_dir, subset=subset)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
-    against = against or ("self" if jset.max_references > 0 else "source")
+    text = probed_text(jset, text)
+    against = against or ("self" if jset.max_references > 0 or not jset.has_sources else "source")
     if against == "source" and not jset.has_sources:
         raise MetaEvalError(f"--against source: {jset.name} ({jset.subset}) has no source documents (use --against "
                             "self)")
@@ -373,7 +400,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
                                                 swap_default=jset.task == "MT")
     with engine_for(engine, workers, address, actors) as scoring:
         result = _probe(jset, metrics, chosen_perturbations, swap, seed=seed, against=against, tolerance=tolerance,
-                        resamples=int(resamples), confidence=confidence, references=n_refs, variants=variants,
+                        resamples=int(resamples), confidence=confidence, references=n_refs, text=text,
+                        variants=variants,
                         options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                         progress=progress, say=say)
     result.wall_seconds = time.perf_counter() - started
@@ -395,7 +423,7 @@ def _variant_filter(variants: str | None):
 
 
 def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
-           variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
+           text, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
     from meta_eval.judgments.base import LabelledExamples
     from meta_eval.metrics.base import Example
     from meta_eval.probe import stats
@@ -404,7 +432,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import choose_metrics, group_skips, named_skips, parse_options, requested_names
 
-    items = items_of(jset, against, references)
+    items = items_of(jset, against, references, text)
     examples, labels = [], []
 
     def add(text: str, item: ProbeItem, what: str, refs=None) -> int:
@@ -485,7 +513,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                        tolerance=float(tolerance), resamples=resamples, confidence=confidence,
                        perturbations=pert_docs, metrics=metric_docs, cells=cells, tests=tests,
                        skipped=skipped_metrics, failed=done.failed, not_run=named_skips(skipped_metrics, requested),
-                       n_items=len(items), changes=changes, unavailable=unavailable)
+                       n_items=len(items), text=text, changes=changes, unavailable=unavailable)
 
 
 def digest(result: ProbeResult) -> str:
