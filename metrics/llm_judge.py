@@ -333,7 +333,9 @@ class LlmJudge(Metric):
         self.max_tokens = positive_int(max_tokens, "max_tokens") if max_tokens not in (None, "") else default_max
         self.needs_source = "{source}" in self.text
         self.needs_references = "{references}" in self.text
-        self.answers_path = None if str(answers).lower() == "none" else Path(os.path.expanduser(
+        # answers=None (not given) is the default store, answers="none" none (str(None) is "None": not that test)
+        none = answers is not None and str(answers).strip().lower() == "none"
+        self.answers_path = None if none else Path(os.path.expanduser(
             answers or os.environ.get("META_EVAL_LLM_ANSWERS") or _default_answers()))
         self.served: str | None = None
         self._client = None
