@@ -183,3 +183,18 @@ def test_ray_asks_each_row_once_two_actors_share_the_store_and_a_rerun_asks_noth
         assert server.counts["chat"] == 30  # every answer from the store
         assert again.scores[0].computed == 30 and again.scores[0].scores["llm-judge"].tolist() == row_scores.tolist()
         assert again.unparsed == res.unparsed
+
+
+def test_terminal_bar_shows_requests_rate_and_tokens(files):
+    """On a terminal (``TTY_COMPATIBLE=1`` makes rich treat the captured stderr as one) the bar carries the judge's
+    requests, requests/s and tokens after its counts."""
+    data, template = files
+    with JudgeServer() as server:
+        done = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "llm-judge", "--no-cache", "--resamples", "20",
+                                        *judge_options(server, template, "on_unparsed=drop")],
+                                  env={"TTY_COMPATIBLE": "1", "COLUMNS": "200"})
+        assert done.exit_code == 0, done.output
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.output)
+    bar = re.search(r"llm-judge .*30/30.*?(30 requests, [\d.]+ requests/s, ([\d,]+) tokens)", plain)
+    assert bar, plain[:3000]
+    assert int(bar.group(2).replace(",", "")) == tokens(server)
