@@ -570,6 +570,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                                     correction=correction, primary=correlation, variant_filter=variant_filter)
         except ValueError as exc:
             raise MetaEvalError(f"{jset.name}: {exc}") from None
+        # what a metric records beside its signature (an LLM judge: the server asked; never its key)
+        facts = {m.name: m.provenance() for m in chosen if callable(getattr(m, "provenance", None))}
+        for entry in block["metrics"]:
+            entry.update(facts.get(entry["metric"]) or {})
         block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
         block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
         blocks.append(block)

@@ -73,10 +73,13 @@ def readable_metrics(metrics: list[dict]) -> list[dict]:
     ``key=value``, versions ``dist version``), for the pages."""
     out = []
     system = {m["signature"]: m.get("system_score", "mean") for m in metrics}
+    server = {m["signature"]: m.get("server") for m in metrics}
     for sig in dict.fromkeys(m["signature"] for m in metrics):
         name, options, versions = split_signature(sig)
         if system[sig] != "mean":  # how the system level scores a system (sys:corpus: sacrebleu's corpus score)
             options = [*options, (f"sys:{system[sig]}", "")]
+        if server[sig]:  # an LLM judge: the server it asked (recorded, not signed)
+            options = [*options, ("server", server[sig])]
         out.append({"metric": name, "signature": sig,
                     "options": ", ".join(f"{k}={v}" if v else k for k, v in options) or "-",
                     "versions": ", ".join(f"{d} {v}" for d, v in versions) or "-"})

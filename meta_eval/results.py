@@ -112,6 +112,9 @@ class RunResult:
     """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
     rows_without_imported_score: int = 0
     """Rows dropped by ``--scores-missing drop`` because a score file has no score for them (from every metric)."""
+    unparsed: dict = field(default_factory=dict)
+    """Per metric that counts its answers (an LLM judge), ``{"unparsed": N, "answers": M}``: answers with no
+    parseable score among the answers to the scored rows (:attr:`meta_eval.scoring.runner.Scoring.unparsed`)."""
 
     # -- plain views -------------------------------------------------------------------------------------------
     @property
@@ -165,6 +168,7 @@ class RunResult:
                 "system_scores": self.system_scores, "signatures": self.signatures,
                 "tie_baseline": self.tie_baseline,
                 "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
+                "unparsed": self.unparsed,
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],

@@ -322,6 +322,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
     result.imported = [imp.describe() for imp in imported]
     result.rows_without_imported_score = missing_scores
+    result.unparsed = scoring.unparsed
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

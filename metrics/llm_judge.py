@@ -45,9 +45,15 @@ and the range; never the URL, the key, concurrency, timeout or retries. Every an
 ``model`` field: an answer from another model is an error (a different model is a different metric).
 
 **Answers are stored** (text, log-probabilities, usage) in an SQLite file (default: ``llm-answers.sqlite`` beside the
-score cache; ``answers=none`` disables it), keyed by the served model and the SHA-256 of the request body, and
+score cache; ``answers=none`` disables it, and so does a run without the score cache, ``--no-cache``: it stores
+nothing, :meth:`LlmJudge.no_store`), keyed by the served model and the SHA-256 of the request body, and
 committed as each answer arrives: a killed run resumes without asking an answered row again, even within a batch
 (the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun.
+On the Ray engine the metric's actor asks the server and writes the store (a second writer beside the driver's
+score cache, never the same file): SQLite's file locks make concurrent writers (``--actors N``) safe on a local
+disk, and the driver only reads the store after scoring; on a multi-node cluster each actor writes the file at the
+same path on its own node (set ``answers=`` to a node-local path, not a network file system, where SQLite's locks
+and WAL are unreliable), and the driver's counts read its own node's file.
 
 **Retries**: a 429, a 5xx, a timeout, a connection error or a body that is not a chat-completions JSON object is
 retried up to ``retries`` times, waiting ``backoff * 2**k`` seconds (at most 30; a 429's ``Retry-After`` when
@@ -57,8 +63,11 @@ longer); other 4xx answers are errors at once.
 score is an error naming the row and the answer. ``on_unparsed=drop``: unparsed answers are left out of a row's
 mean; a row with no parsed answer is given the middle of the range, and reported as not measured
 (``Metric.degenerate``: the run prints ``unparsed answer`` rows and writes them in the JSON). A parsed number outside
-the range is always an error. A summary line (requests, answers from the store, retries, tokens, unparsed answers,
-seconds) is printed on stderr after scoring.
+the range is always an error. ``meta-eval run`` shows ``unparsed: N of M`` answers in its table and writes
+``unparsed: {"llm-judge": {"unparsed": N, "answers": M}}`` in its JSON (:meth:`LlmJudge.unparsed_counts`, read
+from the store). A summary line (requests, their rate and seconds, answers from the store, retries, tokens,
+unparsed answers) is printed on stderr after scoring; while it runs, the progress bar shows the requests, requests/s
+and tokens so far (:meth:`LlmJudge.progress_note`; a line every few seconds on stderr when it is not a terminal).
 """
 from __future__ import annotations
 
@@ -324,13 +333,16 @@ class LlmJudge(Metric):
         self.max_tokens = positive_int(max_tokens, "max_tokens") if max_tokens not in (None, "") else default_max
         self.needs_source = "{source}" in self.text
         self.needs_references = "{references}" in self.text
-        self.answers_path = None if str(answers).lower() == "none" else Path(os.path.expanduser(
+        # answers=None (not given) is the default store, answers="none" none (str(None) is "None": not that test)
+        none = answers is not None and str(answers).strip().lower() == "none"
+        self.answers_path = None if none else Path(os.path.expanduser(
             answers or os.environ.get("META_EVAL_LLM_ANSWERS") or _default_answers()))
         self.served: str | None = None
         self._client = None
         self._store: _Store | None = None
         self.stats = dict.fromkeys(self._stats_keys, 0)
-        self._unparsed_rows: dict[str, str] = {}
+        self._asking: list[float] = []  # when this process sent its first request and got its last answer
+        self._tally_of: tuple[str, dict] | None = None  # (the rows' digest, what the store holds for them)
 
     # -- description ---------------------------------------------------------------------------------------------
     def config(self) -> dict[str, object]:
@@ -449,6 +461,9 @@ class LlmJudge(Metric):
                 self.stats["stored"] += 1
             return stored
         choices, usage = [], []
+        with self._lock():
+            if not self._asking:
+                self._asking[:] = [time.perf_counter()] * 2
         while len(choices) < self.samples:  # a server that ignores n (Ollama) answers one choice: ask again
             ask = dict(body, n=self.samples - len(choices))
             reply = self._call("POST", "/chat/completions", ask)
@@ -472,6 +487,7 @@ class LlmJudge(Metric):
                 self.stats["requests"] += 1
                 self.stats["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
                 self.stats["completion_tokens"] += int(u.get("completion_tokens") or 0)
+                self._asking[1] = time.perf_counter()
         answer = {"choices": choices[:self.samples], "usage": usage, "model": self.served}
         if self._store is not None:
             self._store.put(key, self.served, answer)
@@ -502,6 +518,7 @@ class LlmJudge(Metric):
             self.fit(examples)
         if self._store is None:
             self._store = _Store(self.answers_path)
+        self._tally_of = None  # the store changes
         self._http()  # one client (and its connection pool) for every thread
         self._lock()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -525,6 +542,79 @@ class LlmJudge(Metric):
             out.append(value if value is not None else parse_score(c.get("text"), self.rule))
         return out
 
+    def _tally(self, examples) -> dict | None:
+        """What the answer store holds for ``examples``' distinct rows (None without a store or before ``fit``):
+        ``rows``, ``missing`` (rows it has no answer of), ``answers``, ``unparsed``, ``tokens`` and ``empty``
+        (the keys of the rows whose every answer was unparsed); memoised for the same rows."""
+        if self.answers_path is None or self.served is None:
+            return None
+        keys = [self._key(self._body(ex)) for ex in examples]
+        digest = hashlib.sha256("".join(keys).encode()).hexdigest()
+        if self._tally_of is not None and self._tally_of[0] == digest:
+            return self._tally_of[1]
+        if self._store is None:
+            self._store = _Store(self.answers_path)
+        tally = {"rows": 0, "missing": 0, "answers": 0, "unparsed": 0, "tokens": 0, "empty": set()}
+        for key in dict.fromkeys(keys):
+            tally["rows"] += 1
+            answer = self._store.get(key)
+            if answer is None:
+                tally["missing"] += 1
+                continue
+            values = self._parsed(answer)
+            tally["answers"] += len(values)
+            tally["unparsed"] += sum(v is None for v in values)
+            tally["tokens"] += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+                                   for u in answer.get("usage", []) if isinstance(u, dict))
+            if values and all(v is None for v in values):
+                tally["empty"].add(key)
+        self._tally_of = (digest, tally)
+        return tally
+
+    def unparsed_counts(self, examples) -> dict[str, int] | None:
+        """``{"unparsed": N, "answers": M}`` over ``examples``' distinct rows, which ``meta-eval run`` shows in its
+        table and JSON: read from the answer store (so a rerun served from the score cache, or a run whose answers
+        were asked by a Ray actor, counts them too); without a store, the answers this process parsed (None if it
+        parsed none: nothing is known)."""
+        tally = self._tally(examples)
+        if tally is not None:
+            return {"unparsed": tally["unparsed"], "answers": tally["answers"]}
+        if not self.stats["answers"]:
+            return None
+        return {"unparsed": self.stats["unparsed"], "answers": self.stats["answers"]}
+
+    def progress_note(self) -> str | None:
+        """The requests this process has sent so far, their rate and tokens (``"120 requests, 41.3 requests/s,
+        9,876 tokens"``), for the progress bar; None while none was sent (all from the stores, or asked by a Ray
+        actor, whose counts stay in its process)."""
+        with self._lock():
+            s, asking = dict(self.stats), list(self._asking)
+        if not s["requests"]:
+            return None
+        seconds = max(asking[1] - asking[0], 1e-9) if asking else 0.0
+        rate = f"{s['requests'] / seconds:.1f} requests/s" if seconds > 1e-6 else "- requests/s"
+        return (f"{s['requests']:,} requests, {rate}, {s['prompt_tokens'] + s['completion_tokens']:,} tokens"
+                + (f", {s['retries']} retries" if s["retries"] else ""))
+
+    def no_store(self) -> None:
+        """Read and write no answer store (a run without the score cache, ``--no-cache``, stores nothing)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        self.answers_path = None
+        self._tally_of = None
+
+    def provenance(self) -> dict[str, str]:
+        """What a published board records beside the signature: the server asked (``base_url`` without a user,
+        password, query or fragment; the API key is never in it)."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(self.base_url)
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        netloc = host + (f":{parts.port}" if parts.port else "")
+        return {"server": urlunsplit((parts.scheme, netloc, parts.path, "", ""))}
+
     def degenerate(self, examples, scores=None) -> list[str | None]:
         """Rows whose every answer was unparsed (``on_unparsed=drop``), read back from the answer store, so that a
         rerun served from the score cache (or a run whose answers were asked by a Ray actor) reports them too; also
@@ -533,31 +623,24 @@ class LlmJudge(Metric):
         reasons: list[str | None] = [None] * len(examples)
         mid = (self.range[0] + self.range[1]) / 2
         s = self.stats
-        line = (f"llm-judge: asked here: {s['requests']} requests, {s['stored']} answers from the store, "
+        asking = self._asking
+        rate = ""
+        if s["requests"] and asking and asking[1] > asking[0]:
+            seconds = asking[1] - asking[0]
+            rate = f" ({s['requests'] / seconds:.1f} requests/s over {seconds:.2f} s)"
+        line = (f"llm-judge: asked here: {s['requests']} requests{rate}, {s['stored']} answers from the store, "
                 f"{s['retries']} retries, {s['prompt_tokens']}+{s['completion_tokens']} tokens")
-        if self.answers_path is not None and self.served is not None:
-            if self._store is None:
-                self._store = _Store(self.answers_path)
-            seen: dict[str, tuple[bool, int]] = {}
-            answers = unparsed = tokens = missing = 0
-            for i, ex in enumerate(examples):
-                key = self._key(self._body(ex))
-                if key not in seen:
-                    answer = self._store.get(key)
-                    if answer is None:
-                        missing += 1
-                        seen[key] = (False, 0)
-                        continue
-                    values = self._parsed(answer)
-                    answers += len(values)
-                    unparsed += sum(v is None for v in values)
-                    tokens += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
-                                  for u in answer.get("usage", []) if isinstance(u, dict))
-                    seen[key] = (all(v is None for v in values), len(values))
-                if self.on_unparsed == "drop" and seen[key][0] and seen[key][1]:
-                    reasons[i] = f"unparsed answer (scored the range's middle, {mid:g})"
-            line += (f"; the store holds {len(seen) - missing} of {len(seen)} distinct rows: unparsed: {unparsed} of "
-                     f"{answers} answers, {tokens} tokens")
+        tally = self._tally(examples)
+        if tally is not None:
+            if self.on_unparsed == "drop" and tally["empty"]:
+                for i, ex in enumerate(examples):
+                    if self._key(self._body(ex)) in tally["empty"]:
+                        reasons[i] = f"unparsed answer (scored the range's middle, {mid:g})"
+            line += (f"; the store holds {tally['rows'] - tally['missing']} of {tally['rows']} distinct rows: "
+                     f"unparsed: {tally['unparsed']} of {tally['answers']} answers, {tally['tokens']} tokens")
+        else:
+            line += (f"; no answer store (answers=none, or a run without the score cache): unparsed here: "
+                     f"{s['unparsed']} of {s['answers']} answers")
         print(line, file=sys.stderr)
         return reasons
 

@@ -102,6 +102,11 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         ["spearman", "pearson", "kendall", f"n {units}"]
     header += [f"{conf}% CI ({statistic})"]
     header += (["partial r (system)"] if partial else []) + (["Δ-band τ (pairs)"] if delta else [])
+    # a metric that counts its answers (an LLM judge): the answers with no parseable score, N of M
+    counted = getattr(result, "unparsed", None) or {}
+    metric_of = {v: ms.metric for ms in result.scores for v in ms.scores}
+    if counted:
+        header.append("unparsed")
     if differences:
         header.append(f"Δ vs {baseline} [{conf}% CI]")
     test = "Williams p" if williams else "perm. p"
@@ -128,6 +133,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
             row.append(fmt(r.partial))
         if delta:
             row.append(f"{fmt(r.delta['tau'])} ({r.delta['n_pairs']})")
+        if counted:
+            c = counted.get(metric_of.get(r.metric))
+            row.append(f"{c['unparsed']} of {c['answers']}" if c else "-")
         if differences:
             d = differences.get(r.metric)
             value = None if r.value is None or result.values.get(baseline) is None else \
@@ -146,7 +154,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
             row += [value] + (["-"] if statistic == "acc-t" else [])
         corr = [value if k == statistic else "-" for k in correlations]
         row += [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used), ci] if williams else [*corr, "-", ci]
-        row += ["-"] * (int(partial) + int(delta) + int(bool(differences))) + ["-"]
+        row += ["-"] * (int(partial) + int(delta) + int(bool(counted)) + int(bool(differences))) + ["-"]
         ceiling_at = len(rows)
         rows.append(row)
         styles.append("italic")

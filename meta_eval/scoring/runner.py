@@ -263,11 +263,13 @@ class Scoring:
     """What :func:`score_all` returns: the scores of the metrics that ran (in the order they were given), the
     metrics whose scoring raised (``(name, "ExcType: message")``) and, per scored metric, the rows it gave a
     documented value instead of a measurement (:meth:`~metrics.base.Metric.degenerate`: one reason or None per
-    row)."""
+    row) and, per metric that counts its answers (an LLM judge's ``unparsed_counts``), ``{"unparsed": N,
+    "answers": M}``."""
 
     scored: list[MetricScores]
     failed: list[tuple[str, str]]
     degenerate: dict[str, list]
+    unparsed: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None, batch_size: int = 256,
@@ -277,8 +279,12 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     The metrics run in :func:`run_order`, each resource (model, word vectors) released when no metric still to run
     holds it (:func:`release_done`), and ``engine`` (default: this process) is told when the CPU metrics are done
     (:meth:`~meta_eval.scoring.engines.Engine.idle`). A metric's :meth:`~metrics.base.Metric.degenerate` reasons are
-    collected right after it is scored, while its model is still loaded (``degenerate=False``: not asked).
-    ``progress``: a bar per metric (counts, rate, ETA) on stderr when it is a terminal. An engine that cannot start
+    collected right after it is scored, while its model is still loaded (``degenerate=False``: not asked), and so
+    are the answer counts of a metric that has ``unparsed_counts(examples)`` (an LLM judge: ``{"unparsed": N,
+    "answers": M}``, or None). Without a cache (``--no-cache``: store nothing) a metric with a store of its own
+    (``no_store()``: the LLM judge's answer store) is told to keep none either.
+    ``progress``: a bar per metric (counts, rate, ETA, and the metric's ``progress_note()`` when it has one, such as
+    an LLM judge's requests/s and tokens) on stderr when it is a terminal. An engine that cannot start
     (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates,
     every finished batch being in the cache. The cache is closed at the end.
     """
@@ -288,16 +294,23 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     from rich.markup import escape
 
     from meta_eval.report.progress import progress_bar
-    scored, failed, found = [], [], {}
+    scored, failed, found, unparsed = [], [], {}, {}
     order = run_order(chosen)
     rank = {id(m): k for k, m in enumerate(chosen)}
     try:
         for i, metric in enumerate(order):
             try:
-                with progress_bar(escape(metric.name), progress) as advance:
+                if cache is None and callable(getattr(metric, "no_store", None)):
+                    metric.no_store()
+                note = getattr(metric, "progress_note", None)
+                with progress_bar(escape(metric.name), progress, note if callable(note) else None) as advance:
                     result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
                 if degenerate:
                     found[metric.name] = metric.degenerate(examples, result.scores)
+                    counts = getattr(metric, "unparsed_counts", None)
+                    counts = counts(examples) if callable(counts) else None
+                    if counts is not None:
+                        unparsed[metric.name] = counts
                 scored.append((rank[id(metric)], result))
             except KeyboardInterrupt:
                 raise
@@ -312,7 +325,7 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     finally:
         if cache is not None:
             cache.close()
-    return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found)
+    return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found, unparsed)
 
 
 def degenerate_report(scoring: Scoring) -> dict[str, dict]:
