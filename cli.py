@@ -343,6 +343,8 @@ def probe(
                                     "TOLERANCE x |original score| (+1e-9) is a tie, not a detection"),
     text: str = typer.Option("auto", "--text", help="Which texts are perturbed: reference, candidate, or auto (the "
                              "references where the set has two or more distinct ones, else the candidates)"),
+    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="Probe a seeded sample of N items "
+                                            "\\[default: every item]"),
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
@@ -377,6 +379,7 @@ def probe(
     from meta_eval.probe.run import probe as run_probe
 
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
+                   max_items=max_items,
                    tolerance=tolerance, resamples=resamples, references=references,
                    variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
                    cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
@@ -647,6 +650,8 @@ def leaderboard_probe(
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap"),
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
+    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="Probe a seeded sample of N items per "
+                                            "set \\[default: every item]"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
@@ -659,8 +664,8 @@ def leaderboard_probe(
     from meta_eval.probe.board import probe_board
 
     written = _call(probe_board, out_dir, metrics, perturbations=perturbations, seed=seed, tolerance=tolerance,
-                    resamples=resamples, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
-                    engine=engine, workers=workers, command=_command_line(), say=_say)
+                    resamples=resamples, max_items=max_items, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                    batch_size=batch_size, engine=engine, workers=workers, command=_command_line(), say=_say)
     for path in written:
         _wrote(path)
 

@@ -315,3 +315,28 @@ def test_a_set_whose_rows_share_one_reference_probes_its_candidates(tmp_path):
     assert set(forced.changes[("bleu", "extra-whitespace")][0]) == {f"e{i}\x1fOne model essay." for i in range(5)}
     with pytest.raises(MetaEvalError, match="--text must be"):
         _quiet_probe(path, "bleu", text="both")
+
+
+def test_max_items_is_a_seeded_sample_recorded_in_the_signature(tmp_path):
+    conftest.require_metrics("bleu")
+    path = _jsonl(tmp_path / "s.jsonl", _rows())
+    a = _quiet_probe(path, "bleu", perturbations="extra-whitespace", max_items=3, seed=2)
+    b = _quiet_probe(path, "bleu", perturbations="extra-whitespace", max_items=3, seed=2)
+    keys = a.changes[("bleu", "extra-whitespace")][0]
+    assert len(keys) == 3 and keys == sorted(keys) and digest(a) == digest(b)
+    assert "|items:3-of-5|" in a.signature and a.to_dict()["n_items_in_set"] == 5
+    assert {k.split("\x1f")[0] for k in keys} <= {f"d{i}" for i in range(5)}
+    full = _quiet_probe(path, "bleu", perturbations="extra-whitespace", max_items=9)
+    assert full.n_items == 5 and "items:" not in full.signature
+    with pytest.raises(MetaEvalError, match="--max-items"):
+        _quiet_probe(path, "bleu", max_items=0)
+
+
+def test_doctests_of_the_runner_and_statistics():
+    import doctest
+
+    import meta_eval.probe.run as run_module
+
+    for module in (run_module, stats):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and (module is stats or result.attempted > 0), module.__name__

@@ -58,7 +58,7 @@ from meta_eval.errors import MetaEvalError
 from meta_eval.probe.perturbations import FAMILIES, PERTURBATIONS, Perturbation
 
 __all__ = ["AGAINST", "PROBE_VERSION", "REFERENCE_SWAP", "TEXTS", "ProbeItem", "ProbeResult", "items_of", "probe",
-           "probed_text", "select_perturbations"]
+           "probed_text", "sample_items", "select_perturbations"]
 
 PROBE_VERSION = 1
 AGAINST = ("self", "source")
@@ -145,6 +145,27 @@ def items_of(jset, against: str, references: int | None = 1, text: str = "refere
                                        row.source, f"{jset.name} document {row.doc_id!r}, candidate of system "
                                                    f"{row.system!r}")
     return [items[k] for k in sorted(items)]
+
+
+def sample_items(items: Sequence[ProbeItem], max_items: int | None, seed: int) -> list[ProbeItem]:
+    """``items`` (sorted by key), or a sample of ``max_items`` of them drawn without replacement by a generator of
+    ``seed`` alone, kept in key order: the same seed and set give the same sample whatever the rows' order.
+
+    Examples
+    --------
+    >>> its = [ProbeItem(str(k), "t", ("t",), None, "") for k in range(10)]
+    >>> a, b = sample_items(its, 3, 0), sample_items(its, 3, 0)
+    >>> [i.key for i in a] == [i.key for i in b] == sorted(i.key for i in a)
+    True
+    >>> len(sample_items(its, 20, 0))
+    10
+    """
+    if max_items is None or len(items) <= max_items:
+        return list(items)
+    from meta_eval.probe.perturbations import perturbation_rng
+
+    chosen = perturbation_rng(seed, "\x00items", str(len(items))).choice(len(items), size=max_items, replace=False)
+    return [items[i] for i in sorted(chosen)]
 
 
 def swap_items(jset) -> list[ProbeItem]:
@@ -234,6 +255,8 @@ class ProbeResult:
     not_run: list[tuple[str, str]] = field(default_factory=list)
     n_items: int = 0
     text: str = "reference"
+    n_candidates: int = 0
+    """Items the set offers (``n_items`` of them were probed: fewer under ``max_items``)."""
     wall_seconds: float = 0.0
     unavailable: list[tuple[str, str]] = field(default_factory=list)
     """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
@@ -248,9 +271,14 @@ class ProbeResult:
         perts = ",".join(p["signature"] for p in self.perturbations)
         refs = "all" if self.references is None else self.references
         return (f"probe:{PROBE_VERSION}|set:{self.judgments}/{self.subset}|text:{self.text}|against:{self.against}|"
-                f"refs:{refs}|"
+                f"refs:{refs}|{self._items_part()}"
                 f"seed:{self.seed}|tol:{self.tolerance:g}|boot:{self.resamples}|conf:{self.confidence:g}|"
                 f"perturbations:{perts}|meta-eval:{package_version('meta-eval')}")
+
+    def _items_part(self) -> str:
+        if self.n_candidates > self.n_items:
+            return f"items:{self.n_items}-of-{self.n_candidates}|"
+        return ""
 
     def cell(self, variant: str, perturbation: str) -> dict:
         """The cell of ``variant`` under ``perturbation`` (KeyError if it was not probed)."""
@@ -275,7 +303,8 @@ class ProbeResult:
                             "resamples": self.resamples, "confidence": self.confidence,
                             "ci_method": "percentile bootstrap over items",
                             "test": "exact McNemar on detection indicators (two-sided binomial test)"},
-               "n_items": self.n_items, "perturbations": self.perturbations, "metrics": self.metrics,
+               "n_items": self.n_items, "n_items_in_set": max(self.n_candidates, self.n_items),
+               "perturbations": self.perturbations, "metrics": self.metrics,
                "cells": self.cells, "tests": self.tests,
                "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
@@ -301,7 +330,7 @@ class ProbeResult:
 
 def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
           perturbations: str | Sequence[str] | None = None, seed: int = 0, against: str | None = None,
-          text: str = "auto",
+          text: str = "auto", max_items: int | None = None,
           tolerance: float = 0.0, resamples: int = 1000, confidence: float = 0.95, references: int | str = 1,
           variants: str | None = None, subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, data_dir: str | Path | None = None,
@@ -324,6 +353,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     text : {"auto", "reference", "candidate"}
         Which texts are perturbed (:func:`probed_text`; default: the references, or the candidates where the set
         has fewer than two distinct references).
+    max_items : int, optional
+        Probe a seeded sample of this many items (:func:`sample_items`; default: every item).
     against : {"self", "source"}, optional
         What the text is scored against (default: ``self`` where the set has references, else ``source``).
     tolerance : float
@@ -371,6 +402,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     if variants not in (None, "all"):
         raise MetaEvalError(f"variants must be None or 'all', not {variants!r}")
     n_refs = _resolve_references(references)
+    if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
+        raise MetaEvalError(f"--max-items must be a positive integer, not {max_items!r}")
     select_perturbations(perturbations)  # an unknown name fails before any loading
     if plot is not None:
         from meta_eval.report.figures import SUFFIXES
@@ -401,6 +434,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     with engine_for(engine, workers, address, actors) as scoring:
         result = _probe(jset, metrics, chosen_perturbations, swap, seed=seed, against=against, tolerance=tolerance,
                         resamples=int(resamples), confidence=confidence, references=n_refs, text=text,
+                        max_items=max_items,
                         variants=variants,
                         options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                         progress=progress, say=say)
@@ -423,7 +457,7 @@ def _variant_filter(variants: str | None):
 
 
 def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
-           text, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
+           text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
     from meta_eval.judgments.base import LabelledExamples
     from meta_eval.metrics.base import Example
     from meta_eval.probe import stats
@@ -432,7 +466,8 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import choose_metrics, group_skips, named_skips, parse_options, requested_names
 
-    items = items_of(jset, against, references, text)
+    all_items = items_of(jset, against, references, text)
+    items = sample_items(all_items, max_items, seed)
     examples, labels = [], []
 
     def add(text: str, item: ProbeItem, what: str, refs=None) -> int:
@@ -513,7 +548,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                        tolerance=float(tolerance), resamples=resamples, confidence=confidence,
                        perturbations=pert_docs, metrics=metric_docs, cells=cells, tests=tests,
                        skipped=skipped_metrics, failed=done.failed, not_run=named_skips(skipped_metrics, requested),
-                       n_items=len(items), text=text, changes=changes, unavailable=unavailable)
+                       n_items=len(items), text=text, changes=changes, n_candidates=len(all_items), unavailable=unavailable)
 
 
 def digest(result: ProbeResult) -> str:
