@@ -340,3 +340,25 @@ def test_doctests_of_the_runner_and_statistics():
     for module in (run_module, stats):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and (module is stats or result.attempted > 0), module.__name__
+
+
+def test_the_readme_blind_spots_table_is_what_the_probe_gives(shared_data):
+    """The README's example table: every rate it prints is the rate of a fresh probe (seed 0), to its two digits."""
+    conftest.require_metrics("rouge", "wms", "sms", "bleu", "chrf")
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Blind spots", 1)[1]
+    table = section[section.index("\n| perturbation"):].split("\n\n", 1)[0]
+    lines = [line for line in table.strip().splitlines() if "---" not in line]
+    header = [h.strip() for h in lines[0].strip("|").split("|")][1:]
+    columns = {"ROUGE-1": "rouge1-f", "ROUGE-L": "rougeL-f", "WMS": "wms", "SMS": "sms", "BLEU": "bleu",
+               "chrF": "chrf"}
+    printed = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name, value in zip(header, cells[1:]):
+            printed[(cells[0].split(" (")[0], columns[name])] = value
+    assert len(printed) == 7 * 6
+    res = probe("summeval", "rouge,wms,sms,bleu,chrf", data_dir=shared_data, no_cache=True, progress=False,
+                resamples=10, perturbations=",".join(sorted({p for p, _ in printed})))
+    for (p, v), value in printed.items():
+        assert f"{res.cell(v, p)['rate']:.2f}" == value, (p, v)
