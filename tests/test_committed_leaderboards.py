@@ -69,9 +69,8 @@ def _compare(block: dict, fresh_levels: dict, tol: float = 1e-6) -> int:
     return checked
 
 
-# built-in sets whose board is not published yet (wmt23: its board did not finish in the session that added the set:
-# TER over zh-en's 13,260 rows, twice with the corpus scores); remove a name when its board is committed
-NO_BOARD_YET: tuple[str, ...] = ("wmt23",)
+# built-in sets whose board is not published yet; remove a name when its board is committed
+NO_BOARD_YET: tuple[str, ...] = ()
 
 
 def test_every_set_has_a_committed_leaderboard():
