@@ -362,3 +362,21 @@ def test_the_readme_blind_spots_table_is_what_the_probe_gives(shared_data):
                 resamples=10, perturbations=",".join(sorted({p for p, _ in printed})))
     for (p, v), value in printed.items():
         assert f"{res.cell(v, p)['rate']:.2f}" == value, (p, v)
+
+
+def test_english_rules_are_not_run_on_a_german_set(shared_data):
+    """negation, drop-function-words and entity-swap are written for English (word lists, English NER): on WMT
+    en-de, whose texts are German, they are reported as not run, with the reason; the others run."""
+    conftest.require_metrics("chrf")
+    res = probe("wmt21-mqm-ted", "chrf", subset="en-de", data_dir=shared_data, no_cache=True, progress=False,
+                resamples=20, max_items=5, perturbations="negation,drop-function-words,sentence-reversal")
+    assert [p["name"] for p in res.perturbations] == ["sentence-reversal"]
+    assert {n for n, _ in res.unavailable} == {"negation", "drop-function-words"}
+    assert all("written for en text" in r and "texts are de" in r for _, r in res.unavailable)
+    from meta_eval.probe.report import markdown_lines
+
+    assert any(line.startswith("Not run: negation (its rules") for line in markdown_lines(res.to_dict(False)))
+    from meta_eval.probe.perturbations import get
+
+    assert get("negation").written_for("en") and get("negation").written_for(None)
+    assert get("typos").written_for("de")

@@ -84,6 +84,8 @@ def print_probe(doc: dict, out, verbose: bool = False) -> None:
         if m["metric"] not in seen:
             seen.add(m["metric"])
             out.print(plain(f"  {m['metric']}: {m['signature']}"))
+    for d in doc.get("perturbations_not_run") or []:
+        out.print(plain(f"not run: {d['perturbation']} ({d['reason']})"))
     if verbose:
         for p in doc["perturbations"]:
             out.print(plain(f"  {p['signature']}: {p['description']} ({p['citation']})"))
@@ -118,7 +120,13 @@ def markdown_lines(doc: dict, figure: str | None = None) -> list[str]:
     lines += ["", "| perturbation | family | items applied | skipped | version | from |", "|---|---|---:|---:|---|---|"]
     lines += [f"| {p['name']} | {p['family']} | {p['n_applied']} | {p['n_skipped']} | {p['version']} | "
               f"{p['citation'].replace('|', '/')} |" for p in perts]
-    lines += ["", f"Probe signature: `{doc['probe'].replace('|', '|')}`", ""]
+    not_run = doc.get("perturbations_not_run") or []
+    if not_run:
+        lines += [""] + [f"Not run: {d['perturbation']} ({d['reason']})." for d in not_run]
+    skipped = doc.get("skipped") or []
+    if skipped:
+        lines += [""] + [f"Metric not probed: {d['metric']} ({d['reason']})." for d in skipped]
+    lines += ["", f"Probe signature: `{doc['probe']}`", ""]
     return lines
 
 

@@ -484,6 +484,11 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                      for it in swap]
             plan.append((p, pairs, 0))
             continue
+        if not p.written_for(jset.language):
+            unavailable.append((p.name, f"its rules are written for {', '.join(p.languages)} text and "
+                                        f"{jset.name} ({jset.subset})'s texts are {jset.language}"))
+            say("err-skipped", f"perturbation {p.name}: {unavailable[-1][1]}")
+            continue
         pairs, skipped, mark = [], 0, len(examples)
         try:
             for item, o in zip(items, original):

@@ -44,6 +44,10 @@ class Perturbation:
         Bump when the function's behaviour changes: it is part of the probe's signature.
     needs : str or None
         The meta-eval extra a perturbation needs beyond the core install (e.g. ``"qa"`` for spaCy's NER), or None.
+    languages : tuple of str or None
+        The languages (ISO 639-1) whose texts the function's rules are written for (English word lists, English
+        NER), or None for any language; the probe does not run it on a set whose candidates are in another language
+        (reported as not run, with the reason).
     """
 
     name: str
@@ -53,6 +57,7 @@ class Perturbation:
     description: str
     version: int = 1
     needs: str | None = None
+    languages: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -63,6 +68,10 @@ class Perturbation:
     def expect(self) -> str:
         """``"drop"`` (an error the metric should catch) or ``"same"`` (an invariance)."""
         return FAMILIES[self.family]
+
+    def written_for(self, language: str | None) -> bool:
+        """Whether the rules apply to texts in ``language`` (True for an unknown language: a user's JSONL set)."""
+        return self.languages is None or language is None or language in self.languages
 
     def signature(self) -> str:
         """``name@version``: what the probe's signature records for this perturbation."""

@@ -226,7 +226,7 @@ def entity_swap(text: str, rng: np.random.Generator) -> "str | None":
 register(Perturbation(
     "negation", "content", negation,
     citation=f"{_HE}, negation; {_SAI}, negation; {_DEMETR}, negation",
-    description="one negation inserted or removed"))
+    description="one negation inserted or removed", languages=("en",)))
 register(Perturbation(
     "number-change", "content", number_change,
     citation=f"{_HE}, numerical edit; {_SAI}; {_DEMETR}, numbers",
@@ -234,4 +234,4 @@ register(Perturbation(
 register(Perturbation(
     "entity-swap", "content", entity_swap,
     citation=f"{_FACTCC}, entity swap; {_HE}, named entity; {_SAI}",
-    description="one named entity replaced by another of the same type", needs="qa"))
+    description="one named entity replaced by another of the same type", needs="qa", languages=("en",)))

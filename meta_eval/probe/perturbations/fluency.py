@@ -248,7 +248,7 @@ register(Perturbation(
 register(Perturbation(
     "drop-function-words", "fluency", drop_function_words,
     citation=f"{_HE}, article and preposition removal; {_SAI}, dropped stopwords",
-    description="articles and prepositions removed"))
+    description="articles and prepositions removed", languages=("en",)))
 register(Perturbation(
     "typos", "fluency", typos,
     citation=f"{_SAI}, spelling errors; {_HE}, typos; Karpinska et al. (2022), DEMETR (EMNLP)",
