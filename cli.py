@@ -330,21 +330,18 @@ def score(
 @app.command()
 def probe(
     judgments: str = typer.Option(..., "--judgments", "-j", help=_SETS_HELP),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
-                                          "every metric \\[default: the metrics that take seconds on a CPU]"),
-    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Comma-separated perturbation "
-                                                "names or families (fluency, order, content, invariance) "
-                                                "\\[default: all]"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Metric names; 'all': every metric "
+                                          "\\[default: the metrics that take seconds on a CPU]"),
+    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Perturbation names or families "
+                                                "(fluency, order, content, invariance) \\[default: all]"),
     seed: int = typer.Option(0, "--seed", help="Seed of every perturbation (per item) and of the bootstrap"),
-    against: Optional[str] = typer.Option(None, "--against", help="self (the original text is the reference; "
-                                          "default where the set has references) or source (the source document "
-                                          "is the reference)"),
-    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance: a change within "
-                                    "TOLERANCE x |original score| (+1e-9) is a tie, not a detection"),
+    against: Optional[str] = typer.Option(None, "--against", help="self (the text is its own reference; default "
+                                          "where the set has references) or source"),
+    tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance: |change| <= "
+                                    "TOLERANCE x |original| (+1e-9) is a tie"),
     text: str = typer.Option("auto", "--text", help="Which texts are perturbed: reference, candidate, or auto (the "
                              "references where the set has two or more distinct ones, else the candidates)"),
-    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="Probe a seeded sample of N items "
-                                            "\\[default: every item]"),
+    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="A seeded sample of N items \\[all]"),
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
@@ -355,8 +352,6 @@ def probe(
     output: Optional[Path] = typer.Option(None, "--output", help="Write every number and the signatures as JSON"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the metric x perturbation heatmap (.png, .svg, "
                                         ".pdf) \\[needs the plot extra]"),
-    board: Optional[Path] = typer.Option(None, "--board", help="A leaderboard folder: save the result as its "
-                                         "blindspots.json (+ heatmap) and re-render its pages; -j/-m as given"),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output file that meta-eval did not "
                                "write"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
@@ -379,8 +374,7 @@ def probe(
     from meta_eval.probe.run import probe as run_probe
 
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
-                   max_items=max_items,
-                   tolerance=tolerance, resamples=resamples, references=references,
+                   max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
                    variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
                    cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
                    address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
@@ -390,15 +384,7 @@ def probe(
     err.print(f"{result.wall_seconds:.1f} s", highlight=False, markup=False)
     _wrote(output)
     _wrote(plot)
-    if board is not None:
-        from meta_eval.probe.board import save_to_board
-
-        written = _call(save_to_board, board, [result], command=_command_line())
-        for path in written:
-            _wrote(path)
-    named = {w.strip() for w in (perturbations or "").split(",")}
-    not_run = result.not_run + [(f"perturbation {n}", r) for n, r in result.unavailable if n in named]
-    _exit_if_incomplete(result.failed, not_run, output)
+    _exit_if_incomplete(result.failed, result.not_run, output)
 
 
 def _command_line() -> str:
@@ -452,30 +438,9 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
 def list_protocols() -> None:
     """List the named protocols: papers' tables that `meta-eval run --protocol NAME` reruns, with each part's
     tolerance and the verdict counts a run is expected to give (match, within tolerance, known mismatch)."""
-    from meta_eval.protocol import ProtocolError, load_protocol, protocol_names
+    from meta_eval.report.tables import print_protocols
 
-    out.print("Protocols: a paper's table run as it was run (meta-eval run --protocol NAME, or --protocol FILE.toml)",
-              highlight=False, markup=False)
-    problems = []
-    for name in protocol_names():
-        try:
-            proto = load_protocol(name)
-        except ProtocolError as exc:
-            problems.append(str(exc))
-            continue
-        out.print("")
-        out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)} ({proto.cells} printed cells)",
-                  highlight=False, soft_wrap=True)
-        for p in proto.parts:
-            out.print(f"  {p.name}: {p.judgments}, human {p.human}, {p.level} level, {p.correlation}, tolerance "
-                      f"{p.tolerance:g}", highlight=False, markup=False, soft_wrap=True)
-        expected = proto.expected
-        out.print(f"  expected: match {expected['match']}, within tolerance {expected['within']}, known mismatch "
-                  f"{expected['known']}" if expected else "  expected: (not stated)", highlight=False, markup=False,
-                  soft_wrap=True)
-        out.print(f"  {proto.citation}", highlight=False, markup=False, soft_wrap=True)
-    for problem in problems:
-        out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
+    problems = print_protocols(out)
     if problems:
         raise typer.Exit(1)
 
@@ -643,15 +608,12 @@ def leaderboard_publish(
 @leaderboard_app.command("probe")
 def leaderboard_probe(
     out_dir: Path = typer.Argument(..., help="A leaderboard folder (holding results.json)"),
-    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names \\[default: "
-                                          "the board's own metrics]"),
-    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Perturbation names or "
-                                                "families \\[default: all]"),
+    metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Metric names \\[default: the board's]"),
+    perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Names or families \\[all]"),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap"),
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
-    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="Probe a seeded sample of N items per "
-                                            "set \\[default: every item]"),
+    max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="A seeded sample of N items per set"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),

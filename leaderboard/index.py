@@ -95,18 +95,24 @@ def collect(root: str | Path, tasks: dict[str, str] | None = None) -> list[dict]
 
 def _blind_summary(doc: dict | None) -> list[dict]:
     """Per perturbation of a set's blind-spots probe: the variant that reacts best and worst, with their rates
-    (:func:`meta_eval.probe.report.best_and_worst`); ``[]`` without a probe."""
+    (:func:`meta_eval.probe.report.best_and_worst`), each with how many other variants tie with it at that
+    rate (``"bleu (+3 tied)"``); ``[]`` without a probe."""
     if doc is None:
         return []
     from meta_eval.probe.report import best_and_worst
 
+    def named(cell: dict, cells: list[dict]) -> str:  # "+N tied": other variants at the same rate
+        tied = sum(c["rate"] == cell["rate"] for c in cells) - 1
+        return cell["variant"] + (f" (+{tied} tied)" if tied else "")
+
     out = []
     for p in doc["perturbations"]:
-        best, worst = best_and_worst(p, [c for c in doc["cells"] if c["perturbation"] == p["name"]])
+        cells = [c for c in doc["cells"] if c["perturbation"] == p["name"] and c["rate"] is not None]
+        best, worst = best_and_worst(p, cells)
         if best is not None:
             out.append({"perturbation": p["name"], "family": p["family"], "expect": p["expect"],
-                        "n_applied": p["n_applied"], "best": best["variant"], "best_rate": best["rate"],
-                        "worst": worst["variant"], "worst_rate": worst["rate"]})
+                        "n_applied": p["n_applied"], "best": named(best, cells), "best_rate": best["rate"],
+                        "worst": named(worst, cells), "worst_rate": worst["rate"]})
     return out
 
 
@@ -158,8 +164,8 @@ def render_index_readme(entries: list[dict]) -> str:
     if blind:
         lines += ["", "## Blind spots", "",
                   "Per set and perturbation (`meta-eval probe`, docs/probe.md): the metric variant whose score drops "
-                  "most often (for an invariance, *false alarms*: least often) and the one that reacts worst; the "
-                  "board's page has the full table.", "",
+                  "most often (for an invariance, *false alarms*: least often) and the one that reacts worst, with how "
+                  "many others tie with each; the board's page has the full table.", "",
                   "| set | subset | perturbation | family | items | best | rate | worst | rate |",
                   "|---|---|---|---|---:|---|---:|---|---:|"]
         lines += [f"| [{e['judgments']}]({e['board']}/README.md#blind-spots) | {e['subset']} | {b['perturbation']} | "

@@ -1,5 +1,5 @@
 """Blind spots on a leaderboard: ``<board>/blindspots.json`` and its heatmaps, added to a published board without
-recomputing its correlations (``meta-eval leaderboard probe BOARD`` or ``meta-eval probe ... --board BOARD``).
+recomputing its correlations (``meta-eval leaderboard probe BOARD``).
 
 The file (schema :data:`SCHEMA`, documented in ``leaderboard/SCHEMA.md``) holds one probe document per set of the
 board (:meth:`meta_eval.probe.run.ProbeResult.to_dict` without the per-item changes, plus ``figure``: the heatmap's

@@ -438,6 +438,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
                         variants=variants,
                         options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                         progress=progress, say=say)
+    named = {w.strip() for w in (perturbations.split(",") if isinstance(perturbations, str) else perturbations or ())}
+    result.not_run += [(f"perturbation {n}", r) for n, r in result.unavailable if n in named]
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         from meta_eval.report.outputs import write_json

@@ -577,3 +577,34 @@ def print_catalog(entries: list[dict], root, out: Console) -> None:
         for key, value in lines:
             if value:
                 out.print(f"  {key}: {value}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_protocols(out: Console) -> list[str]:
+    """``meta-eval protocols``: every named protocol (:mod:`meta_eval.protocol`) with its parts' tolerance, the
+    verdict counts a run is expected to give and its citation; returns the problems of broken protocol files (also
+    printed)."""
+    from meta_eval.protocol import ProtocolError, load_protocol, protocol_names
+
+    out.print("Protocols: a paper's table run as it was run (meta-eval run --protocol NAME, or --protocol FILE.toml)",
+              highlight=False, markup=False)
+    problems = []
+    for name in protocol_names():
+        try:
+            proto = load_protocol(name)
+        except ProtocolError as exc:
+            problems.append(str(exc))
+            continue
+        out.print("")
+        out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)} ({proto.cells} printed cells)",
+                  highlight=False, soft_wrap=True)
+        for p in proto.parts:
+            out.print(f"  {p.name}: {p.judgments}, human {p.human}, {p.level} level, {p.correlation}, tolerance "
+                      f"{p.tolerance:g}", highlight=False, markup=False, soft_wrap=True)
+        expected = proto.expected
+        out.print(f"  expected: match {expected['match']}, within tolerance {expected['within']}, known mismatch "
+                  f"{expected['known']}" if expected else "  expected: (not stated)", highlight=False, markup=False,
+                  soft_wrap=True)
+        out.print(f"  {proto.citation}", highlight=False, markup=False, soft_wrap=True)
+    for problem in problems:
+        out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
+    return problems
