@@ -60,10 +60,12 @@ def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of bootstrap ``values`` (Efron & Tibshirani 1993, eq. 13.5)."""
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(np.asarray(values, dtype=np.float64), [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    """The percentile interval of bootstrap ``values`` (Efron & Tibshirani 1993, eq. 13.5): the run's own
+    :func:`meta_eval.stats.resampling.percentile_interval` for one column."""
+    from meta_eval.stats.resampling import percentile_interval as columns_interval
+
+    lo, hi = columns_interval(np.asarray(values, dtype=np.float64)[:, None], confidence)
+    return float(lo[0]), float(hi[0])
 
 
 def summarize(change: np.ndarray, threshold: np.ndarray | float, *, resamples: int = 1000, seed: int = 0,

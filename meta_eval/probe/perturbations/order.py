@@ -22,10 +22,6 @@ _SAI = "Sai et al. (2021), Perturbation CheckLists for Evaluating NLG Evaluation
 _TAIL = re.compile(r"^(.*?)(\s*[^\w\s]*)$", re.S)
 
 
-def _sentences(text: str) -> list[str]:
-    return sentences(text)
-
-
 def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
     """The text's sentences in reverse order (None with fewer than two sentences, or when the reversed order reads
     the same, as for two equal sentences).
@@ -38,7 +34,7 @@ def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
     >>> sentence_reversal("The cat sat. The dog ran.", None)
     'The dog ran. The cat sat.'
     """
-    found = _sentences(text)
+    found = sentences(text)
     if len(found) < 2 or found[::-1] == found:
         return None
     out = " ".join(reversed(found))
@@ -60,7 +56,7 @@ def sentence_shuffle(text: str, rng: np.random.Generator) -> "str | None":
     >>> sentence_shuffle("A cat sat. A cat sat.", np.random.default_rng(0)) is None
     True
     """
-    found = _sentences(text)
+    found = sentences(text)
     shuffled = derange(found, rng)
     if shuffled is None:
         return None
