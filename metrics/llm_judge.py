@@ -544,8 +544,9 @@ class LlmJudge(Metric):
 
     def _tally(self, examples) -> dict | None:
         """What the answer store holds for ``examples``' distinct rows (None without a store or before ``fit``):
-        ``rows``, ``missing`` (rows it has no answer of), ``answers``, ``unparsed``, ``tokens`` and ``empty``
-        (the keys of the rows whose every answer was unparsed); memoised for the same rows."""
+        ``rows``, ``missing`` (rows it has no answer of), ``answers``, ``unparsed``, ``tokens``, ``empty``
+        (the keys of the rows whose every answer was unparsed) and ``keys`` (each example's key, in order);
+        memoised for the same rows."""
         if self.answers_path is None or self.served is None:
             return None
         keys = [self._key(self._body(ex)) for ex in examples]
@@ -554,7 +555,7 @@ class LlmJudge(Metric):
             return self._tally_of[1]
         if self._store is None:
             self._store = _Store(self.answers_path)
-        tally = {"rows": 0, "missing": 0, "answers": 0, "unparsed": 0, "tokens": 0, "empty": set()}
+        tally = {"rows": 0, "missing": 0, "answers": 0, "unparsed": 0, "tokens": 0, "empty": set(), "keys": keys}
         for key in dict.fromkeys(keys):
             tally["rows"] += 1
             answer = self._store.get(key)
@@ -633,8 +634,8 @@ class LlmJudge(Metric):
         tally = self._tally(examples)
         if tally is not None:
             if self.on_unparsed == "drop" and tally["empty"]:
-                for i, ex in enumerate(examples):
-                    if self._key(self._body(ex)) in tally["empty"]:
+                for i, key in enumerate(tally["keys"]):  # the rows' keys, computed once by _tally
+                    if key in tally["empty"]:
                         reasons[i] = f"unparsed answer (scored the range's middle, {mid:g})"
             line += (f"; the store holds {tally['rows'] - tally['missing']} of {tally['rows']} distinct rows: "
                      f"unparsed: {tally['unparsed']} of {tally['answers']} answers, {tally['tokens']} tokens")
