@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -218,9 +217,8 @@ def test_gemba_da_prompt(server, tmp_path):
 
 
 # -- the command line -----------------------------------------------------------------------------------------------
-@pytest.mark.skipif(not os.path.isdir(os.environ.get("META_EVAL_DATA", "/nonexistent")),
-                    reason="needs the judgment sets ($META_EVAL_DATA)")
-def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path):
+def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path, shared_data, monkeypatch):
+    monkeypatch.setenv("META_EVAL_DATA", str(shared_data))  # the command line (and load below) read it
     from typer.testing import CliRunner
 
     from meta_eval.cli import app
@@ -249,9 +247,7 @@ def test_cli_summeval_all_rows_then_nothing_asked(server, tmp_path):
     assert "llm-judge" in json.dumps(data)
 
 
-@pytest.mark.skipif(not os.path.isdir(os.environ.get("META_EVAL_DATA", "/nonexistent")),
-                    reason="needs the judgment sets ($META_EVAL_DATA)")
-def test_killed_run_resumes_without_asking_answered_rows(tmp_path):
+def test_killed_run_resumes_without_asking_answered_rows(tmp_path, shared_data, monkeypatch):
     """A `meta-eval run` process killed (SIGKILL) mid-run: the rerun asks exactly the rows whose answers were not
     stored, none twice."""
     import signal
@@ -260,6 +256,7 @@ def test_killed_run_resumes_without_asking_answered_rows(tmp_path):
     import sys
     import time
 
+    monkeypatch.setenv("META_EVAL_DATA", str(shared_data))  # the two processes (and load below) read it
     with JudgeServer(delay=0.01) as server:
         args = [sys.executable, "-m", "meta_eval.cli", "run", "-j", "summeval", "-m", "llm-judge", "-o",
                 f"base_url={server.url}", "-o", "model=judge-7b", "-o", "dimension=coherence", "-o", "concurrency=4",

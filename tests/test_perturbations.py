@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import require, require_module
+from conftest import require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -359,13 +359,10 @@ SUMMEVAL_APPLIES = {"word-swap": 1100, "drop-function-words": 1100, "typos": 110
                     "casing": 1100, "punctuation-spacing": 1084}
 
 
-def test_applicability_on_summeval_references():
+def test_applicability_on_summeval_references(shared_data):
     from meta_eval.judgments import summeval
 
-    try:
-        rows = summeval.load(download=False).rows
-    except Exception as exc:  # the data set is not here
-        require(False, f"the SummEval judgments ({exc})", "set META_EVAL_DATA to the judgments folder")
+    rows = summeval.load(shared_data, download=False).rows
     refs = {}
     for row in rows:
         refs.setdefault(row.doc_id, row.references)
