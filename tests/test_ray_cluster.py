@@ -17,6 +17,10 @@ import pytest
 from conftest import require, require_module
 from meta_eval.scoring.engines import RAY_HINT
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -60,3 +64,14 @@ def test_a_started_cluster_scores_like_one_process_and_refuses_a_driver_without_
     refused = _run(shared_data, tmp_path / "refused.json", dict(base, RAY_ADDRESS=head), "--engine", "ray")
     assert refused.returncode == 2 and not (tmp_path / "refused.json").exists()
     assert "RAY_AUTH_MODE=token" in " ".join(refused.stderr.split())
+
+
+def test_without_an_address_a_local_instance_of_its_own_not_the_running_cluster(head, shared_data, tmp_path):
+    """Ray's own default (no address) joins the newest cluster `ray start` runs on the machine and then refuses a CPU
+    count; meta-eval's ``--engine ray`` with no ``RAY_ADDRESS`` starts an instance of its own with ``--workers``."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    one = _run(shared_data, tmp_path / "one.json", base, "--workers", "1")
+    local = _run(shared_data, tmp_path / "local.json", base, "--engine", "ray", "--workers", "2")
+    assert one.returncode == 0 and local.returncode == 0, local.stderr[-2000:]
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("one", "local"))
+    assert a["results"] == b["results"] and b["n"] == 235

@@ -507,8 +507,9 @@ class RayEngine(Engine):
         A local instance: its number of CPUs (default :func:`default_workers`). A cluster: the batches in flight
         are at most twice this (default: the cluster's CPUs).
     address : str, optional
-        A running cluster (``ray://host:10001`` or ``host:6379``); default ``$RAY_ADDRESS``; neither: a local
-        instance, started at the first metric that needs it and stopped by :meth:`close`. When Ray is already
+        A running cluster (``ray://host:10001`` or ``host:6379``); default ``$RAY_ADDRESS``; neither: a new local
+        instance, started at the first metric that needs it and stopped by :meth:`close` (a cluster that ``ray
+        start`` runs on this machine is joined only when named). When Ray is already
         initialised in this process (a notebook, a test), that connection is used and left open.
     actors : int, optional
         Actors per neural metric, each holding its own copy of the model, batches handed to whichever is free.
@@ -561,7 +562,9 @@ class RayEngine(Engine):
                              runtime_env=runtime_env)
                 else:
                     paths = [p for p in sys.path if p]  # the workers import what this process imports
-                    ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
+                    # "local": a new instance of its own; with no address Ray would join the newest `ray start`
+                    # cluster on this machine (and refuse num_cpus there)
+                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
                              logging_level=logging.WARNING, runtime_env=runtime_env,
                              job_config=ray.job_config.JobConfig(code_search_path=paths))
                 self._started = True
