@@ -70,6 +70,18 @@ def pytest_configure(config) -> None:
                                        "instead when the environment variable CI is set (tests/conftest.py)")
 
 
+def pytest_collection_finish(session) -> None:
+    """Under pytest-xdist's ``--dist loadgroup`` (the README's command) a test marked ``xdist_group`` carries its group
+    in its node id, which is how xdist sends a group to one worker; a pytest that drops it (9.2 with xdist 3.8) would
+    run the Ray tests side by side, so the run stops here instead."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(f"pytest-xdist did not group {len(lost)} tests marked xdist_group ({lost[0]}, ...): "
+                                "install the test extra's pytest (pip install 'meta-eval[test]')")
+
+
 def pytest_runtest_setup(item) -> None:
     for mark in item.iter_markers(name="require"):
         require(*mark.args, **mark.kwargs)

@@ -28,6 +28,10 @@ from meta_eval.scoring.engines import RAY_HINT, EngineError, InProcess, LocalEng
 from meta_eval.scoring.runner import score_examples
 from meta_eval.metrics import Example, Metric, MetricError, create
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 200
 BATCH = 16

@@ -19,6 +19,10 @@ from conftest import require_module  # noqa: E402
 from llm_server import JudgeServer, expected_score  # noqa: E402
 from meta_eval.cli import app  # noqa: E402
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 TEMPLATE = "range: 1:5\nRate {candidate} against {references}.\n"
 UNPARSED_ROWS = (0, 10, 20)  # their candidates hold NONUMBER: the server answers with no number
 

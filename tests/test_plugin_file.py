@@ -21,6 +21,10 @@ from meta_eval.metrics import plugin_files, registry
 from meta_eval.metrics.code_digest import code_digest, code_files
 from meta_eval.metrics.plugin_files import PluginFileError, load_plugin_file
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 runner = CliRunner()
 
 #: candidate length over first-reference length, in characters; records each process that imports it

@@ -21,6 +21,10 @@ from meta_eval.stats import pairwise, resampling, spa
 from meta_eval.scoring.chunks import run_chunks, spread
 from meta_eval.scoring.engines import RAY_HINT, LocalEngine, make_engine
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 DOCS, SYSTEMS = 2000, 8
 
 

@@ -20,6 +20,10 @@ from meta_eval.cli import app
 from conftest import require_module, small_set
 from meta_eval.metrics import Metric, UnknownMetricError, create
 
+# one pytest-xdist worker runs every test that starts Ray: a second local instance, or `ray stop --force`,
+# on the same machine would meet the first
+pytestmark = pytest.mark.xdist_group("ray")
+
 runner = CliRunner()
 
 
