@@ -482,8 +482,24 @@ def learn(
     target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
                                          "rescaled to [1, 2], then their geometric mean) [default: the set's "
                                          "default dimension]"),
-    alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="Ridge penalty on the standardised weights"),
-    splits: int = typer.Option(1000, "--splits", min=1, help="Random train/held-out splits per protocol"),
+    protocol: str = typer.Option("nested", "--protocol", help="nested (outer folds by document; features and alpha "
+                                 "chosen inside each training part; a bootstrap interval and paired tests) or paper "
+                                 "(Scialom et al.'s repeated random halves, alpha fixed, the set chosen on the "
+                                 "splits it is reported on)"),
+    folds: int = typer.Option(5, "--folds", min=2, help="nested: outer folds (by document)"),
+    inner_folds: int = typer.Option(5, "--inner-folds", min=2, help="nested: inner folds that choose the features "
+                                    "and alpha inside each outer training part"),
+    alphas: Optional[str] = typer.Option(None, "--alphas", help="nested: comma-separated ridge strengths to choose "
+                                         "from [default: 0.01,0.1,1,10,100,1000]"),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help="nested: bootstrap resamples (of documents) of "
+                                  "the interval and the paired tests"),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="nested: the variant the learned metric is "
+                                           "tested against besides the best single feature [default: rougeL-f "
+                                           "when it is a feature]"),
+    alpha: Optional[float] = typer.Option(None, "--alpha", min=0.0, help="paper: ridge penalty on the standardised "
+                                          "weights [default: 1, the paper's]"),
+    splits: Optional[int] = typer.Option(None, "--splits", min=1, help="paper: random train/held-out splits per "
+                                         "protocol [default: 1000]"),
     train_fraction: float = typer.Option(0.5, "--train-fraction", help="Share of documents (grouped) or rows "
                                          "(ungrouped) used for fitting in each split"),
     seed: int = typer.Option(0, "--seed", help="Seed of the splits (every feature set sees the same splits)"),
@@ -493,9 +509,9 @@ def learn(
     no_search: bool = typer.Option(False, "--no-search", help="Same as --search none"),
     max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest feature set (exhaustive: "
                                            "subsets up to this size; greedy: stop at this size)"),
-    search_splits: int = typer.Option(100, "--search-splits", min=1, help="Splits that screen feature sets during "
-                                      "a search (the first N of the seeded splits); the finalists are evaluated on "
-                                      "all --splits"),
+    search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help="paper: splits that screen "
+                                                "feature sets during a search (the first N of the seeded splits); the "
+                                                "finalists are evaluated on all --splits [default: 100]"),
     min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help="Greedy: add a feature only if it raises the "
                                    "mean held-out correlation by more than this"),
     top: int = typer.Option(10, "--top", min=1, help="Feature sets shown in the table"),
@@ -523,16 +539,20 @@ def learn(
 ) -> None:
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
-    Every split fits on a random half and correlates on the other half, by document (grouped) and by row
-    (ungrouped); feature sets are ranked by the mean held-out grouped correlation: every subset when there are at
-    most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
+    --protocol nested (default): outer folds by document; inside each training part only, the feature set (every
+    subset when there are at most 1,024, else greedy forward selection; --search) and alpha are chosen by inner
+    cross-validation; the pooled held-out correlation with a document-bootstrap interval and paired tests against
+    the best single feature and the baseline. --protocol paper: the paper's repeated random halves (by document
+    and by row). The final model is the procedure run on all rows.
     """
     from meta_eval.learning.pipeline import learn as learn_metric
     from meta_eval.report.tables import print_learn
 
     result = _call(learn_metric, judgments, metrics, features=features, target=target, alpha=alpha, splits=splits,
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
-                   search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
+                   search_splits=search_splits, protocol=protocol, folds=folds, inner_folds=inner_folds,
+                   alphas=alphas, resamples=resamples, baseline=baseline,
+                   min_gain=min_gain, top=top, correlation=correlation, subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
                    scores_format=scores_format)
