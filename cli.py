@@ -125,6 +125,9 @@ def run(
                                         "system]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    allow_in_sample: bool = typer.Option(False, "--allow-in-sample", help="Test a learned:NAME metric scored on "
+                                         "rows its model was fitted on like any other (by default its p-values are "
+                                         "withheld: an in-sample correlation is not held-out)"),
     spa_seed: Optional[int] = typer.Option(None, "--spa-seed", help="spa: seed of the permutation signs behind "
                                            "each system pair's p-value, apart from --seed (WMT24 uses 4, "
                                            "mt-metrics-eval pce.py) \\[default: drawn first from --seed]"),
@@ -205,7 +208,7 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin, spa_seed=spa_seed)
+                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)

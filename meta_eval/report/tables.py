@@ -121,6 +121,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
         last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
+        if r.metric in (getattr(result, "in_sample", None) or {}).get("tests_withheld", ()):
+            last = "withheld (in-sample)"
         row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
         if statistic not in correlations:
             row += [fmt(r.value)] + (["-" if r.epsilon is None else f"{r.epsilon:.3g}"] if statistic == "acc-t"
@@ -217,7 +219,14 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     best = valued[0]
     williams = result.setting["test"] == "williams"
     text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
-    if result.baseline and best.metric != result.baseline:
+    in_sample = getattr(result, "in_sample", None) or {}
+    if best.metric in in_sample.get("variants", ()):
+        text += " on rows its model was fitted on (in-sample, not held-out)"
+    if best.metric in in_sample.get("tests_withheld", ()):
+        text += (f"; no significance claimed against the baseline {result.baseline}: "
+                 + ("it is" if best.metric in in_sample["variants"] else f"the baseline {result.baseline} is")
+                 + f" in-sample (pass {in_sample['flag']} to test anyway)")
+    elif result.baseline and best.metric != result.baseline:
         p = best.williams_p_vs_baseline if williams else best.perm_p_vs_baseline
         if two_sided:
             p = to_two_sided(p, None if williams else result.resamples)
