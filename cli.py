@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from meta_eval.learning import HELP as _LEARN_HELP
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
 # emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed);
@@ -125,9 +127,7 @@ def run(
                                         "system]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
-    allow_in_sample: bool = typer.Option(False, "--allow-in-sample", help="Test a learned:NAME metric scored on "
-                                         "rows its model was fitted on like any other (by default its p-values are "
-                                         "withheld: an in-sample correlation is not held-out)"),
+    allow_in_sample: bool = typer.Option(False, "--allow-in-sample", help=_LEARN_HELP["allow_in_sample"]),
     spa_seed: Optional[int] = typer.Option(None, "--spa-seed", help="spa: seed of the permutation signs behind "
                                            "each system pair's p-value, apart from --seed (WMT24 uses 4, "
                                            "mt-metrics-eval pce.py) \\[default: drawn first from --seed]"),
@@ -482,50 +482,28 @@ def learn(
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
-    target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
-                                         "rescaled to [1, 2], then their geometric mean) [default: the set's "
-                                         "default dimension]"),
-    protocol: str = typer.Option("nested", "--protocol", help="nested (outer folds by document; features and alpha "
-                                 "chosen inside each training part; a bootstrap interval and paired tests) or paper "
-                                 "(Scialom et al.'s repeated random halves, alpha fixed, the set chosen on the "
-                                 "splits it is reported on)"),
-    folds: int = typer.Option(5, "--folds", min=2, help="nested: outer folds (by document)"),
-    inner_folds: int = typer.Option(5, "--inner-folds", min=2, help="nested: inner folds that choose the features "
-                                    "and alpha inside each outer training part"),
-    alphas: Optional[str] = typer.Option(None, "--alphas", help="nested: comma-separated ridge strengths to choose "
-                                         "from [default: 0.01,0.1,1,10,100,1000]"),
-    resamples: int = typer.Option(1000, "--resamples", min=1, help="nested: bootstrap resamples (of documents) of "
-                                  "the interval and the paired tests"),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="nested: the variant the learned metric is "
-                                           "tested against besides the best single feature [default: rougeL-f "
-                                           "when it is a feature]"),
-    alpha: Optional[float] = typer.Option(None, "--alpha", min=0.0, help="paper: ridge penalty on the standardised "
-                                          "weights [default: 1, the paper's]"),
-    splits: Optional[int] = typer.Option(None, "--splits", min=1, help="paper: random train/held-out splits per "
-                                         "protocol [default: 1000]"),
-    train_fraction: float = typer.Option(0.5, "--train-fraction", help="Share of documents (grouped) or rows "
-                                         "(ungrouped) used for fitting in each split"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the splits (every feature set sees the same splits)"),
-    search: str = typer.Option("auto", "--search", help="auto (exhaustive if there are at most 1,024 subsets, "
-                               "else greedy), exhaustive (every subset), greedy (forward selection), or none (the "
-                               "full feature set only)"),
+    target: Optional[str] = typer.Option(None, "--target", help=_LEARN_HELP["target"]),
+    protocol: str = typer.Option("nested", "--protocol", help=_LEARN_HELP["protocol"]),
+    folds: int = typer.Option(5, "--folds", min=2, help=_LEARN_HELP["folds"]),
+    inner_folds: int = typer.Option(5, "--inner-folds", min=2, help=_LEARN_HELP["inner_folds"]),
+    alphas: Optional[str] = typer.Option(None, "--alphas", help=_LEARN_HELP["alphas"]),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help=_LEARN_HELP["resamples"]),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help=_LEARN_HELP["baseline"]),
+    alpha: Optional[float] = typer.Option(None, "--alpha", min=0.0, help=_LEARN_HELP["alpha"]),
+    splits: Optional[int] = typer.Option(None, "--splits", min=1, help=_LEARN_HELP["splits"]),
+    train_fraction: float = typer.Option(0.5, "--train-fraction", help=_LEARN_HELP["train_fraction"]),
+    seed: int = typer.Option(0, "--seed", help="Seed of the folds, the bootstrap or the splits"),
+    search: str = typer.Option("auto", "--search", help=_LEARN_HELP["search"]),
     no_search: bool = typer.Option(False, "--no-search", help="Same as --search none"),
-    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest feature set (exhaustive: "
-                                           "subsets up to this size; greedy: stop at this size)"),
-    search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help="paper: splits that screen "
-                                                "feature sets during a search (the first N of the seeded splits); the "
-                                                "finalists are evaluated on all --splits [default: 100]"),
-    min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help="Greedy: add a feature only if it raises the "
-                                   "mean held-out correlation by more than this"),
+    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help=_LEARN_HELP["max_size"]),
+    search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help=_LEARN_HELP["search_splits"]),
+    min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help=_LEARN_HELP["min_gain"]),
     top: int = typer.Option(10, "--top", min=1, help="Feature sets shown in the table"),
-    correlation: str = typer.Option("spearman", "--correlation", help="Held-out correlation: spearman, pearson "
-                                    "or kendall"),
+    correlation: str = typer.Option("spearman", "--correlation", help=_LEARN_HELP["correlation"]),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY (saved with the model)"),
-    save: Optional[str] = typer.Option(None, "--save", help="Save the final model (fitted on all rows) as NAME "
-                                       "(then usable as --metrics learned:NAME; stored in $META_EVAL_HOME/learned or "
-                                       "the user data dir) or as a path ending in .json"),
+    save: Optional[str] = typer.Option(None, "--save", help=_LEARN_HELP["save"]),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
                                "meta-eval did not write; never an input of the run"),
@@ -542,20 +520,18 @@ def learn(
 ) -> None:
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
-    --protocol nested (default): outer folds by document; inside each training part only, the feature set (every
-    subset when there are at most 1,024, else greedy forward selection; --search) and alpha are chosen by inner
-    cross-validation; the pooled held-out correlation with a document-bootstrap interval and paired tests against
-    the best single feature and the baseline. --protocol paper: the paper's repeated random halves (by document
-    and by row). The final model is the procedure run on all rows.
+    --protocol nested (default): outer folds by document; features (--search) and alpha chosen by inner CV inside
+    each training part; the held-out correlation with a bootstrap interval and paired tests. --protocol paper: the
+    paper's repeated random halves. The final model is the procedure run on all rows.
     """
     from meta_eval.learning.pipeline import learn as learn_metric
     from meta_eval.report.tables import print_learn
 
     result = _call(learn_metric, judgments, metrics, features=features, target=target, alpha=alpha, splits=splits,
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
-                   search_splits=search_splits, protocol=protocol, folds=folds, inner_folds=inner_folds,
-                   alphas=alphas, resamples=resamples, baseline=baseline,
-                   min_gain=min_gain, top=top, correlation=correlation, subset=subset,
+                   search_splits=search_splits, protocol=protocol, folds=folds, inner_folds=inner_folds, alphas=alphas,
+                   resamples=resamples, baseline=baseline, min_gain=min_gain, top=top, correlation=correlation,
+                   subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
                    scores_format=scores_format)
