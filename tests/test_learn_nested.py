@@ -263,3 +263,21 @@ def test_run_in_sample_pvalue_matrix_is_nan_for_the_learned_variant(learned, sha
     i = m.variants.index("learned:mine")
     assert np.isnan(m.p[i]).all() and np.isnan(m.p[:, i]).all()
     assert res.pvalues_vs_baseline["learned:mine"] is None and res.pvalues_vs_baseline["rouge1-f"] is not None
+
+
+def test_cli_learn_nested_on_one_document_folds_by_row(shared_data, tmp_path):
+    from meta_eval import judgments
+
+    rows = judgments.load("chaganty", shared_data).rows[:40]
+    one_doc = tmp_path / "one.jsonl"
+    one_doc.write_text("".join(json.dumps({"id": r.id, "doc_id": "d0", "system": r.system, "candidate": r.candidate,
+                                           "references": list(r.references), "scores": dict(r.scores)}) + "\n"
+                               for r in rows))
+    out = tmp_path / "one.json"
+    res = runner.invoke(app, ["learn", "-j", str(one_doc), "--no-cache", "-m", "rouge", "--features",
+                              "rouge1-f,rouge2-f,rougeL-f", "--resamples", "50", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "the nested protocol's folds and bootstrap are by row" in said(res)
+    nd = json.loads(out.read_text())["nested"]
+    assert not nd["grouped"] and "5 outer folds by row" in nd["scheme"] and "over rows" in nd["heldout"]["interval"]
+    assert sum(f["test_rows"] for f in nd["per_fold"]) == 40

@@ -520,6 +520,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     for names, reason in group_skips(skipped):
         say("err-skipped", f"{', '.join(names)}: {reason}")
     groups, grouping_note = document_groups(jset)
+    if grouping_note and protocol == "nested":
+        grouping_note = (f"{jset.name} has {jset.documents()} document(s): folds by document need at least 2, so the "
+                         "nested protocol's folds and bootstrap are by row")
+    elif groups is not None and protocol == "nested" and jset.documents() < folds:
+        say("err-note", f"{jset.name} has {jset.documents()} documents: {jset.documents()} outer folds, not {folds}")
     if grouping_note:
         say("err-note", grouping_note)
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, progress=progress,
