@@ -61,6 +61,12 @@ _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file wh
                        "others, without packaging (repeatable; its signature digests the file; docs/plugins.md)")
 
 
+# one option, shared by run, score, probe, learn and leaderboard publish (meta_eval.scoring.selection: one parser)
+_VARIANTS_HELP = ("Only these variants: names (rouge1-f), families (rouge1: rouge1-p/r/f), patterns ('rouge*-f'), "
+                  "metric names (every variant) or 'all'; -m also takes a variant or family in place of a metric "
+                  "name \\[default: every variant but ROUGE's precision and recall]")
+
+
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
                 "from FILE: JSONL, CSV/TSV, meta-eval's own score files or mt-metrics-eval's .seg.score/.sys.score "
                 "(see docs/imported-scores.md); joined strictly to the set's rows before anything is scored")
@@ -82,6 +88,7 @@ def run(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
                                           "every metric (default: every metric that can run on the set in "
                                           "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
                                            "rougeL-f when scored]"),
@@ -166,7 +173,7 @@ def run(
     from meta_eval.report.tables import print_protocol, print_run, protocol_summary
 
     if protocol is not None:
-        fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
+        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human, "--baseline": baseline,
                  "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
                  "--option": option or None, "--duplicates": duplicates, "--text": text, "--plugin": plugin or None}
         given = [flag for flag, value in fixed.items() if value is not None]
@@ -205,7 +212,7 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin, spa_seed=spa_seed)
+                   plugins=plugin, spa_seed=spa_seed, variants=variants)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -292,6 +299,7 @@ def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
 def score(
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names ('all': every "
                                 "metric but the ones that run only when named)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     candidates: Optional[Path] = typer.Option(None, "--candidates", "-c", help="One candidate text per line"),
     references: list[Path] = typer.Option([], "--references", "-r", help="One reference per line, parallel to "
                                           "the candidates (repeat for several references)"),
@@ -319,7 +327,7 @@ def score(
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
-                   plugins=plugin)
+                   plugins=plugin, variants=variants)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -345,7 +353,8 @@ def probe(
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
-    all_variants: bool = typer.Option(False, "--all-variants", help="Also ROUGE's precision and recall"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
+    all_variants: bool = typer.Option(False, "--all-variants", help="Same as --variants all"),
     subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY"),
@@ -373,9 +382,12 @@ def probe(
     from meta_eval.probe.report import print_probe
     from meta_eval.probe.run import probe as run_probe
 
+    if all_variants and variants not in (None, "all"):
+        _fail(f"--all-variants is --variants all: give one of --all-variants and --variants {variants}")
+
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
-                   variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
+                   variants="all" if all_variants else variants, subset=subset, options=option, data_dir=data_dir,
                    cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
                    address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
@@ -479,6 +491,10 @@ def learn(
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
+    variants: Optional[str] = typer.Option(None, "--variants", help="The features, chosen as every command "
+                                           "chooses variants: names, families (rouge1), patterns ('rouge*-f') or "
+                                           "'all'; -m takes a variant in place of a metric too \\[default: every "
+                                           "variant of the chosen metrics, as --features]"),
     target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
                                          "rescaled to [1, 2], then their geometric mean) [default: the set's "
                                          "default dimension]"),
@@ -530,7 +546,8 @@ def learn(
     from meta_eval.learning.pipeline import learn as learn_metric
     from meta_eval.report.tables import print_learn
 
-    result = _call(learn_metric, judgments, metrics, features=features, target=target, alpha=alpha, splits=splits,
+    result = _call(learn_metric, judgments, metrics, features=features, variants=variants, target=target,
+                   alpha=alpha, splits=splits,
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
                    search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
@@ -555,8 +572,7 @@ def leaderboard_publish(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default "
                                           "and 'all': every registered metric that can run on each set, the neural "
                                           "ones included)"),
-    variants: Optional[str] = typer.Option(None, "--variants", help="Only these variants (default: all but "
-                                           "ROUGE's precision and recall)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),
