@@ -61,18 +61,13 @@ _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file wh
                        "others, without packaging (repeatable; its signature digests the file; docs/plugins.md)")
 
 
-# one option, shared by run, score, probe, learn and leaderboard publish (meta_eval.scoring.selection: one parser)
-_VARIANTS_HELP = ("Only these variants: names (rouge1-f), families (rouge1: rouge1-p/r/f), patterns ('rouge*-f'), "
-                  "metric names (every variant) or 'all'; -m also takes a variant or family in place of a metric "
-                  "name \\[default: every variant but ROUGE's precision and recall]")
-
-
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
                 "from FILE: JSONL, CSV/TSV, meta-eval's own score files or mt-metrics-eval's .seg.score/.sys.score "
                 "(see docs/imported-scores.md); joined strictly to the set's rows before anything is scored")
 _SCORES_FORMAT_HELP = "The --scores files' format when their names do not say it: jsonl, csv, tsv or mtme"
 _SCORES_MISSING_HELP = ("error (default): a judged row without a score in a --scores file is an error; drop: leave "
                         "such rows out of every metric's statistics (the count is printed and saved)")
+_VARIANTS_HELP = "Only these variants: rouge1-f, families (rouge1), 'rouge*-f', all \\[default: not ROUGE's P and R]"
 
 
 @app.command()
@@ -173,9 +168,10 @@ def run(
     from meta_eval.report.tables import print_protocol, print_run, protocol_summary
 
     if protocol is not None:
-        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human, "--baseline": baseline,
-                 "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
-                 "--option": option or None, "--duplicates": duplicates, "--text": text, "--plugin": plugin or None}
+        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
+                 "--baseline": baseline, "--correlation": correlation, "--statistic": statistic, "--subset": subset,
+                 "--level": level, "--option": option or None, "--duplicates": duplicates, "--text": text,
+                 "--plugin": plugin or None}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
@@ -354,7 +350,6 @@ def probe(
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
-    all_variants: bool = typer.Option(False, "--all-variants", help="Same as --variants all"),
     subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY"),
@@ -382,14 +377,11 @@ def probe(
     from meta_eval.probe.report import print_probe
     from meta_eval.probe.run import probe as run_probe
 
-    if all_variants and variants not in (None, "all"):
-        _fail(f"--all-variants is --variants all: give one of --all-variants and --variants {variants}")
-
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
-                   variants="all" if all_variants else variants, subset=subset, options=option, data_dir=data_dir,
-                   cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
-                   address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
+                   output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -491,10 +483,7 @@ def learn(
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
-    variants: Optional[str] = typer.Option(None, "--variants", help="The features, chosen as every command "
-                                           "chooses variants: names, families (rouge1), patterns ('rouge*-f') or "
-                                           "'all'; -m takes a variant in place of a metric too \\[default: every "
-                                           "variant of the chosen metrics, as --features]"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP.split(" \\[")[0]),
     target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
                                          "rescaled to [1, 2], then their geometric mean) [default: the set's "
                                          "default dimension]"),
@@ -547,12 +536,11 @@ def learn(
     from meta_eval.report.tables import print_learn
 
     result = _call(learn_metric, judgments, metrics, features=features, variants=variants, target=target,
-                   alpha=alpha, splits=splits,
-                   train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
-                   search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
-                   options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
-                   no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
-                   scores_format=scores_format)
+                   alpha=alpha, splits=splits, train_fraction=train_fraction, seed=seed, search=search,
+                   no_search=no_search, max_size=max_size, search_splits=search_splits, min_gain=min_gain, top=top,
+                   correlation=correlation, subset=subset, options=option, save=save, output=output, force=force,
+                   data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, say=_say,
+                   plugins=plugin, scores=scores, scores_format=scores_format)
     print_learn(result, out, err, top)
     if result.saved is not None:
         use = f"learned:{save}"

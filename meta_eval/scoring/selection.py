@@ -181,31 +181,22 @@ def default_variant(variant: str) -> bool:
     return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
 
 
+ALL_VARIANTS = "all"
+
+
 def variant_families(variants: Sequence[str]) -> dict[str, list[str]]:
-    """``{family: [variants]}``: a family is what two or more of a metric's variants share before their last
-    ``-`` (``rouge1`` for ``rouge1-p``, ``rouge1-r``, ``rouge1-f``; ``bertscore`` for ``bertscore-p/r/f``)."""
-    stems: dict[str, list[str]] = {}
-    for v in variants:
-        if "-" in v:
-            stems.setdefault(v.rsplit("-", 1)[0], []).append(v)
-    return {stem: vs for stem, vs in stems.items() if len(vs) > 1}
+    """:func:`meta_eval.metrics.registry.variant_families` (``rouge1`` for ``rouge1-p``, ``rouge1-r``,
+    ``rouge1-f``)."""
+    from meta_eval.metrics.registry import variant_families as families
+
+    return families(variants)
 
 
 def match_variants(token: str, metric: str, variants: Sequence[str]) -> list[str]:
-    """The variants of ``metric`` that ``token`` names, in the metric's order: ``all``, the metric's name (every
-    variant), a variant, a family (:func:`variant_families`) or a shell-style pattern (``rouge*-f``)."""
-    from fnmatch import fnmatchcase
+    """:func:`meta_eval.metrics.registry.match_variants`: the variants of ``metric`` that ``token`` names."""
+    from meta_eval.metrics.registry import match_variants as match
 
-    if token in (ALL_VARIANTS, metric):
-        return list(variants)
-    if any(c in token for c in "*?["):
-        return [v for v in variants if fnmatchcase(v, token)]
-    if token in variants:
-        return [token]
-    return list(variant_families(variants).get(token, []))
-
-
-ALL_VARIANTS = "all"
+    return match(token, metric, variants)
 
 
 def parse_variants(variants: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -352,8 +343,8 @@ def resolve_metric_choice(requested: str | Sequence[str] | None, variants: str |
     A name in ``requested`` that is no metric but a variant or a family of one metric's variants (``rouge1-f``,
     ``rouge1``, ``bertscore-f``) stands for that metric with those variants. ``keep_names`` (imported metrics'
     names) are left as they are. ``every_by_default`` (``learn``, whose variants are features): a metric without a
-    chosen variant keeps every variant instead of :data:`DEFAULT_RULE`. A name that names variants of two metrics, or nothing, raises
-    :class:`MetaEvalError` (the latter with the registry's message and the close variant names).
+    chosen variant keeps every variant instead of :data:`DEFAULT_RULE`. A name that names variants of two metrics,
+    or nothing, raises :class:`MetaEvalError` (the latter with the registry's message and the close variants).
     """
     import meta_eval.metrics.registry as registry
 
