@@ -170,7 +170,7 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
 #   --variants LIST / variants="LIST": only the variants LIST names ("all": every variant);
 #   -m VARIANT (a variant or a variant family named where a metric name goes): that metric, with those variants.
 
-DEFAULT_RULE = "every variant but ROUGE's precision and recall (its F-measures are shown)"
+DEFAULT_RULE = "every variant but ROUGE's precision and recall"
 """The default choice of variants, the same on every command; ``--variants all`` shows every variant."""
 
 
