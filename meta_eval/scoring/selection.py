@@ -176,8 +176,8 @@ DEFAULT_RULE = "every variant but ROUGE's precision and recall"
 
 def default_variant(variant: str) -> bool:
     """Whether ``variant`` is shown when no variant is chosen (:data:`DEFAULT_RULE`): every variant but ROUGE's
-    precision (``-p``) and recall (``-r``), whose F-measure (``-f``) is the one summarization papers report (Lin
-    2004; Fabbri et al. 2021 list the F-measures)."""
+    precision (``-p``) and recall (``-r``): their F-measure (``-f``, Lin 2004) is the one the leaderboards have
+    always shown, and ``--variants all`` brings the others back."""
     return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
 
 
