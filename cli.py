@@ -69,6 +69,7 @@ _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a
 _SCORES_FORMAT_HELP = "The --scores files' format when their names do not say it: jsonl, csv, tsv or mtme"
 _SCORES_MISSING_HELP = ("error (default): a judged row without a score in a --scores file is an error; drop: leave "
                         "such rows out of every metric's statistics (the count is printed and saved)")
+_VARIANTS_HELP = "Only these variants: rouge1-f, families (rouge1), 'rouge*-f', all \\[default: not ROUGE's P and R]"
 
 
 @app.command()
@@ -84,6 +85,7 @@ def run(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
                                           "every metric (default: every metric that can run on the set in "
                                           "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
                                            "rougeL-f when scored]"),
@@ -169,9 +171,10 @@ def run(
     from meta_eval.report.tables import print_protocol, print_run, protocol_summary
 
     if protocol is not None:
-        fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
-                 "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
-                 "--option": option or None, "--duplicates": duplicates, "--text": text, "--plugin": plugin or None}
+        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
+                 "--baseline": baseline, "--correlation": correlation, "--statistic": statistic, "--subset": subset,
+                 "--level": level, "--option": option or None, "--duplicates": duplicates, "--text": text,
+                 "--plugin": plugin or None}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
@@ -208,7 +211,7 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample)
+                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -295,6 +298,7 @@ def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
 def score(
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names ('all': every "
                                 "metric but the ones that run only when named)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     candidates: Optional[Path] = typer.Option(None, "--candidates", "-c", help="One candidate text per line"),
     references: list[Path] = typer.Option([], "--references", "-r", help="One reference per line, parallel to "
                                           "the candidates (repeat for several references)"),
@@ -322,7 +326,7 @@ def score(
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
-                   plugins=plugin)
+                   plugins=plugin, variants=variants)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -348,7 +352,7 @@ def probe(
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
-    all_variants: bool = typer.Option(False, "--all-variants", help="Also ROUGE's precision and recall"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY"),
@@ -378,9 +382,9 @@ def probe(
 
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
-                   variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
-                   cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
-                   address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
+                   output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -482,6 +486,7 @@ def learn(
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP.split(" \\[")[0]),
     target: Optional[str] = typer.Option(None, "--target", help=_LEARN_HELP["target"]),
     protocol: str = typer.Option("nested", "--protocol", help=_LEARN_HELP["protocol"]),
     folds: int = typer.Option(5, "--folds", min=2, help=_LEARN_HELP["folds"]),
@@ -534,7 +539,7 @@ def learn(
                    subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
-                   scores_format=scores_format)
+                   scores_format=scores_format, variants=variants)
     print_learn(result, out, err, top)
     if result.saved is not None:
         use = f"learned:{save}"
@@ -554,8 +559,7 @@ def leaderboard_publish(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default "
                                           "and 'all': every registered metric that can run on each set, the neural "
                                           "ones included)"),
-    variants: Optional[str] = typer.Option(None, "--variants", help="Only these variants (default: all but "
-                                           "ROUGE's precision and recall)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),

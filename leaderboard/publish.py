@@ -51,8 +51,11 @@ N_PERMUTATIONS = 1000  # SPA: permutations behind each system pair's p-value, as
 
 
 def default_variant_filter(variant: str) -> bool:
-    """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay)."""
-    return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
+    """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay): the default of every
+    command, :func:`meta_eval.scoring.selection.default_variant`."""
+    from meta_eval.scoring.selection import default_variant
+
+    return default_variant(variant)
 
 
 def publication_signature(n_resamples: int, seed: int, confidence: float, alpha: float, correction: str,
@@ -501,11 +504,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import choose_metrics, group_skips, parse_options
+    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, parse_options,
+                                             resolve_metric_choice)
 
     say = say or (lambda channel, text: None)
-    keep = set(v.strip() for v in variants.split(",")) if variants else None
-    variant_filter = (lambda v: v in keep) if keep else default_variant_filter
     parsed = parse_options(options)
     blocks = []
     for name in [n.strip() for n in judgments.split(",") if n.strip()]:
@@ -535,10 +537,13 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         from meta_eval.scoring.imported import check_names, without_imported
 
         requested, only_imported = without_imported(metrics, imported)
+        requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
         chosen, skipped = ([], []) if only_imported else choose_metrics(
             requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
             language=jset.language, full_default=True)  # a published board has every metric
         check_names(imported, chosen)
+        shown.check(available_variants(chosen, skipped, imported))
+        chosen = shown.narrow(chosen, skipped, requested)
         say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
                    f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
         examples = jset.examples()
@@ -549,6 +554,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             from meta_eval.scoring.imported import metric_scores
 
             scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+        scored = shown.apply(scored)
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
@@ -567,7 +573,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         try:
             with resampling_progress(progress) as advance, spread(engine, advance):
                 block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                    correction=correction, primary=correlation, variant_filter=variant_filter)
+                                    correction=correction, primary=correlation, variant_filter=lambda v: True)
         except ValueError as exc:
             raise MetaEvalError(f"{jset.name}: {exc}") from None
         # what a metric records beside its signature (an LLM judge: the server asked; never its key)

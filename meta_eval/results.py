@@ -113,6 +113,9 @@ class RunResult:
     ``tests_withheld`` (p-values withheld: no significance claimed in-sample), ``allowed`` (``--allow-in-sample``)."""
     imported: list = field(default_factory=list)
     """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
+    variants: dict | None = None
+    """Which variants are shown (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`): the choice as given,
+    the rule in words, the variants shown and hidden."""
     rows_without_imported_score: int = 0
     """Rows dropped by ``--scores-missing drop`` because a score file has no score for them (from every metric)."""
     unparsed: dict = field(default_factory=dict)
@@ -176,7 +179,7 @@ class RunResult:
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],
-                "metrics_requested": self.metrics_requested,
+                "metrics_requested": self.metrics_requested, "variants": self.variants,
                 "complete": self.complete,
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                        "cached": ms.cached} for ms in self.scores},
@@ -316,6 +319,8 @@ class ScoreResult:
     skipped: list[tuple[str, str]]
     failed: list[tuple[str, str]]
     not_run: list[tuple[str, str]]
+    variants: dict | None = None
+    """Which variants are columns (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`)."""
 
     @property
     def signatures(self) -> dict[str, str]:

@@ -99,7 +99,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
-        plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False):
+        plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
+        variants: str | Sequence[str] | None = None):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -108,7 +109,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         A built-in set (``chaganty``, ``summeval``, ...; see ``meta-eval judgments``) or a ``.jsonl`` file.
     metrics : str or list of str, optional
         Metric names (``"all"``: every metric but the named-only ones); default: the metrics that take seconds on a
-        CPU (not the neural ones).
+        CPU (not the neural ones). A variant or a family of variants in place of a name (``"rouge1-f"``,
+        ``"rouge1"``) chooses that metric with those variants.
+    variants : str or list of str, optional
+        Only these variants (``--variants``: names, families such as ``rouge1``, patterns such as ``rouge*-f``, or
+        ``"all"``); default: every variant but ROUGE's precision and recall
+        (:data:`meta_eval.scoring.selection.DEFAULT_RULE`). An explicit ``baseline`` is always shown.
     subset, human, statistic, correlation, level, baseline, epsilon, permutations, control, delta_band
         As ``meta-eval run``'s options of the same names (``delta_band``: ``"LO:HI"`` or a pair).
     options : mapping or list of "KEY=VALUE"
@@ -185,6 +191,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         check_job_output(scores_out, force=force, judgments=judgments, data_dir=data_dir, cache=cache,
                          no_cache=no_cache, options=option_list, files=inputs)
     selection.load_plugins(plugins)
+    selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
@@ -200,13 +207,13 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
-                    allow_in_sample=allow_in_sample)
+                    allow_in_sample=allow_in_sample, variants=variants)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
-         allow_in_sample=False):
+         allow_in_sample=False, variants=None):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_partial, check_level, check_pooled, evaluate, evaluate_level,
@@ -260,10 +267,16 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
     requested, only_imported = without_imported(requested, imported)
+    asked = requested
+    requested, shown = selection.resolve_metric_choice(requested, variants)
+    if baseline is not None:
+        shown.always.add(baseline)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
         has_references=jset.max_references > 0, language=jset.language)
     check_names(imported, chosen)
+    shown.check(selection.available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
     if baseline is not None:  # checked before the scoring, not after it
         planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:
@@ -281,10 +294,15 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     if imported:
         rows = [position[r.id] for r in jset.rows]
         scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+    variant_record = shown.as_dict(scored)
+    scored = shown.apply(scored)
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
+    if variant_record["hidden"]:
+        say("out", f"variants: {len(variant_record['hidden'])} not shown ({', '.join(variant_record['hidden'])}): "
+                   f"{variant_record['rule']}; --variants all shows every variant")
     if level == "system":
         add_system_scores(scored, chosen, jset, system_score)
     degenerate = degenerate_report(scoring)
@@ -324,12 +342,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         statistic=statistic, level=level, baseline=baseline, resamples=resamples, level_warning=few,
         ceiling=ceiling, control=control, delta_band=band, results=results, fit_checks=fit_checks,
         skipped=skipped, failed=failed, not_run=named_skips(skipped, requested),
-        metrics_requested=[m.strip() for m in requested.split(",") if m.strip()] if requested else None,
+        metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
         permutations=permutations, spa_seed=spa_seed,
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
     result.in_sample = in_sample
     result.imported = [imp.describe() for imp in imported]
+    result.variants = variant_record
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
     result.wall_seconds = time.perf_counter() - started
@@ -552,8 +571,12 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
           force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
-          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()):
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (),
+          variants: str | Sequence[str] | None = None):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
+
+    ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
+    :func:`run` chooses its rows (default: every variant but ROUGE's precision and recall; ``"all"``: every one).
 
     The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
     ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
@@ -592,22 +615,29 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                                                                        sources)
             except ValueError as exc:
                 raise MetaEvalError(str(exc)) from None
-        requested = requested_names(metrics)
+        requested, shown = selection.resolve_metric_choice(requested_names(metrics), variants)
         chosen, skipped = choose_metrics(requested, parse_options(option_list), what="the input",
                                          has_sources=any(ex.source for ex in examples),  # the runner names
                                          has_references=any(ex.references for ex in examples))  # rows lacking one
+        shown.check(selection.available_variants(chosen, skipped))
+        chosen = shown.narrow(chosen, skipped, requested)
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         done = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=scoring,
                          progress=progress, degenerate=False)
-    scored, failed = done.scored, done.failed
+    variant_record = shown.as_dict(done.scored)
+    scored, failed = shown.apply(done.scored), done.failed
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
+    if variant_record["hidden"]:
+        say("err", f"variants: {len(variant_record['hidden'])} not written ({', '.join(variant_record['hidden'])}): "
+                   f"{variant_record['rule']}; --variants all writes every variant")
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     result = ScoreResult(n=len(examples), columns=columns, scores=scored, skipped=skipped, failed=failed,
                          not_run=named_skips(skipped, requested))
+    result.variants = variant_record
     if output is not None:
         atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
     return result

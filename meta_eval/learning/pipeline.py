@@ -434,7 +434,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
           output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
           say=None, plugins: Sequence[str | Path] = (), scores: Sequence[str] = (),
-          scores_format: str | None = None) -> LearnResult:
+          scores_format: str | None = None, variants: str | Sequence[str] | None = None) -> LearnResult:
     """Learn a metric (``meta-eval learn``): ridge regression from metric scores to human scores (Scialom et al.
     2019, sec. 2.4), a feature-set search, a final model on all rows, evaluated by ``protocol``:
 
@@ -462,8 +462,8 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.report.outputs import check_job_output, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import score_all
-    from meta_eval.scoring.selection import (choose_metrics, group_skips, load_plugins, metric_config,
-                                             parse_options, requested_names)
+    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, load_plugins,
+                                             metric_config, parse_options, requested_names, resolve_metric_choice)
     from meta_eval.scoring.selection import option_list as as_option_list
 
     say = say or (lambda channel, text: None)
@@ -507,10 +507,16 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     jset, y, spec = data.jset, data.y, data.spec
     parsed = parse_options(option_list)
     requested, only_imported = without_imported(requested_names(metrics), imported)
+    requested, shown = resolve_metric_choice(requested, variants, every_by_default=True)
+    if features is not None and not shown.default:
+        raise MetaEvalError(f"--features {features} and --variants/a variant in --metrics both choose the "
+                            "features; give one")
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
         language=jset.language)
     check_names(imported, chosen)
+    shown.check(available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
     try:
         skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:
@@ -534,6 +540,8 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     scored = (scoring.scored if scoring is not None else []) + [metric_scores(imp, rows, loaded) for imp in imported]
     configs = [metric_config(type(m), parsed) for m in chosen]
     nested_result = outcome = None
+    if not shown.default:
+        features = ",".join(v for ms in shown.apply(scored) for v in ms.scores)
     try:
         names, columns = feature_columns(chosen, scored, features)
         if protocol == "nested":
@@ -581,10 +589,10 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
             raise MetaEvalError(str(exc)) from None
     if nested_result is not None:
         settings = {"correlation": correlation, "folds": nested_result.folds, "inner_folds": inner_folds,
-                    "alphas": list(grid), "resamples": resamples, "baseline": baseline, "seed": seed}
+                    "alphas": list(grid), "resamples": resamples, "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
     else:
         settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
-                    "seed": seed}
+                    "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
                          save_path, learn_seconds, 0.0, nested_result)
     result.wall_seconds = time.perf_counter() - started
