@@ -252,8 +252,10 @@ class JudgmentSet:
         return len({r.doc_id for r in self.rows})
 
     def systems(self) -> list[str]:
-        """The distinct ``system`` values (a multi-system value such as chaganty's ``ml;ml+rl`` counts as one)."""
-        return sorted({r.system for r in self.rows if r.system is not None})
+        """The distinct systems, as the summary and system levels see them: a multi-system value such as chaganty's
+        ``ml;ml+rl`` is split into its systems (:meth:`row_systems`; :mod:`meta_eval.units` says how such a row
+        counts at each level). Without a ``multi_system_separator`` a value ``a;b`` is one system."""
+        return sorted({s for r in self.rows for s in self.row_systems(r)})
 
     # -- (document, system) cells ---------------------------------------------------------------------------------
 
@@ -363,6 +365,11 @@ class JudgmentSet:
         out = replace(self, rows=[self.rows[i] for i in keep], duplicates="first")
         return out, DuplicateReport(policy, given, len(repeated), n_rows, len(dropped), msg)
 
+    def _multi_system_note(self) -> str | None:
+        from meta_eval.units import multi_system_note
+
+        return multi_system_note(self)
+
     def describe(self) -> dict:
         """What the set holds: rows, documents, systems, dimensions, references per row, repeats, missing values."""
         refs: dict[int, int] = {}
@@ -376,6 +383,7 @@ class JudgmentSet:
             "rows_without_system": len(no_system),
             "first_row_without_system": self.describe_rows(no_system[:1]) if no_system else None,
             "multi_system_separator": self.multi_system_separator,
+            "multi_system_rows": self._multi_system_note(),
             "dimensions": {d: {"rows_with_score": int((~np.isnan(self.human(d))).sum()),
                                "rows_without_score": int(np.isnan(self.human(d)).sum())} for d in self.dimensions},
             "default_dimension": self.default_dimension, "default_reason": self.default_reason,
