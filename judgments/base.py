@@ -162,6 +162,10 @@ class JudgmentSet:
         For a set that pools several language pairs (``wmt23`` subset ``"en-de,zh-en"``,
         :func:`judgments.pooling.pool`): the pairs, in the order given; every row's ``system`` is then
         ``"<pair>:<system>"`` (:meth:`system_group` gives the pair back). Empty for every other set.
+    default_baseline : str
+        The variant ``meta-eval run`` tests every metric against when ``--baseline`` is not given: ``"bleu"`` for
+        the MT sets (WMT's baseline), ``"rougeL-f"`` for the others; empty (user files): chosen by ``task``
+        (:func:`meta_eval.units.default_baseline`).
     """
 
     name: str
@@ -181,6 +185,7 @@ class JudgmentSet:
     language: str | None = None
     pooled_datasets: str = ""
     pooled_groups: tuple[str, ...] = ()
+    default_baseline: str = ""
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}
@@ -396,7 +401,13 @@ class JudgmentSet:
             "duplicates_policy": self.duplicates, "notes": list(self.notes),
             "task": self.task, "licence": self.licence, "data_source": self.data_source,
             "annotators": self.annotators, "pooled_groups": list(self.pooled_groups),
+            "default_baseline": self._default_baseline(),
         }
+
+    def _default_baseline(self) -> str:
+        from meta_eval.units import default_baseline
+
+        return default_baseline(self)
 
 
 def check_subset(name: str, subset: str, subsets: Sequence[str]) -> None:

@@ -548,6 +548,7 @@ def print_judgment_set(jset, out: Console) -> None:
     repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
                                           "rows), e.g. " + "; ".join(d["repeated_examples"]))
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
+    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
     dim = jset.default_dimension
     for level in ("global", "summary", "system"):
         prefix = ""
