@@ -31,7 +31,7 @@ import numpy as np
 from meta_eval.errors import MetaEvalError
 from meta_eval.stats.clusters import significance_clusters
 from meta_eval.evaluate import units_warning
-from meta_eval.units import count_units
+from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
 from meta_eval.stats import GROUPING
@@ -70,6 +70,13 @@ def publication_signature(n_resamples: int, seed: int, confidence: float, alpha:
 def _units(Z: np.ndarray, level: str, statistic: str = "spearman") -> int:
     """Units behind a level: :func:`meta_eval.units.count_units`, the one definition ``run`` and ``judgments`` use."""
     return count_units(Z, level, statistic)
+
+
+def _words(jset, level: str) -> dict:
+    """A block's readable ``label`` and ``units`` in the set's task's words (:func:`meta_eval.units.level_words`:
+    MT ``"segment level, group by item"``, ``"items"``); the keys ``level`` and ``grouping`` stay as they are."""
+    words = level_words(jset.task, level)
+    return {"label": words.name, "units": words.units}
 
 
 def _clean(x: float) -> float | None:
@@ -131,6 +138,7 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
     results.sort(key=lambda r: -r["r"])
     units = _units(Z, level, statistic)
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
+            **_words(jset, level),
             "n_units": units, "warning": units_warning(level, units, jset.task), "results": results, "pairwise": tests,
             "seed": seed, "n_resamples": n_resamples,
             "ci_method": setting["resampling"]["method"], "confidence": confidence,
@@ -190,6 +198,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],
+                           **_words(jset, level),
                            "n_units": _units(Z, level, kind),
                            "warning": units_warning(level, _units(Z, level, kind), jset.task),
                            "results": results, "pairwise": tests, "seed": seed,

@@ -167,3 +167,16 @@ def test_an_empty_test_column_says_why(shared_data, tmp_path):
     flat = " ".join(shown.split())
     assert "Williams p: empty on every row: no test against a baseline" in flat
     assert "reading:" in flat and "no test against a baseline (the wmt23 set's default baseline bleu" in flat
+
+
+def test_a_board_block_names_its_level_in_the_sets_words():
+    from meta_eval.leaderboard.publish import set_results
+    from meta_eval.scoring.runner import MetricScores
+
+    x = np.array([1., 2, 3, 1, 2, 3, 2, 3, 1, 1, 2, 3])
+    scored = [MetricScores("m", "m|sig", True, {"m": x, "m2": x[::-1].copy()}, len(x), 0, 0.0)]
+    for task, summary, units in (("MT", "segment level, group by item", "items"),
+                                 ("summarization", "summary level", "documents")):
+        board = set_results(_set(task=task), "q", scored, n_resamples=20, pairwise=False, extra=False)
+        block = next(b for b in board["levels"] if b["level"] == "summary" and b["statistic"] == "spearman")
+        assert (block["label"], block["units"], block["n_units"]) == (summary, units, 3)  # main: 4, no label
