@@ -31,6 +31,7 @@ import numpy as np
 from meta_eval.errors import MetaEvalError
 from meta_eval.stats.clusters import significance_clusters
 from meta_eval.evaluate import units_warning
+from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
 from meta_eval.stats import GROUPING
@@ -69,14 +70,16 @@ def publication_signature(n_resamples: int, seed: int, confidence: float, alpha:
             f"|meta-eval=={package_version('meta-eval')}")
 
 
-def _units(Z: np.ndarray, level: str) -> int:
-    """Units behind a level: documents with >= 3 judged systems (summary), systems (system), rows (global)."""
-    valid = ~np.isnan(Z)
-    if level == "summary":
-        return int((valid.sum(axis=1) >= 3).sum())
-    if level == "system":
-        return int((valid.sum(axis=0) > 0).sum())
-    return int(valid.sum())
+def _units(Z: np.ndarray, level: str, statistic: str = "spearman") -> int:
+    """Units behind a level: :func:`meta_eval.units.count_units`, the one definition ``run`` and ``judgments`` use."""
+    return count_units(Z, level, statistic)
+
+
+def _words(jset, level: str) -> dict:
+    """A block's readable ``label`` and ``units`` in the set's task's words (:func:`meta_eval.units.level_words`:
+    MT ``"segment level, group by item"``, ``"items"``); the keys ``level`` and ``grouping`` stay as they are."""
+    words = level_words(jset.task, level)
+    return {"label": words.name, "units": words.units}
 
 
 def _clean(x: float) -> float | None:
@@ -136,10 +139,10 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
                  **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
                     if statistic == "spa" else {})}
     results.sort(key=lambda r: -r["r"])
-    valid = ~np.isnan(Z)
-    units = int((valid.sum(axis=1) >= 2).sum()) if level == "summary" else int((valid.sum(axis=0) > 0).sum())
+    units = _units(Z, level, statistic)
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
-            "n_units": units, "warning": units_warning(level, units), "results": results, "pairwise": tests,
+            **_words(jset, level),
+            "n_units": units, "warning": units_warning(level, units, jset.task), "results": results, "pairwise": tests,
             "seed": seed, "n_resamples": n_resamples,
             "ci_method": setting["resampling"]["method"], "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
@@ -198,7 +201,9 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],
-                           "n_units": _units(Z, level), "warning": units_warning(level, _units(Z, level)),
+                           **_words(jset, level),
+                           "n_units": _units(Z, level, kind),
+                           "warning": units_warning(level, _units(Z, level, kind), jset.task),
                            "results": results, "pairwise": tests, "seed": seed,
                            "n_resamples": n_resamples, "ci_method": "boot-both", "confidence": confidence,
                            "undefined": skipped,

@@ -108,10 +108,10 @@ def level_warning(jset, dimension: str, level: str) -> str | None:
     Example: chaganty's ``sms`` subset has 4 systems, so its system level warns
     (``"only 4 systems (fewer than 5): ..."``).
     """
-    return units_warning(level, _level_units(jset, dimension, level)[0])
+    return units_warning(level, _level_units(jset, dimension, level)[0], jset.task)
 
 
-def units_warning(level: str, n: int) -> str | None:
+def units_warning(level: str, n: int, task: str | None = None) -> str | None:
     """The warning for ``n`` units at ``level`` (:data:`MIN_UNITS`), ``None`` if there are enough.
 
     >>> units_warning("system", 5) is None
@@ -122,59 +122,24 @@ def units_warning(level: str, n: int) -> str | None:
     least = MIN_UNITS[level]
     if n >= least:
         return None
-    noun = {"system": "systems", "summary": "documents", "global": "rows"}[level]
+    from meta_eval.units import level_words
+
+    noun = level_words(task, level).units
     why = {"system": f"only {math.factorial(n)} orderings of {n} systems exist, so even a perfect rank correlation "
                      f"has a one-sided permutation p of 1/{math.factorial(n)}, and the bootstrap redraws the same {n} "
                      "systems",
-           "summary": f"the average rests on {n} documents",
-           "global": f"the correlation rests on {n} rows"}[level]
+           "summary": f"the average rests on {n} {noun}",
+           "global": f"the correlation rests on {n} {noun}"}[level]
     return f"only {n} {noun} (fewer than {least}): {why}; read the value and its interval as indicative only"
 
 
 def _level_units(jset, dimension: str, level: str) -> tuple[int, str]:
-    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`)."""
-    from meta_eval.matrix import judgment_matrices
+    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`).
+    The one definition is :func:`meta_eval.units.level_units`."""
+    from meta_eval.units import level_units
 
-    where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
-    if getattr(jset, "pooled_datasets", ""):
-        raise LevelError(f"{where}: {jset.pooled_datasets}")
-    if level == "global":
-        h = jset.human(dimension)
-        h = h[np.isfinite(h)]
-        if len(h) < 3:
-            raise LevelError(f"{where}: it needs 3 or more rows with a score, there are {len(h)}")
-        if np.all(h == h[0]):
-            raise LevelError(f"{where}: every row has the same human score ({h[0]:g}), so no correlation is defined")
-        return len(h), "rows"
-    if level not in ("summary", "system"):
-        raise ValueError(f"level must be global, summary or system, not {level!r}")
-    jset.require_systems(f"the {level} level needs")
-    Z, _ = judgment_matrices(jset, dimension, [])
-    valid = ~np.isnan(Z)
-    if level == "system":
-        judged = valid.any(axis=0)
-        n = int(judged.sum())
-        if n < 3:
-            raise LevelError(f"{where}: it needs 3 or more systems, there {'is' if n == 1 else 'are'} {n} "
-                             f"({', '.join(jset.systems())})")
-        with np.errstate(invalid="ignore"):
-            means = np.nanmean(Z[:, judged], axis=0)
-        if np.all(means == means[0]):
-            raise LevelError(f"{where}: all {n} systems have the same mean human score ({means[0]:g})")
-        return n, "systems"
-    per_doc = valid.sum(axis=1)
-    enough = per_doc >= 3
-    lo, hi = np.where(valid, Z, np.inf).min(axis=1), np.where(valid, Z, -np.inf).max(axis=1)
-    usable = enough & (hi > lo)
-    if not usable.any():
-        why = (f"of its {Z.shape[0]} documents, none is judged for 3 or more systems (the most on one document: "
-               f"{int(per_doc.max(initial=0))})" if not enough.any() else
-               f"the {int(enough.sum())} document{'s' if enough.sum() != 1 else ''} judged for 3 or more systems "
-               f"{'each have' if enough.sum() != 1 else 'has'} equal human scores")
-        notes = "".join(f" ({n})" for n in jset.notes if "doc_id" in n)
-        raise LevelError(f"{where}: it needs documents judged for 3 or more systems with differing human scores; "
-                         f"{why}{notes}")
-    return int(usable.sum()), "documents"
+    u = level_units(jset, dimension, level)
+    return u.n, u.words.units
 
 
 def _no_result(results: list[VariantResult], level: str, kind: str, origin: str | None = None) -> None:
@@ -292,9 +257,9 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     X = np.stack(matrices)
     if pooled_groups(jset, level):
         return _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence)
-    valid = ~np.isnan(Z)
-    units = {"summary": int((valid.sum(axis=1) >= (2 if statistic in statistics.PAIRWISE else 3)).sum()),
-             "system": int((valid.sum(axis=0) > 0).sum()), "global": int(valid.sum())}[level]
+    from meta_eval.units import count_units
+
+    units = count_units(Z, level, statistic)  # the one definition of a level's units (meta_eval.units)
     options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
     try:
         est = statistics.point(X, Z, statistic, level, seed=seed, **options)
@@ -372,7 +337,9 @@ def _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resampl
     if len(ok):
         lower[ok], upper[ok] = pooled.pooled_interval(X[ok], Z, groups, statistic, n_resamples, seed, confidence)
     base = names.index(baseline) if baseline is not None else None
-    units = int((~np.isnan(Z)).any(axis=0).sum())
+    from meta_eval.units import count_units
+
+    units = count_units(Z, "system", statistic)
     results = []
     for m, name in enumerate(names):
         value = _finite(est.values[m])

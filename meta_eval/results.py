@@ -121,6 +121,21 @@ class RunResult:
     unparsed: dict = field(default_factory=dict)
     """Per metric that counts its answers (an LLM judge), ``{"unparsed": N, "answers": M}``: answers with no
     parseable score among the answers to the scored rows (:attr:`meta_eval.scoring.runner.Scoring.unparsed`)."""
+    task: str = ""
+    """The set's task (``"MT"``, ``"summarization"``, ...): it decides the words of the level and its units
+    (:func:`meta_eval.units.level_words`)."""
+    baseline_note: str | None = None
+    """Why no baseline ran (the test column is empty), e.g. the set's default baseline was not among the chosen
+    metrics; None when a baseline ran or was not wanted."""
+    empty_columns: dict = field(default_factory=dict)
+    """Column name -> why every row of it is empty (e.g. the Williams column when no baseline ran)."""
+
+    @property
+    def words(self):
+        """How this run's level and units read for the set's task (:func:`meta_eval.units.level_words`)."""
+        from meta_eval.units import level_words
+
+        return level_words(self.task, self.level)
 
     # -- plain views -------------------------------------------------------------------------------------------
     @property
@@ -168,7 +183,9 @@ class RunResult:
                 "rows_without_human": self.rows_without_human, "duplicates": self.duplicates, "notes": self.notes,
                 **self.setting,
                 "correlation": self.statistic if self.statistic in stats.CORRELATIONS else None,
-                "baseline": self.baseline, "resamples": self.resamples, "level_warning": self.level_warning,
+                "baseline": self.baseline, "baseline_note": self.baseline_note, "task": self.task,
+                "level_label": self.words.as_dict(), "empty_columns": dict(self.empty_columns),
+                "resamples": self.resamples, "level_warning": self.level_warning,
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,

@@ -264,6 +264,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                          "level can be computed (the summary and system levels need each row's system)")
     if human is None and len(jset.dimensions) > 1:
         say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
+    from meta_eval.units import level_words, multi_system_note
+
+    if level != "global" and multi_system_note(jset):  # how a row naming several systems counts (meta_eval.units)
+        set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
     requested, only_imported = without_imported(requested, imported)
@@ -286,7 +290,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
                                 + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
                                 + ", ".join(planned))
-    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} "
+        f"{level_words(jset.task, 'summary').units}, human: {dim}"
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
@@ -309,9 +314,16 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     for line in degenerate_lines(degenerate, len(jset)):
         say("err", line)
     variants = [v for ms in scored for v in ms.scores]
-    if baseline is None and "rougeL-f" in variants:
-        baseline = "rougeL-f"
-    elif baseline is not None and baseline not in variants:
+    baseline_note = None
+    if baseline is None:  # the set's declared default (MT: bleu, WMT's baseline; else rougeL-f)
+        from meta_eval.units import default_baseline, why_no_baseline
+
+        wanted = default_baseline(jset)
+        if wanted in variants:
+            baseline = wanted
+        else:
+            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
+    elif baseline not in variants:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     williams = level == "global" and statistic in stats.CORRELATIONS
     # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
@@ -336,6 +348,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                              n_permutations=permutations, spa_seed=spa_seed)
     fit_checks = learned_fit_checks(chosen, scored, jset, say, allow_in_sample)
     in_sample = in_sample_tests(results, fit_checks, baseline, allow_in_sample)
+    empty_columns = {}
+    if baseline is None:
+        test = "Williams p" if williams else "perm. p"
+        empty_columns[test] = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
         rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,
@@ -345,7 +361,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
         permutations=permutations, spa_seed=spa_seed,
-        tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
+        tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None, task=jset.task,
+        baseline_note=baseline_note, empty_columns=empty_columns)
     result.in_sample = in_sample
     result.imported = [imp.describe() for imp in imported]
     result.variants = variant_record

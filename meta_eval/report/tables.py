@@ -86,7 +86,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     setting, statistic, level = result.setting, result.statistic, result.level
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
-    units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
+    words = result.words  # the set's task decides the words: MT "items", summarization "documents"
+    units = words.units
     what = f"{statistic} correlation" if statistic in correlations else statistic
     baseline, results, ceiling = result.baseline, result.results, result.ceiling
     resolution = None if williams else result.resamples
@@ -166,7 +167,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         ceiling_at = len(rows) if ceiling_at is None else ceiling_at
         rows.append(row)
         styles.append("italic")
-    title = (f"{result.judgments} ({result.subset}, n={result.n}): {level}-level {what} with human "
+    where = f"{level}-level" if words.name == f"{level} level" else f"{words.name}:"
+    title = (f"{result.judgments} ({result.subset}, n={result.n}): {where} {what} with human "
              f"'{result.human}' (grouping: {setting['grouping']})")
     return RunTable(title, header, rows, styles, ceiling_at)
 
@@ -235,6 +237,8 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
             text += f"; {verdict} the baseline {result.baseline} (p {fmt_p(p, None if williams else result.resamples)})"
     elif best.metric == result.baseline:
         text += " and is the baseline"
+    if not result.baseline and getattr(result, "baseline_note", None):
+        text += f"; no test against a baseline ({result.baseline_note})"
     if ranks:
         top = [v for v, k in ranks.items() if k == 1]
         text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
@@ -278,12 +282,15 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         notes.print(f"reading: {line}", highlight=False, soft_wrap=True, markup=False)
     where = f"{setting['resampling']['method']}, {setting['resampling']['n_resamples']} resamples, " \
             f"seed {setting['seed']}" if setting.get("resampling") else None
-    notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}; grouping: {setting['grouping']}"
+    label = "" if result.words.name == f"{level} level" else f" ({result.words.name})"
+    notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}{label}; grouping: {setting['grouping']}"
                 + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
                 + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
                 + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
     if result.level_warning:
         notes.print(f"[yellow]warning[/] (!): {escape(result.level_warning)}", highlight=False, soft_wrap=True)
+    for column, why in (result.empty_columns or {}).items():
+        notes.print(f"{column}: empty on every row: {why}", highlight=False, soft_wrap=True, markup=False)
     if statistic == "acc-t" and result.tie_baseline is not None:
         notes.print(f"ties every pair: acc-t of a metric that ties every pair, {fmt(result.tie_baseline)} (the share "
                     "of human ties); a metric near it may only have learned to tie", highlight=False,
@@ -584,6 +591,7 @@ def print_judgment_set(jset, out: Console) -> None:
     from dataclasses import replace
 
     from meta_eval.evaluate import check_level
+    from meta_eval.units import level_words
 
     d = jset.describe()
     out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
@@ -602,6 +610,8 @@ def print_judgment_set(jset, out: Console) -> None:
         text += (f"; {d['rows_without_system']} of {d['rows']} rows have no system (the first: "
                  f"{d['first_row_without_system']})")
     add("systems", text)
+    if d.get("multi_system_rows"):
+        add("rows naming several systems", d["multi_system_rows"])
     for dim, c in d["dimensions"].items():
         add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
             f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
@@ -615,18 +625,21 @@ def print_judgment_set(jset, out: Console) -> None:
     repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
                                           "rows), e.g. " + "; ".join(d["repeated_examples"]))
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
+    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
     dim = jset.default_dimension
     for level in ("global", "summary", "system"):
         prefix = ""
+        label = level_words(jset.task, level).name
+        label = f"{level} level" if label == f"{level} level" else f"{level} level = {label}"
         try:
             scored = jset.scored(dim)
             if scored.duplicates == "error" and scored.repeated_pairs():
                 prefix = "only with --duplicates mean or first; then "
                 scored = replace(scored, duplicates="mean")
             units = check_level(scored, dim, level)
-            add(f"{level} level ({dim})", f"{prefix}yes: {units}")
+            add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
-            add(f"{level} level ({dim})", f"{prefix}no: {exc}")
+            add(f"{label} ({dim})", f"{prefix}no: {exc}")
     for note in d["notes"]:
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
