@@ -202,8 +202,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
-    from meta_eval.evaluate import (add_delta, add_partial, check_level, check_pooled, evaluate, evaluate_level,
-                                    level_warning)
+    from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
+                                    evaluate_level, level_warning)
     from meta_eval.report.outputs import write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
@@ -296,6 +296,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         try:
             if williams:
                 results = evaluate(jset.human(dim), scored, baseline, statistic)
+                add_global_intervals(results, jset, dim, scored, statistic, resamples, seed)
             else:
                 results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
                                          epsilon=epsilon, n_permutations=permutations, spa_seed=spa_seed)
@@ -309,7 +310,12 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     results = sorted_results(results)
     setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                              n_permutations=permutations, spa_seed=spa_seed)
-    fit_checks = learned_fit_checks(chosen, scored, jset, say)
+    warnings: list[dict] = []
+    fit_checks = learned_fit_checks(chosen, scored, jset, say, warnings)
+    if few:
+        warnings.append({"kind": "few-units", "message": few})
+    if baseline is None:
+        warnings.append({"kind": "no-baseline", "message": no_baseline_reason(variants)})
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
         rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,
@@ -320,6 +326,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
         permutations=permutations, spa_seed=spa_seed,
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
+    result.warnings = warnings
     result.imported = [imp.describe() for imp in imported]
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
@@ -375,9 +382,18 @@ def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutati
                        resamples_used=0, note=f"human ceiling undefined: {exc}")
 
 
-def learned_fit_checks(chosen, scored, jset, say: Say | None = None) -> dict[str, dict]:
+def no_baseline_reason(variants: Sequence[str]) -> str:
+    """Why a run has no test against a baseline (its warning): none was given and the default was not scored."""
+    return ("no test against a baseline: --baseline was not given and rougeL-f, the default baseline, is not among "
+            f"the {len(variants)} scored variants; the p-value column is empty (pass --baseline VARIANT)")
+
+
+def learned_fit_checks(chosen, scored, jset, say: Say | None = None,
+                       warnings: list | None = None) -> dict[str, dict]:
     """For every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`): a message to
-    ``say`` and, per variant of the model, the fields its result entry gets in the JSON."""
+    ``say`` and, per variant of the model, the fields its result entry gets in the JSON. With ``warnings`` (the
+    run's ordered list, :attr:`meta_eval.results.RunResult.warnings`), an in-sample model's message is appended
+    there as ``{"kind": "in-sample", "message": ...}`` instead, to be printed before the results."""
     from meta_eval.metrics.learned import fit_checks
 
     say = say or _quiet
@@ -389,7 +405,9 @@ def learned_fit_checks(chosen, scored, jset, say: Say | None = None) -> dict[str
         if check is None:
             continue
         message = check.message()
-        if message is not None:
+        if message is not None and check.in_sample and warnings is not None:
+            warnings.append({"kind": "in-sample", "message": message})
+        elif message is not None:
             say("out-warning" if check.in_sample else "out-note", message)
         fields.update({variant: check.as_dict() for variant in metric.variants})
     return fields
