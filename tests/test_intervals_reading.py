@@ -138,3 +138,11 @@ def test_warnings_come_first_in_one_ordered_list(shared_data, tmp_path):
     header = next(i for i, x in enumerate(lines) if x.startswith("metric,"))
     assert len(first) == 2 and max(first) < header
     assert lines[first[0]].startswith("warning (!): only 4 systems") and "no test against" in lines[first[1]]
+
+
+def test_the_global_figure_draws_and_labels_the_intervals(chaganty_runs):
+    pytest.importorskip("matplotlib")
+    res = chaganty_runs["global"]
+    fig = res.plot("intervals")
+    label = fig.axes[0].get_xlabel()
+    assert label.endswith(f"95% percentile bootstrap CI (boot-both, {B} resamples, seed 3)"), label

@@ -134,7 +134,7 @@ RESAMPLED = {"boot-both": "BOOT-BOTH: documents (items) and systems drawn with r
                                         "with replacement inside their pair"}
 
 
-def interval_label(resampling: dict | None) -> str:
+def interval_label(resampling: dict | None, short: bool = False) -> str:
     """What an interval is, in one phrase: confidence, percentile bootstrap, the units resampled, resamples, seed.
 
     The one label printed under ``meta-eval run``'s table, kept in the JSON (``resampling["label"]``) and on the
@@ -144,16 +144,21 @@ def interval_label(resampling: dict | None) -> str:
 
     >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0})
     '95% percentile bootstrap interval (BOOT-BOTH: documents (items) and systems drawn with replacement; 1000 resamples, seed 0)'
+    >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0}, short=True)
+    '95% percentile bootstrap CI (boot-both, 1000 resamples, seed 0)'
     >>> interval_label(None)
     'no interval'
+
+    ``short``: the same facts in the method's name, for a figure's axis.
     """
     if not resampling:
         return "no interval"
     conf = 100 * float(resampling.get("confidence") or 0.95)
-    units = RESAMPLED.get(resampling["method"], resampling["method"])
     n, seed = resampling.get("n_resamples"), resampling.get("seed")
-    return (f"{conf:g}% percentile bootstrap interval ({units}"
-            + (f"; {n} resamples" if n is not None else "") + (f", seed {seed}" if seed is not None else "") + ")")
+    what, units, sep = ("CI", resampling["method"], ", ") if short else \
+        ("interval", RESAMPLED.get(resampling["method"], resampling["method"]), "; ")
+    return (f"{conf:g}% percentile bootstrap {what} ({units}"
+            + (f"{sep}{n} resamples" if n is not None else "") + (f", seed {seed}" if seed is not None else "") + ")")
 
 
 def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutations: int = 1000,
