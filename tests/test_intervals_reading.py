@@ -146,3 +146,32 @@ def test_the_global_figure_draws_and_labels_the_intervals(chaganty_runs):
     fig = res.plot("intervals")
     label = fig.axes[0].get_xlabel()
     assert label.endswith(f"95% percentile bootstrap CI (boot-both, {B} resamples, seed 3)"), label
+
+
+def test_in_sample_warning_is_printed_before_the_table_and_the_reading_line(shared_data, tmp_path, monkeypatch):
+    from meta_eval import judgments
+    from meta_eval.metrics.learned import ENV_HOME
+
+    monkeypatch.setenv(ENV_HOME, str(tmp_path / "home"))
+    cache = str(tmp_path / "cache.sqlite")
+    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+                              "--metrics", "rouge", "--features", "rougeL-f,rouge1-f", "--search", "none",
+                              "--splits", "20", "--target", "overall", "--save", "mine"])
+    assert res.exit_code == 0, res.output
+    rows = judgments.load("chaganty", shared_data).rows[:12]
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(json.dumps({"id": r.id, "doc_id": r.doc_id, "system": r.system,
+                                         "candidate": r.candidate, "references": list(r.references),
+                                         "scores": dict(r.scores)}) + "\n" for r in rows))
+    out = tmp_path / "run.json"
+    res = runner.invoke(app, ["run", "--judgments", str(small), "--metrics", "learned:mine,rouge", "--cache", cache,
+                              "--resamples", str(B), "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    kinds = [w["kind"] for w in json.loads(out.read_text())["warnings"]]
+    assert kinds[0] == "in-sample", kinds
+    lines = res.output.splitlines()
+    warning = next(i for i, x in enumerate(lines) if x.startswith("warning: learned:mine: in-sample"))
+    title = next(i for i, x in enumerate(lines) if "global-level spearman correlation" in x)
+    said = next(i for i, x in enumerate(lines) if x.startswith("reading:"))
+    assert warning < title < said, res.output
+    assert sum("in-sample" in x for x in lines) == 1  # once, not again under the table
