@@ -26,7 +26,8 @@ from meta_eval.stats.correlation import correlate
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.stats.significance import williams_test
 
-__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate", "evaluate_level",
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate",
+           "evaluate_level",
            "level_warning",
            "units_warning"]
 

@@ -53,7 +53,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "StatisticError", "Estimate",
-           "check_statistic", "describe", "interval_label", "point", "interval", "versus", "pvalue_matrix", "ceiling", "tie_baseline"]
+           "check_statistic", "describe", "interval_label", "point", "interval", "versus", "pvalue_matrix", "ceiling",
+           "tie_baseline"]
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
