@@ -112,6 +112,9 @@ class RunResult:
     """SPA: the seed of the permutation signs (None: drawn first from the run's seed)."""
     tie_baseline: float | None = None
     """acc-t: the value of a metric that ties every pair (the share of human ties; :func:`meta_eval.stats.tie_baseline`)."""
+    in_sample: dict = field(default_factory=dict)
+    """Learned variants scored on their training rows (:func:`meta_eval.task.in_sample_tests`): ``variants``,
+    ``tests_withheld`` (p-values withheld: no significance claimed in-sample), ``allowed`` (``--allow-in-sample``)."""
     imported: list = field(default_factory=list)
     """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
     rows_without_imported_score: int = 0
@@ -182,6 +185,7 @@ class RunResult:
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
                 "tie_baseline": self.tie_baseline,
+                "in_sample": self.in_sample,
                 "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
                 "unparsed": self.unparsed,
                 "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
@@ -303,7 +307,12 @@ class RunResult:
                                     spa_seed=self.spa_seed)
         test = stats.describe(self.statistic, "summary" if self.level == "global" and self.statistic in
                               stats.CORRELATIONS else self.level)["test"]
-        return PValueMatrix(variants, np.asarray(P, dtype=float), test, n_resamples, seed)
+        P = np.array(P, dtype=float)
+        if self.in_sample.get("tests_withheld"):  # an in-sample learned variant: no test unless --allow-in-sample
+            for i, v in enumerate(variants):
+                if v in self.in_sample["variants"]:
+                    P[i, :] = P[:, i] = np.nan
+        return PValueMatrix(variants, P, test, n_resamples, seed)
 
 
 def sorted_results(results: Sequence) -> list:

@@ -99,7 +99,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
-        plugins: Sequence[str | Path] = (), spa_seed: int | None = None):
+        plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -127,6 +127,11 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         meta-eval did not write (never an input of the run).
     progress : bool
         Progress bars (counts, rate, ETA) on stderr when it is a terminal.
+    allow_in_sample : bool
+        Test a learned metric (``learned:NAME``) scored on rows its model was fitted on like any other metric
+        (``--allow-in-sample``). By default its p-values against the baseline (and every other variant's, when the
+        baseline is such a model) are withheld (None; no stars, no "significantly" in the reading line) and its
+        rows and columns of :meth:`RunResult.pvalue_matrix` are NaN: an in-sample correlation is not a held-out one.
     say : callable, optional
         ``say(channel, text)`` receives the messages the command line prints while the job runs.
     system_score : {"auto", "mean", "corpus"}
@@ -194,12 +199,14 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
-                    specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed)
+                    specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
+                    allow_in_sample=allow_in_sample)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
-         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None):
+         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
+         allow_in_sample=False):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
@@ -311,7 +318,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                              n_permutations=permutations, spa_seed=spa_seed)
     warnings: list[dict] = []
-    fit_checks = learned_fit_checks(chosen, scored, jset, say, warnings)
+    fit_checks = learned_fit_checks(chosen, scored, jset, say, allow_in_sample, warnings)
+    in_sample = in_sample_tests(results, fit_checks, baseline, allow_in_sample)
     if few:
         warnings.append({"kind": "few-units", "message": few})
     if baseline is None:
@@ -327,6 +335,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         permutations=permutations, spa_seed=spa_seed,
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
     result.warnings = warnings
+    result.in_sample = in_sample
     result.imported = [imp.describe() for imp in imported]
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
@@ -388,12 +397,16 @@ def no_baseline_reason(variants: Sequence[str]) -> str:
             f"the {len(variants)} scored variants; the p-value column is empty (pass --baseline VARIANT)")
 
 
-def learned_fit_checks(chosen, scored, jset, say: Say | None = None,
+ALLOW_IN_SAMPLE_FLAG = "--allow-in-sample"
+
+
+def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sample: bool = False,
                        warnings: list | None = None) -> dict[str, dict]:
     """For every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`): a message to
-    ``say`` and, per variant of the model, the fields its result entry gets in the JSON. With ``warnings`` (the
-    run's ordered list, :attr:`meta_eval.results.RunResult.warnings`), an in-sample model's message is appended
-    there as ``{"kind": "in-sample", "message": ...}`` instead, to be printed before the results."""
+    ``say`` (saying, for an in-sample model, that no significance is claimed unless ``allow_in_sample``) and, per
+    variant of the model, the fields its result entry gets in the JSON. With ``warnings`` (the run's ordered list,
+    :attr:`meta_eval.results.RunResult.warnings`), an in-sample model's message is appended there as
+    ``{"kind": "in-sample", "message": ...}`` instead, to be printed before the results."""
     from meta_eval.metrics.learned import fit_checks
 
     say = say or _quiet
@@ -405,12 +418,30 @@ def learned_fit_checks(chosen, scored, jset, say: Say | None = None,
         if check is None:
             continue
         message = check.message()
+        if message is not None and check.in_sample:
+            message += ("; tested anyway, as --allow-in-sample asks" if allow_in_sample else
+                        f"; no significance is claimed for it (pass {ALLOW_IN_SAMPLE_FLAG} to test it anyway)")
         if message is not None and check.in_sample and warnings is not None:
             warnings.append({"kind": "in-sample", "message": message})
         elif message is not None:
             say("out-warning" if check.in_sample else "out-note", message)
         fields.update({variant: check.as_dict() for variant in metric.variants})
     return fields
+
+
+def in_sample_tests(results, fit_checks: dict[str, dict], baseline: str | None, allow: bool) -> dict:
+    """Withhold the tests of in-sample learned variants (unless ``allow``): their p-values against the baseline
+    become None, and every variant's when the baseline itself is one. Returns what ``run --output`` records as
+    ``in_sample``: the in-sample variants, those whose test was withheld, and the flag that allows them."""
+    variants = sorted(v for v, f in fit_checks.items() if f.get("in_sample"))
+    withheld: list[str] = []
+    if variants and not allow:
+        for r in results:
+            if r.metric != baseline and (r.metric in variants or baseline in variants):
+                r.perm_p_vs_baseline = r.williams_p_vs_baseline = None
+                withheld.append(r.metric)
+    return {"variants": variants, "tests_withheld": withheld, "allowed": bool(allow and variants),
+            "flag": ALLOW_IN_SAMPLE_FLAG}
 
 
 def _significant_documents_level(jset, part, scored, say: Say) -> dict[str, float | None]:

@@ -17,9 +17,12 @@ Modes
     part matters: on an AVX-512 CPU, MiniLM's states of 300 chaganty summaries had five different SHA-256 digests with
     nothing set, MKL's setting alone, MKL's and ATen's, all three variables, and all three with oneDNN off; oneDNN is
     turned off rather than capped because its just-in-time kernels block the work by the CPU's cache sizes, which MKL's
-    reproducibility mode covers and oneDNN's does not. An x86-64 CPU with AVX2 then computes what any other does, so
-    scores and leaderboards reproduce to the bit across machines. It costs speed on CPUs with AVX-512
-    (``bench/bench_speed.py`` prints the mode; README "Numeric mode").
+    reproducibility mode covers and oneDNN's does not. An Intel x86-64 CPU with AVX2 then computes what any other
+    does, so scores and leaderboards reproduce to the bit across machines. MKL honours its AVX2 branch on Intel
+    processors only: on an AMD CPU it stays on its own path (``AUTO``, measured on an AMD EPYC), so there ATen's AVX2
+    kernels and oneDNN off still apply but the signature says ``num:portable(vendor=AuthenticAMD)`` and
+    bit-identity with other machines is not claimed (scores agree to about 1e-6, as in the native mode). It costs
+    speed on CPUs with AVX-512 (``bench/bench_speed.py`` prints the mode; README "Numeric mode").
 ``native``
     meta-eval sets nothing and leaves oneDNN on: each library picks the fastest kernels for this CPU. Scores then
     agree with the portable ones to about 1e-6, not to the bit, and the signature names the CPU's vector width that
@@ -43,8 +46,10 @@ Examples
 >>> from meta_eval.metrics import numeric
 >>> numeric.PORTABLE_ENV["MKL_CBWR"]
 'AVX2,STRICT'
->>> numeric.ident("portable", env={}, machine="x86_64")
+>>> numeric.ident("portable", env={}, machine="x86_64", cpu="avx512", vendor="GenuineIntel")
 'num:portable'
+>>> numeric.ident("portable", env={}, machine="x86_64", cpu="avx512", vendor="AuthenticAMD")
+'num:portable(vendor=AuthenticAMD)'
 >>> numeric.ident("native", env={}, machine="x86_64", cpu="avx512")
 'num:native(cpu=avx512)'
 """
@@ -58,8 +63,8 @@ from functools import lru_cache
 from typing import Mapping
 
 __all__ = ["ENV", "MARK", "MODES", "PORTABLE_ENV", "NumericModeError", "apply_to_torch", "bit_portable",
-           "cpu_vector_width", "current_mode", "describe", "effective", "ident", "prepare", "set_mode", "verify",
-           "worker_env"]
+           "cpu_vector_width", "cpu_vendor", "current_mode", "describe", "effective", "ident", "prepare", "set_mode",
+           "verify", "worker_env"]
 
 #: The environment variable that chooses the mode.
 ENV = "META_EVAL_NUMERIC"
@@ -166,21 +171,48 @@ def cpu_vector_width() -> str:
     return "default"
 
 
+@lru_cache(maxsize=1)
+def cpu_vendor() -> str:
+    """This CPU's vendor as ``/proc/cpuinfo`` names it (``GenuineIntel``, ``AuthenticAMD``, ...; no torch import),
+    ``unknown`` where it cannot be read.
+
+    MKL honours its reproducibility branches but ``COMPATIBLE`` only on Intel processors: measured on an AMD EPYC
+    (AVX-512, torch 2.13.0+cpu, MKL 2024.2), ``MKL_CBWR=AVX2,STRICT`` (and ``AVX512,STRICT``) leave MKL on
+    ``AUTO,STRICT`` (``MKL_VERBOSE`` prints ``CNR:AUTO,STRICT``), so MKL there runs its own path for the CPU."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip() or "unknown"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _mkl_branch_honoured(machine: str, vendor: str) -> bool:
+    """Whether MKL can be held to its AVX2 branch here: x86-64 and an Intel CPU (see :func:`cpu_vendor`). An
+    unknown vendor (off Linux) is not taken for a foreign one."""
+    return machine not in ("x86_64", "amd64") or vendor in ("GenuineIntel", "unknown")
+
+
 def ident(mode: str | None = None, *, env: Mapping[str, str] | None = None, machine: str | None = None,
-          cpu: str | None = None) -> str:
+          cpu: str | None = None, vendor: str | None = None) -> str:
     """The mode's part of a neural metric's signature, computed without importing torch.
 
     ``num:portable``: the portable settings are in force on x86-64, the same bits on every CPU with AVX2.
     ``num:native(cpu=avx512)``: this CPU's own kernels. Variables the user set are listed in the parentheses
-    (``num:portable(MKL_CBWR=AVX512)``), ``arch=...`` off x86-64 and ``cpu=...`` on an x86-64 CPU without AVX2;
+    (``num:portable(MKL_CBWR=AVX512)``), ``arch=...`` off x86-64, ``cpu=...`` on an x86-64 CPU without AVX2 and
+    ``vendor=...`` on an x86-64 CPU that is not Intel's, where MKL does not honour its AVX2 branch
+    (:func:`cpu_vendor`): ATen's AVX2 kernels and oneDNN off still apply, MKL's products follow MKL's own path;
     each means no bit-identity across machines.
 
     Parameters
     ----------
     mode : {"portable", "native"}, optional
         Default :func:`current_mode`.
-    env, machine, cpu : optional
-        The environment, ``platform.machine()`` and :func:`cpu_vector_width` to describe (defaults: this process's).
+    env, machine, cpu, vendor : optional
+        The environment, ``platform.machine()``, :func:`cpu_vector_width` and :func:`cpu_vendor` to describe
+        (defaults: this process's).
         In a given ``env`` every variable counts as the user's.
     """
     mode = _check(mode) if mode is not None else current_mode()
@@ -192,6 +224,9 @@ def ident(mode: str | None = None, *, env: Mapping[str, str] | None = None, mach
     width = cpu or cpu_vector_width()
     if mode == "native" or width not in ("avx2", "avx512"):  # portable needs AVX2: say where it is missing
         notes.append(f"cpu={width}")
+    vendor = vendor or cpu_vendor()
+    if mode == "portable" and not _mkl_branch_honoured(machine, vendor):
+        notes.append(f"vendor={vendor}")
     for name, value in PORTABLE_ENV.items():
         user = _user_value(name, env)
         if user is not None and (mode == "native" or user.strip().upper() != value.upper()):
@@ -249,10 +284,14 @@ def apply_to_torch() -> None:
 
 def verify() -> None:
     """Raise :class:`NumericModeError` when the loaded torch's kernels are not those :func:`ident` signs for: in the
-    portable mode (settings unchanged, x86-64), MKL's branch must be ``AVX2,STRICT`` and ATen's capability ``AVX2``.
+    portable mode (settings unchanged, x86-64), MKL's branch must be ``AVX2,STRICT`` (on an Intel CPU; elsewhere MKL
+    keeps its own, :func:`cpu_vendor`), ATen's capability ``AVX2`` and oneDNN off.
     Called by :func:`apply_to_torch`, in the driver and in every worker."""
     mode = current_mode()
-    if mode != "portable" or not bit_portable(mode):
+    if mode != "portable":
+        return
+    strict = bit_portable(mode)  # else only where the sole note is the vendor: ATen and oneDNN are still held
+    if not strict and ident(mode) != f"num:portable(vendor={cpu_vendor()})":
         return
     state = effective()
     if not state:
@@ -260,7 +299,7 @@ def verify() -> None:
     wrong = []
     if state["mkl"] != "True":
         wrong.append("this torch was built without MKL")
-    elif state["MKL_CBWR"] not in (None, "AVX2,STRICT"):
+    elif strict and state["MKL_CBWR"] not in (None, "AVX2,STRICT"):
         wrong.append(f"MKL's branch is {state['MKL_CBWR']}")
     if str(state["ATEN_CPU_CAPABILITY"]).upper() != "AVX2":
         wrong.append(f"ATen's capability is {state['ATEN_CPU_CAPABILITY']}")

@@ -98,10 +98,11 @@ def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
 
     cache = tmp_path / "c.sqlite"
     out = tmp_path / "learn.json"
-    _cli("learn", "-j", "chaganty", "-m", "rouge,chrf", "--splits", "20", "--search-splits", "10", "--data-dir",
+    _cli("learn", "--protocol", "paper", "-j", "chaganty", "-m", "rouge,chrf", "--splits", "20", "--search-splits",
+         "10", "--data-dir",
          shared_data, "--cache", cache, "--output", out)
-    res = learn("chaganty", ["rouge", "chrf"], splits=20, search_splits=10, data_dir=shared_data, cache=cache,
-                progress=False)
+    res = learn("chaganty", ["rouge", "chrf"], protocol="paper", splits=20, search_splits=10, data_dir=shared_data,
+                cache=cache, progress=False)
     assert _stable(res.to_dict()) == _stable(json.loads(out.read_text()))
     assert res.to_frame()["features"].iloc[0] == " + ".join(res.best.features)
 

@@ -39,9 +39,16 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-def test_ident_names_the_mode_and_every_setting_that_breaks_bit_identity():
+def test_ident_names_the_mode_and_every_setting_that_breaks_bit_identity(monkeypatch):
+    monkeypatch.setattr(numeric, "cpu_vendor", lambda: "GenuineIntel")  # the cases below are an Intel CPU's
     assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx2") == "num:portable"
     assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx512") == "num:portable"
+    # MKL keeps its own path on another vendor's CPU: said, and no bit-identity claimed (the native mode says cpu=)
+    assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx512", vendor="AuthenticAMD") == \
+        "num:portable(vendor=AuthenticAMD)"
+    assert numeric.ident("native", env={}, machine="x86_64", cpu="avx512", vendor="AuthenticAMD") == \
+        "num:native(cpu=avx512)"
+    assert numeric.ident("portable", env={}, machine="x86_64", cpu="avx2", vendor="unknown") == "num:portable"
     # a user's own setting is respected and recorded; the same value as the portable one changes nothing
     assert numeric.ident("portable", env={"MKL_CBWR": "AVX512"}, machine="x86_64", cpu="avx512") == \
         "num:portable(MKL_CBWR=AVX512)"
@@ -81,8 +88,10 @@ def test_the_mode_is_in_force_in_torch_and_torch_used_first_is_refused_with_a_se
     check = ("from meta_eval.metrics import numeric; from meta_eval.metrics.encoder import prepare_torch\n"
              "try:\n    prepare_torch(); print('ok', numeric.effective()['MKL_CBWR'])\n"
              "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
-    # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation
-    assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", "AVX2,STRICT"]
+    # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation; MKL takes its
+    # AVX2 branch on an Intel CPU only (elsewhere it keeps AUTO, and the signature names the vendor)
+    mkl = "AVX2,STRICT" if numeric.cpu_vendor() in ("GenuineIntel", "unknown") else "AUTO,STRICT"
+    assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", mkl]
     used = _python("import torch; torch.ones(4) @ torch.ones(4)\nfrom meta_eval import metrics\n" + check).stdout
     if numeric.cpu_vector_width() == "avx512":  # on an AVX2 CPU the native kernels are the portable ones
         assert used.startswith("EncoderError the portable numeric mode is not in force")
@@ -96,11 +105,13 @@ def test_this_test_process_computes_in_the_portable_mode():
     """Fails when something imported and used torch before meta-eval set the mode in this pytest process (or a test
     changed the mode): every bit-for-bit test here would then test the wrong thing."""
     torch = conftest.require_module("torch", conftest.NEURAL_FIX)
-    if os.environ.get(numeric.ENV, "portable") != "portable" or not numeric.bit_portable():
+    vendor_only = numeric.ident() == f"num:portable(vendor={numeric.cpu_vendor()})"  # MKL on its own path
+    if os.environ.get(numeric.ENV, "portable") != "portable" or not (numeric.bit_portable() or vendor_only):
         pytest.skip(f"the suite runs in {numeric.ident()}: the bit-for-bit tests compare within tolerances")
     torch.ones(8, 8) @ torch.ones(8, 8)
     state = numeric.effective()
-    assert state["MKL_CBWR"] == "AVX2,STRICT" and state["ATEN_CPU_CAPABILITY"] == "AVX2", state
+    assert state["ATEN_CPU_CAPABILITY"] == "AVX2", state
+    assert state["MKL_CBWR"] == ("AUTO,STRICT" if vendor_only else "AVX2,STRICT"), state
     numeric.apply_to_torch()  # what every model loader does: oneDNN off, then the check
     assert numeric.effective()["onednn"] == "off"
     with pytest.raises(numeric.NumericModeError, match="cannot change from portable to native once torch"):
@@ -167,7 +178,7 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
         lines = [json.loads(line) for line in out.read_text().splitlines()]
         runs[mode] = (lines[0]["signatures"], {v: np.array([row[v] for row in lines[1:]]) for v in here})
     width = numeric.cpu_vector_width()
-    assert all("|num:portable|" in s for s in runs["portable"][0])
+    assert all(f"|{numeric.ident('portable')}|" in s for s in runs["portable"][0])
     assert all(f"|num:native(cpu={width})|" in s for s in runs["native"][0])
     for variant, values in here.items():
         conftest.assert_same_scores(runs["portable"][1][variant], values, variant)

@@ -121,6 +121,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
         last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
+        if r.metric in (getattr(result, "in_sample", None) or {}).get("tests_withheld", ()):
+            last = "withheld (in-sample)"
         row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
         if statistic not in correlations:
             row += [fmt(r.value)] + (["-" if r.epsilon is None else f"{r.epsilon:.3g}"] if statistic == "acc-t"
@@ -237,8 +239,9 @@ def warning_lines(result) -> list[str]:
 
 def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
     """One sentence saying how to read the table: which variant agrees best (every variant tied with it named
-    together, :func:`top_variants`), whether that is significant against the baseline (and how many variants share
-    the top cluster), and how far it is from the human ceiling."""
+    together, :func:`top_variants`), whether that is significant against the baseline (none is claimed for an
+    in-sample learned variant unless the run allowed it), how many variants share the top cluster, and how far it is
+    from the human ceiling."""
     from meta_eval.results import two_sided as to_two_sided
 
     tied, same = top_variants(result)
@@ -248,13 +251,23 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     williams = result.setting["test"] == "williams"
     resolution = None if williams else result.resamples
     names = [r.metric for r in tied]
+    in_sample = getattr(result, "in_sample", None) or {}
+    fitted = [n for n in names if n in in_sample.get("variants", ())]
     if len(tied) == 1:
         text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
+        if fitted:
+            text += " on rows its model was fitted on (in-sample, not held-out)"
     else:
         text = f"{_names(names)} tie for the best agreement with the humans ({result.statistic} {fmt(best.value)})"
-    verdicts = []
+        if fitted:
+            text += (f" ({_names(fitted)} on rows {'its model was' if len(fitted) == 1 else 'their models were'} "
+                     "fitted on: in-sample, not held-out)")
+    verdicts, withheld = [], []
     for r in tied:
         if not result.baseline or r.metric == result.baseline:
+            continue
+        if r.metric in in_sample.get("tests_withheld", ()):
+            withheld.append(r.metric)
             continue
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
@@ -262,6 +275,11 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         if p is not None:
             verdict = "significantly better than" if p < 0.05 else "not significantly better than"
             verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict, fmt_p(p, resolution)))
+    if withheld:
+        own = all(n in in_sample.get("variants", ()) for n in withheld)
+        who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
+        text += (f"; no significance claimed{'' if len(tied) == 1 else ' for ' + _names(withheld)} against the "
+                 f"baseline {result.baseline}: {who} in-sample (pass {in_sample['flag']} to test anyway)")
     if len(tied) == 1 and verdicts:
         text += f"; {verdicts[0][1]} the baseline {result.baseline} (p {verdicts[0][2]})"
     elif verdicts:
@@ -491,9 +509,74 @@ def print_scores(result, out: Console, show: int = 3) -> None:
         out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
 
 
+def overstatement_words(diff: float, tolerance: float = 0.0005) -> str:
+    """The paper protocol's ungrouped - grouped difference in words, by sign and size: within ``tolerance`` (half
+    the tables' last digit) the protocols agree; otherwise which one is higher and by how much."""
+    if abs(diff) < tolerance:
+        return f"ungrouped - grouped = {diff:+.4f}: the two protocols agree (|difference| < {tolerance:g})"
+    if diff > 0:
+        return f"ungrouped - grouped = {diff:+.4f}: splitting rows at random overstates by {diff:.4f}"
+    return f"ungrouped - grouped = {diff:+.4f}: splitting rows at random gives {-diff:.4f} less than by document"
+
+
+def print_nested(result, out: Console, err: Console) -> None:
+    """``meta-eval learn`` (nested protocol): the held-out estimate with its interval, the paired tests against the
+    best single feature and the baseline, the choices and weights per outer fold, the final model."""
+    n, model, jset = result.nested, result.model, result.data.jset
+    corr = n.kind
+    p_res = n.resamples
+    out.print(f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge to "
+              f"'{result.data.spec}'; {n.scheme()}", highlight=False, soft_wrap=True)
+    table = Table(title=f"Held-out {corr} (pooled predictions of the outer folds); {n.interval_label()}; p: "
+                        "two-sided paired bootstrap test on the same rows and draws")
+    for col in ("metric", "role", corr, "95% CI", "learned - it", "95% CI (difference)", "p"):
+        table.add_column(col, justify="left" if col in ("metric", "role") else "right")
+
+    def ci(a, b):
+        return "-" if a is None else f"[{fmt(a)}, {fmt(b)}]"
+
+    table.add_row("learned (" + " + ".join(n.features) + ")", "nested held-out", fmt(n.value), ci(n.low, n.high),
+                  "", "", "", style="bold")
+    for c in n.comparisons:
+        table.add_row(c.feature, c.role, fmt(c.value), ci(c.low, c.high),
+                      "-" if c.difference is None else f"{c.difference:+.3f}", ci(c.diff_low, c.diff_high),
+                      fmt_p(c.p, p_res))
+    out.print(table)
+    folds = Table(title="Outer folds: what the inner cross-validation chose on each training part")
+    for col in ("fold", "held-out rows", "features", "alpha", "inner mean", f"held-out {corr}"):
+        folds.add_column(col, justify="left" if col == "features" else "right")
+    for f in n.fold_results:
+        folds.add_row(str(f.fold + 1), str(f.test_rows), " + ".join(f.features), f"{f.alpha:g}", fmt(f.inner),
+                      fmt(f.correlation))
+    out.print(folds)
+    wtable = Table(title=f"Weights (standardised): mean ± sd over the {n.folds} outer folds (0 where a fold did not "
+                         f"choose the feature), and the final model fitted on all {len(jset)} rows (alpha "
+                         f"{n.alpha:g})")
+    for col in ("feature", "folds", "outer folds", "final (standardised)", "final (raw)"):
+        wtable.add_column(col, justify="left" if col == "feature" else "right")
+    final = dict(zip(model.features, zip(model.weights, model.raw_weights)))
+    for name, w in n.weights.items():
+        fw = final.get(name)
+        wtable.add_row(name, f"{w['folds_chosen']}/{n.folds}", f"{w['mean']:.4f} ± {w['sd']:.4f}",
+                       "-" if fw is None else f"{fw[0]:.4f}", "-" if fw is None else f"{fw[1]:.4f}")
+    for name in model.features:
+        if name not in n.weights:
+            wtable.add_row(name, f"0/{n.folds}", "-", f"{final[name][0]:.4f}", f"{final[name][1]:.4f}")
+    out.print(wtable)
+    if result.settings.get("baseline") is None:
+        out.print("no baseline test: the default baseline rougeL-f is not among the features (--baseline VARIANT)",
+                  highlight=False)
+    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x {n.inner_folds} "
+              f"inner folds x {len(n.alphas)} alphas, {n.resamples} bootstrap resamples)", highlight=False)
+
+
 def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
-    """``meta-eval learn``: the feature sets by held-out correlation, the search, the best set's weights (over the
-    splits and in the final fit) and its grouped vs ungrouped correlation; the time on ``err``."""
+    """``meta-eval learn``: the nested protocol's report (:func:`print_nested`), or the paper protocol's feature
+    sets by held-out correlation, the search, the best set's weights (over the splits and in the final fit) and its
+    grouped vs ungrouped correlation; the time on ``err``."""
+    if result.nested is not None:
+        print_nested(result, out, err)
+        return
     outcome, best, model, jset = result.outcome, result.outcome.best, result.model, result.data.jset
     settings = result.settings
     correlation, splits, alpha = settings["correlation"], settings["splits"], settings["alpha"]
@@ -506,9 +589,9 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
              f"({settings['train_fraction']:.0%} train); search: {outcome.strategy}")
     table = Table(title=title)
     grouped = result.grouped
-    columns_shown = (("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped",
+    columns_shown = (("#", "features", "size", "grouped (by document)", "spread over splits", "ungrouped",
                       "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
-                                                              "95% interval"))
+                                                              "spread over splits"))
     for col in columns_shown:
         table.add_column(col, justify="left" if col == "features" else "right")
     results = outcome.results
@@ -541,12 +624,15 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     if best.grouped is not None and best.overstatement is not None:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.grouped.mean)} "
                   f"{ci(best.grouped)} with each document on one side; {fmt(best.ungrouped.mean)} "
-                  f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
-                  f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
+                  f"{ci(best.ungrouped)} with rows split at random: {overstatement_words(best.overstatement)}",
                   highlight=False)
     else:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.ungrouped.mean)} "
                   f"{ci(best.ungrouped)} with rows split at random", highlight=False)
+    out.print("paper protocol: the feature set is chosen on the same splits it is reported on (optimistic), alpha "
+              "is fixed, and [low, high] is the spread of the held-out correlation over splits (2.5th-97.5th "
+              "percentiles), not a confidence interval; --protocol nested gives a held-out estimate with one",
+              highlight=False)
     err.print(f"  learning: {result.learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
               f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
 
