@@ -34,7 +34,7 @@ from meta_eval.evaluate import units_warning
 from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
-from meta_eval.stats import GROUPING
+from meta_eval.stats import GROUPING, describe
 from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.metrics.base import package_version
@@ -144,7 +144,8 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
             **_words(jset, level),
             "n_units": units, "warning": units_warning(level, units, jset.task), "results": results, "pairwise": tests,
             "seed": seed, "n_resamples": n_resamples,
-            "ci_method": setting["resampling"]["method"], "confidence": confidence,
+            "ci_method": setting["resampling"]["method"], "interval": setting["resampling"]["label"],
+            "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
             **({"tie_baseline": _clean(statistics.tie_baseline(Z, level))} if statistic == "acc-t" else {}),
             "undefined": [variants[i] for i in range(len(variants)) if i not in set(ok)],
@@ -206,6 +207,8 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                            "warning": units_warning(level, _units(Z, level, kind), jset.task),
                            "results": results, "pairwise": tests, "seed": seed,
                            "n_resamples": n_resamples, "ci_method": "boot-both", "confidence": confidence,
+                           "interval": describe(kind, level, n_resamples=n_resamples, seed=seed,
+                                                confidence=confidence)["resampling"]["label"],
                            "undefined": skipped,
                            "ceiling": _ceiling(jset, dimension, kind, level, n_resamples, seed, confidence,
                                                pairs)})

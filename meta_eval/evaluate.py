@@ -26,7 +26,8 @@ from meta_eval.stats.correlation import correlate
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.stats.significance import williams_test
 
-__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "ceiling", "check_level", "evaluate", "evaluate_level",
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate",
+           "evaluate_level",
            "level_warning",
            "units_warning"]
 
@@ -209,6 +210,43 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
                                      signature, "; ".join(notes) or None, statistic=kind, value=cors[kind].r))
     _no_result(results, "global", kind)
     return results
+
+
+def add_global_intervals(results: list[VariantResult], jset, dimension: str, metric_scores: Sequence[MetricScores],
+                         kind: str = "spearman", n_resamples: int = 1000, seed: int = 0,
+                         confidence: float = 0.95) -> None:
+    """Set each global-level result's ``ci``: the BOOT-BOTH percentile interval of its ``kind`` correlation.
+
+    The same function and draws as every other level and as the leaderboards
+    (:func:`meta_eval.stats.interval` on the (document x system) matrices of :func:`meta_eval.matrix.judgment_matrices`,
+    Deutsch, Dror & Roth 2021, section 4): documents and systems are drawn with replacement, and a row is in a
+    resample through its document and its system. With the same set, rows, seed and resamples the interval is the
+    board's. A set with rows without a system has no (document x system) matrix: its results keep ``ci`` None and
+    say why in their note.
+    """
+    from meta_eval import stats
+    from meta_eval.matrix import judgment_matrices
+
+    if jset.rows_without_system():
+        for r in results:
+            if r.value is not None:
+                r.note = "; ".join(x for x in (r.note, "no interval: rows without a system cannot be resampled "
+                                                        "by document and system (BOOT-BOTH)") if x)
+        return
+    variants = {v: s for ms in metric_scores for v, s in _oriented(ms).items()}
+    names = [r.metric for r in results if r.metric in variants]
+    Z, matrices = judgment_matrices(jset, dimension, [variants[n] for n in names])
+    X = np.stack(matrices)
+    points = np.atleast_1d(np.asarray(stats.point(X, Z, kind, "global").values, dtype=float))
+    ok = np.flatnonzero(np.isfinite(points))
+    if not len(ok):
+        return
+    lower, upper = stats.interval(X[ok], Z, kind, "global", n_resamples=n_resamples, seed=seed,
+                                  confidence=confidence)
+    bounds = {names[i]: (lower[k], upper[k]) for k, i in enumerate(ok)}
+    for r in results:
+        if r.value is not None and r.metric in bounds:
+            r.ci = [_finite(bounds[r.metric][0]), _finite(bounds[r.metric][1])]
 
 
 def _finite(x) -> float | None:

@@ -63,6 +63,10 @@ class RunResult:
         The human ceiling (``value`` None, with the reason in ``note``, where the set has no per-annotator scores).
     level_warning : str or None
         Why the level has too few units to read the numbers as more than indicative.
+    warnings : list of dict
+        Every warning that changes what the numbers mean, in the order printed (before the table and the reading
+        line, in every format): ``{"kind": ..., "message": ...}`` with kind ``in-sample`` (a learned metric scored on
+        rows it was fitted on), ``few-units`` (:attr:`level_warning`), ``no-baseline`` (no test ran, and why).
     signatures : dict
         Metric name -> signature (name, configuration, library versions, code digest).
     notes : list of str
@@ -118,6 +122,8 @@ class RunResult:
     the rule in words, the variants shown and hidden."""
     rows_without_imported_score: int = 0
     """Rows dropped by ``--scores-missing drop`` because a score file has no score for them (from every metric)."""
+    warnings: list = field(default_factory=list)
+    """The ordered warnings (see the class notes); JSON ``warnings``, ``to_frame().attrs["warnings"]``."""
     unparsed: dict = field(default_factory=dict)
     """Per metric that counts its answers (an LLM judge), ``{"unparsed": N, "answers": M}``: answers with no
     parseable score among the answers to the scored rows (:attr:`meta_eval.scoring.runner.Scoring.unparsed`)."""
@@ -150,6 +156,14 @@ class RunResult:
     @property
     def intervals(self) -> dict[str, tuple[float | None, float | None] | None]:
         return {r.metric: tuple(r.ci) if r.ci else None for r in self.results}
+
+    @property
+    def interval_label(self) -> str:
+        """What every interval of this run is (:func:`meta_eval.stats.interval_label`): confidence, percentile
+        bootstrap, the units resampled, resamples and seed; the ceiling's interval is drawn the same way."""
+        from meta_eval.stats import interval_label
+
+        return interval_label(self.setting.get("resampling"))
 
     @property
     def pvalues_vs_baseline(self) -> dict[str, float | None]:
@@ -185,7 +199,7 @@ class RunResult:
                 "correlation": self.statistic if self.statistic in stats.CORRELATIONS else None,
                 "baseline": self.baseline, "baseline_note": self.baseline_note, "task": self.task,
                 "level_label": self.words.as_dict(), "empty_columns": dict(self.empty_columns),
-                "resamples": self.resamples, "level_warning": self.level_warning,
+                "resamples": self.resamples, "warnings": list(self.warnings), "level_warning": self.level_warning,
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
@@ -220,7 +234,8 @@ class RunResult:
                          "signature": r.signature, "note": r.note})
         frame = pd.DataFrame(rows).set_index("variant")
         frame.attrs.update({"statistic": self.statistic, "level": self.level, "judgments": self.judgments,
-                            "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value})
+                            "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value,
+                            "interval": self.interval_label, "warnings": list(self.warnings)})
         return frame
 
     def difference_intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:

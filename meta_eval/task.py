@@ -216,8 +216,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          allow_in_sample=False, variants=None):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
-    from meta_eval.evaluate import (add_delta, add_partial, check_level, check_pooled, evaluate, evaluate_level,
-                                    level_warning)
+    from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
+                                    evaluate_level, level_warning)
     from meta_eval.report.outputs import write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
@@ -333,6 +333,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         try:
             if williams:
                 results = evaluate(jset.human(dim), scored, baseline, statistic)
+                add_global_intervals(results, jset, dim, scored, statistic, resamples, seed)
             else:
                 results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
                                          epsilon=epsilon, n_permutations=permutations, spa_seed=spa_seed)
@@ -346,12 +347,17 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     results = sorted_results(results)
     setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                              n_permutations=permutations, spa_seed=spa_seed)
-    fit_checks = learned_fit_checks(chosen, scored, jset, say, allow_in_sample)
+    warnings: list[dict] = []
+    fit_checks = learned_fit_checks(chosen, scored, jset, say, allow_in_sample, warnings)
     in_sample = in_sample_tests(results, fit_checks, baseline, allow_in_sample)
+    if few:
+        warnings.append({"kind": "few-units", "message": few})
     empty_columns = {}
     if baseline is None:
         test = "Williams p" if williams else "perm. p"
-        empty_columns[test] = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
+        why = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
+        empty_columns[test] = why
+        warnings.append({"kind": "no-baseline", "message": why})
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
         rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,
@@ -363,6 +369,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         permutations=permutations, spa_seed=spa_seed,
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None, task=jset.task,
         baseline_note=baseline_note, empty_columns=empty_columns)
+    result.warnings = warnings
     result.in_sample = in_sample
     result.imported = [imp.describe() for imp in imported]
     result.variants = variant_record
@@ -423,11 +430,13 @@ def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutati
 ALLOW_IN_SAMPLE_FLAG = "--allow-in-sample"
 
 
-def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sample: bool = False
-                       ) -> dict[str, dict]:
+def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sample: bool = False,
+                       warnings: list | None = None) -> dict[str, dict]:
     """For every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`): a message to
     ``say`` (saying, for an in-sample model, that no significance is claimed unless ``allow_in_sample``) and, per
-    variant of the model, the fields its result entry gets in the JSON."""
+    variant of the model, the fields its result entry gets in the JSON. With ``warnings`` (the run's ordered list,
+    :attr:`meta_eval.results.RunResult.warnings`), an in-sample model's message is appended there as
+    ``{"kind": "in-sample", "message": ...}`` instead, to be printed before the results."""
     from meta_eval.metrics.learned import fit_checks
 
     say = say or _quiet
@@ -439,10 +448,12 @@ def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sa
         if check is None:
             continue
         message = check.message()
-        if message is not None:
-            if check.in_sample:
-                message += ("; tested anyway, as --allow-in-sample asks" if allow_in_sample else
-                            f"; no significance is claimed for it (pass {ALLOW_IN_SAMPLE_FLAG} to test it anyway)")
+        if message is not None and check.in_sample:
+            message += ("; tested anyway, as --allow-in-sample asks" if allow_in_sample else
+                        f"; no significance is claimed for it (pass {ALLOW_IN_SAMPLE_FLAG} to test it anyway)")
+        if message is not None and check.in_sample and warnings is not None:
+            warnings.append({"kind": "in-sample", "message": message})
+        elif message is not None:
             say("out-warning" if check.in_sample else "out-note", message)
         fields.update({variant: check.as_dict() for variant in metric.variants})
     return fields

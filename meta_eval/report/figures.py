@@ -84,8 +84,10 @@ def intervals_figure(result, ranks: dict[str, int] | None = None):
     rows = [(r.metric + (" (baseline)" if r.metric == result.baseline else ""), r.value, r.ci,
              (ranks or {}).get(r.metric), r.metric == result.baseline) for r in valued]
     c = result.ceiling
-    conf = int(round(100 * ((result.setting.get("resampling") or {}).get("confidence") or 0.95)))
-    interval = f", {conf}% bootstrap CI" if any(r.ci for r in valued) else ""
+    from meta_eval.stats import interval_label
+
+    interval = f", {interval_label(result.setting.get('resampling'), short=True)}" if any(r.ci for r in valued) \
+        else ""
     title = (f"{result.judgments} ({result.subset}): {result.level} level, n = {valued[0].n if valued else 0}"
              + ("; [k]: significance cluster" if ranks else ""))
     return _draw_intervals(rows, None if c is None else (c.value, c.lower, c.upper),

@@ -16,9 +16,9 @@ from rich.text import Text
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
-__all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
+__all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
            "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
-           "stars"]
+           "stars", "top_variants", "warning_lines"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -210,33 +210,89 @@ def render_table(table: RunTable, form: str) -> str:
     raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
 
 
-def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
-    """One sentence saying how to read the table: which variant agrees best, whether that is significant against
-    the baseline (and how many variants share the top cluster), and how far it is from the human ceiling."""
-    from meta_eval.results import two_sided as to_two_sided
+#: Two values closer than this are tied (the rounding of equal sums added in another order; the tolerance of
+#: :mod:`meta_eval.stats.resampling`): the reading line names every variant tied with the best.
+TIE_TOLERANCE = 1e-12
 
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def top_variants(result) -> tuple[list, list]:
+    """The variants tied at the top (values within :data:`TIE_TOLERANCE` of the best, in table order) and the
+    others that print the same value (:func:`fmt`) without being tied. Values equal only at the printed precision
+    are not a tie: the reading line says they print the same but are lower."""
     valued = [r for r in result.results if r.value is not None]
     if not valued:
+        return [], []
+    best = max(r.value for r in valued)
+    tied = [r for r in valued if best - r.value <= TIE_TOLERANCE]
+    same = [r for r in valued if r not in tied and fmt(r.value) == fmt(best)]
+    return tied, same
+
+
+def warning_lines(result) -> list[str]:
+    """The run's warnings (:attr:`meta_eval.results.RunResult.warnings`) as printed, in order, before the table and
+    the reading line in every format; the few-units warning carries the ``(!)`` that marks the table's units."""
+    return [f"warning{' (!)' if w['kind'] == 'few-units' else ''}: {w['message']}"
+            for w in getattr(result, "warnings", None) or []]
+
+
+def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
+    """One sentence saying how to read the table: which variant agrees best (every variant tied with it named
+    together, :func:`top_variants`), whether that is significant against the baseline (none is claimed for an
+    in-sample learned variant unless the run allowed it), how many variants share the top cluster, and how far it is
+    from the human ceiling."""
+    from meta_eval.results import two_sided as to_two_sided
+
+    tied, same = top_variants(result)
+    if not tied:
         return None
-    best = valued[0]
+    best = tied[0]
     williams = result.setting["test"] == "williams"
-    text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
+    resolution = None if williams else result.resamples
+    names = [r.metric for r in tied]
     in_sample = getattr(result, "in_sample", None) or {}
-    if best.metric in in_sample.get("variants", ()):
-        text += " on rows its model was fitted on (in-sample, not held-out)"
-    if best.metric in in_sample.get("tests_withheld", ()):
-        text += (f"; no significance claimed against the baseline {result.baseline}: "
-                 + ("it is" if best.metric in in_sample["variants"] else f"the baseline {result.baseline} is")
-                 + f" in-sample (pass {in_sample['flag']} to test anyway)")
-    elif result.baseline and best.metric != result.baseline:
-        p = best.williams_p_vs_baseline if williams else best.perm_p_vs_baseline
+    fitted = [n for n in names if n in in_sample.get("variants", ())]
+    if len(tied) == 1:
+        text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
+        if fitted:
+            text += " on rows its model was fitted on (in-sample, not held-out)"
+    else:
+        text = f"{_names(names)} tie for the best agreement with the humans ({result.statistic} {fmt(best.value)})"
+        if fitted:
+            text += (f" ({_names(fitted)} on rows {'its model was' if len(fitted) == 1 else 'their models were'} "
+                     "fitted on: in-sample, not held-out)")
+    verdicts, withheld = [], []
+    for r in tied:
+        if not result.baseline or r.metric == result.baseline:
+            continue
+        if r.metric in in_sample.get("tests_withheld", ()):
+            withheld.append(r.metric)
+            continue
+        p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
-            p = to_two_sided(p, None if williams else result.resamples)
+            p = to_two_sided(p, resolution)
         if p is not None:
             verdict = "significantly better than" if p < 0.05 else "not significantly better than"
-            text += f"; {verdict} the baseline {result.baseline} (p {fmt_p(p, None if williams else result.resamples)})"
-    elif best.metric == result.baseline:
-        text += " and is the baseline"
+            verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict, fmt_p(p, resolution)))
+    if withheld:
+        own = all(n in in_sample.get("variants", ()) for n in withheld)
+        who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
+        text += (f"; no significance claimed{'' if len(tied) == 1 else ' for ' + _names(withheld)} against the "
+                 f"baseline {result.baseline}: {who} in-sample (pass {in_sample['flag']} to test anyway)")
+    if len(tied) == 1 and verdicts:
+        text += f"; {verdicts[0][1]} the baseline {result.baseline} (p {verdicts[0][2]})"
+    elif verdicts:
+        text += f"; against the baseline {result.baseline}: " + ", ".join(f"{who}{verdict} it (p {p})"
+                                                                         for who, verdict, p in verdicts)
+    if result.baseline in names:
+        text += " and is the baseline" if len(tied) == 1 else f"; {result.baseline} is the baseline"
+    if same:
+        text += (f"; {_names([r.metric for r in same])} print{'s' if len(same) == 1 else ''} the same "
+                 f"{fmt(best.value)} but {'is' if len(same) == 1 else 'are'} lower ("
+                 + ", ".join(f"{r.value:.6g}" for r in same) + f" against {best.value:.6g})")
     if not result.baseline and getattr(result, "baseline_note", None):
         text += f"; no test against a baseline ({result.baseline_note})"
     if ranks:
@@ -244,7 +300,8 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
     c = result.ceiling
     if c is not None and c.value is not None and c.value != 0:
-        text += f"; the human ceiling is {fmt(c.value)}, so it reaches {best.value / c.value:.0%} of it"
+        text += (f"; the human ceiling is {fmt(c.value)}, so {'it reaches' if len(tied) == 1 else 'they reach'} "
+                 f"{best.value / c.value:.0%} of it")
     return text + "."
 
 
@@ -263,6 +320,9 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
     setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
     what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
+    for line in warning_lines(result):  # what changes the numbers' meaning, before the numbers
+        (out if form == "table" else err).print(Text.assemble(("warning", "yellow"), line[len("warning"):]),
+                                                soft_wrap=True)
     if form == "table":
         rich_table = Table(title=plain(table.title, "table.title"))
         for i, col in enumerate(table.header):
@@ -280,15 +340,13 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     line = reading(result, two_sided=two_sided, ranks=ranks)
     if line:
         notes.print(f"reading: {line}", highlight=False, soft_wrap=True, markup=False)
-    where = f"{setting['resampling']['method']}, {setting['resampling']['n_resamples']} resamples, " \
-            f"seed {setting['seed']}" if setting.get("resampling") else None
     label = "" if result.words.name == f"{level} level" else f" ({result.words.name})"
     notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}{label}; grouping: {setting['grouping']}"
                 + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
-                + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
-                + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
-    if result.level_warning:
-        notes.print(f"[yellow]warning[/] (!): {escape(result.level_warning)}", highlight=False, soft_wrap=True)
+                + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else ""),
+                highlight=False, soft_wrap=True)
+    notes.print(f"CI: {result.interval_label}, the same draws for every metric and the human ceiling",
+                highlight=False, soft_wrap=True, markup=False)
     for column, why in (result.empty_columns or {}).items():
         notes.print(f"{column}: empty on every row: {why}", highlight=False, soft_wrap=True, markup=False)
     if statistic == "acc-t" and result.tie_baseline is not None:

@@ -27,7 +27,8 @@ the two metrics, Deutsch et al. 2021) for the correlations and ``accuracy``; for
 swap of the two metrics' per-pair outcomes, each keeping its own epsilon (mt-metrics-eval's
 ``PairwisePermutationSigDiff``, which the WMT23/24 tasks use for acc-t); for SPA WMT24's cell-swap test with both
 SPAs recomputed. The global level of the correlations keeps the Williams test (Clark et al. 2019, Graham &
-Baldwin 2014) in :func:`meta_eval.evaluate.evaluate`.
+Baldwin 2014) in :func:`meta_eval.evaluate.evaluate`; its interval is BOOT-BOTH like every other level's (the same
+draws as the leaderboards), and :func:`interval_label` says what every interval is.
 
 Every function takes a stack ``X`` (n_metrics, n_docs, n_systems) oriented so that higher is better, and the human
 matrix ``Z`` (n_docs, n_systems), NaN where a cell is missing (see :mod:`meta_eval.matrix`).
@@ -52,7 +53,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "StatisticError", "Estimate",
-           "check_statistic", "describe", "point", "interval", "versus", "pvalue_matrix", "ceiling", "tie_baseline"]
+           "check_statistic", "describe", "interval_label", "point", "interval", "versus", "pvalue_matrix", "ceiling",
+           "tie_baseline"]
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
@@ -111,10 +113,11 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
     also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first)."""
     check_statistic(statistic, level)
     global_corr = statistic in CORRELATIONS and level == "global"
+    resampling = {"method": "boot-documents" if statistic == "spa" else "boot-both", "n_resamples": n_resamples,
+                  "confidence": confidence, "seed": seed}
+    resampling["label"] = interval_label(resampling)
     doc = {"statistic": statistic, "paper": _PAPER[statistic], "level": level, "grouping": GROUPING[level],
-           "resampling": None if global_corr else {
-               "method": "boot-documents" if statistic == "spa" else "boot-both", "n_resamples": n_resamples,
-               "confidence": confidence, "seed": seed},
+           "resampling": resampling,
            "test": _test_name(statistic, level), "test_resamples": None if global_corr else n_resamples,
            "seed": seed}
     if statistic == "acc-eq":
@@ -123,6 +126,40 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
         doc["n_permutations"] = n_permutations
         doc["spa_seed"] = spa_seed
     return doc
+
+
+#: What each resampling method draws with replacement (the units of the interval's label).
+RESAMPLED = {"boot-both": "BOOT-BOTH: documents (items) and systems drawn with replacement",
+             "boot-documents": "documents (items) drawn with replacement, every system kept",
+             "boot-both within groups": "BOOT-BOTH within each language pair: documents (items) and systems drawn "
+                                        "with replacement inside their pair"}
+
+
+def interval_label(resampling: dict | None, short: bool = False) -> str:
+    """What an interval is, in one phrase: confidence, percentile bootstrap, the units resampled, resamples, seed.
+
+    The one label printed under ``meta-eval run``'s table, kept in the JSON (``resampling["label"]``) and on the
+    leaderboards, so that every output says the same thing about the same interval. Every level resamples the
+    (document x system) matrix (Deutsch, Dror & Roth 2021, section 4): at the global level a row is in a resample
+    through its document and its system.
+
+    >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0})
+    '95% percentile bootstrap interval (BOOT-BOTH: documents (items) and systems drawn with replacement; 1000 resamples, seed 0)'
+    >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0}, short=True)
+    '95% percentile bootstrap CI (boot-both, 1000 resamples, seed 0)'
+    >>> interval_label(None)
+    'no interval'
+
+    ``short``: the same facts in the method's name, for a figure's axis.
+    """
+    if not resampling:
+        return "no interval"
+    conf = 100 * float(resampling.get("confidence") or 0.95)
+    n, seed = resampling.get("n_resamples"), resampling.get("seed")
+    what, units, sep = ("CI", resampling["method"], ", ") if short else \
+        ("interval", RESAMPLED.get(resampling["method"], resampling["method"]), "; ")
+    return (f"{conf:g}% percentile bootstrap {what} ({units}"
+            + (f"{sep}{n} resamples" if n is not None else "") + (f", seed {seed}" if seed is not None else "") + ")")
 
 
 def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutations: int = 1000,

@@ -443,11 +443,12 @@ def pooled_pvalue_matrix(X, Z, groups, statistic: str = "accuracy", n_resamples:
 def pooled_describe(statistic: str = "accuracy", *, n_resamples: int | None = None, seed: int | None = None,
                     confidence: float = 0.95) -> dict:
     """What a pooled result was computed with, in the keys of :func:`meta_eval.stats.describe`."""
-    from meta_eval.stats import describe
+    from meta_eval.stats import describe, interval_label
 
     doc = describe(_statistic(statistic), "system", n_resamples=n_resamples, seed=seed, confidence=confidence)
     doc["grouping"] = "system, pooled over groups"
     doc["resampling"]["method"] = "boot-both within groups"
+    doc["resampling"]["label"] = interval_label(doc["resampling"])
     doc["test"] = "perm-both within groups" if statistic == "accuracy" else "perm-pairs (pooled pairs)"
     doc["paper"] += "; pooled over language pairs as WMT21-23 (Kocmi et al. 2021, Freitag et al. 2023)"
     return doc
