@@ -67,3 +67,120 @@ def test_the_global_level_of_the_correlations_is_williams_in_the_table_and_the_m
     assert stats.versus(_X[0], _X[2], _Z, "pearson", "global") == expected
     assert stats.pvalue_matrix(_X, _Z, "pearson", "global")[0, 2] == expected
     assert stats.describe("pearson", "global")["test"] == "williams"
+
+
+# ------------------------------------------------------------------------------- one multiple-comparison rule
+
+
+def test_holm_matches_a_hand_computed_example_and_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from meta_eval.stats.clusters import adjust_pvalues
+
+    p = [0.01, 0.04, 0.03, 0.005]  # sorted 0.005, 0.01, 0.03, 0.04: 4*0.005, 3*0.01, 2*0.03, max(0.04, 0.06)
+    assert adjust_pvalues(p, "holm").tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    q = np.random.default_rng(0).uniform(0, 0.2, size=17)
+    np.testing.assert_allclose(adjust_pvalues(q, "holm"), multipletests(q, method="holm")[1], rtol=1e-12)
+    np.testing.assert_allclose(adjust_pvalues(q, "bh"), multipletests(q, method="fdr_bh")[1], rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def summeval_system(shared_data):
+    from meta_eval import run
+
+    return run("summeval", metrics="rouge", level="system", resamples=200, data_dir=shared_data,
+               progress=False)
+
+
+def test_the_tables_p_vs_the_baseline_is_the_matrix_entry_and_the_stars_are_adjusted(summeval_system):
+    res = summeval_system
+    matrix = res.pvalue_matrix()
+    base = matrix.variants.index(res.baseline)
+    raw = res.pvalues_vs_baseline
+    for i, v in enumerate(matrix.variants):
+        if i != base:
+            assert matrix.p[i, base] == raw[v], v  # the same draws, bit for bit
+    adjusted = res.adjusted_pvalues_vs_baseline()
+    from meta_eval.stats.clusters import adjust_pvalues
+
+    tested = [v for v in raw if raw[v] is not None]
+    assert [adjusted[v] for v in tested] == adjust_pvalues([raw[v] for v in tested], "holm").tolist()
+    assert res.baseline_family == f"Holm over the {len(tested)} comparisons with the baseline"
+    doc = res.to_dict()
+    assert doc["multiple_comparisons"]["correction"] == "holm"
+    assert {r["metric"]: r["p_adjusted_vs_baseline"] for r in doc["results"]} == adjusted
+    from meta_eval.report.tables import reading, run_table
+
+    table = run_table(res)
+    for row, r in zip(table.rows, res.results):
+        p = adjusted[r.metric]
+        assert row[-1].endswith("*") == (p is not None and p < 0.05), (r.metric, row[-1], p)
+    assert "after Holm over the" in (reading(res) or "") or res.results[0].metric == res.baseline
+
+
+def test_no_heatmap_star_between_variants_of_one_cluster(summeval_system):
+    __import__("conftest").require_module("matplotlib", "pip install 'meta-eval[plot]'")
+    res = summeval_system
+    matrix = res.pvalue_matrix()
+    ranks = res.clusters()
+    assert ranks == matrix.ranks
+    fig = res.plot("pvalues")
+    ax = fig.axes[0]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    starred = {(names[int(round(t.get_position()[1]))], names[int(round(t.get_position()[0]))])
+               for t in ax.texts if t.get_text() == "*"}
+    assert all(ranks[a] != ranks[b] for a, b in starred), starred
+    idx = {v: k for k, v in enumerate(matrix.variants)}
+    expected = {(a, b) for a in names for b in names if a != b
+                and np.nan_to_num(matrix.p_adjusted[idx[a], idx[b]], nan=1.0) <= 0.05}
+    assert starred == expected
+    assert "Holm over all 66 pairs" in ax.figure.axes[-1].get_ylabel()
+    # unadjusted: more stars, some of them inside a cluster of the Holm rule (the rouge1-f > rougeLsum-r)
+    raw = res.pvalue_matrix(correction="none")
+    assert np.array_equal(raw.p, matrix.p, equal_nan=True)
+    assert (np.nan_to_num(raw.p_adjusted, nan=1) <= 0.05).sum() >= (np.nan_to_num(matrix.p_adjusted, nan=1)
+                                                                    <= 0.05).sum()
+
+
+def test_a_fresh_board_has_runs_pvalues_and_clusters(summeval_system, shared_data):
+    from leaderboard.publish import set_results
+
+    res = summeval_system
+    scored = res.scores
+    block = set_results(res.jset, res.human, scored, n_resamples=200, seed=0, variant_filter=lambda v: True,
+                        extra=False)
+    system = next(b for b in block["levels"] if b["level"] == "system" and b["statistic"] == "spearman")
+    matrix = res.pvalue_matrix()
+    tests = system["pairwise"]
+    assert tests["test"] == matrix.test == "perm-both" and tests["family"] == matrix.family
+    order = [matrix.variants.index(v) for v in tests["variants"]]
+    np.testing.assert_array_equal(np.array(tests["p"], dtype=float),
+                                  np.round(matrix.p[np.ix_(order, order)], 6))
+    assert {r["variant"]: r["rank"] for r in system["results"]} == matrix.ranks
+
+
+def test_run_correction_on_the_command_line(shared_data, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--level", "system", "--resamples", "200",
+                              "--correction", "none", "--output", str(out), "--data-dir", str(shared_data)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["multiple_comparisons"]["correction"] == "none"
+    assert all(r["p_adjusted_vs_baseline"] == r["perm_p_vs_baseline"] for r in doc["results"])
+    text = " ".join(res.output.split())
+    assert "unadjusted (no correction over the 11 comparisons with the baseline)" in text
+    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--level", "system", "--resamples", "200",
+                              "--pairwise", "--data-dir", str(shared_data)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0 and "(Holm over the 11 comparisons with the baseline)" in text
+    assert "Holm over all 66 pairs" in text
+    bad = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--correction", "bonferoni",
+                              "--data-dir", str(shared_data)])
+    assert bad.exit_code == 2 and "--correction must be one of holm, bh, none" in " ".join(bad.output.split())
