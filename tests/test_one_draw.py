@@ -184,3 +184,22 @@ def test_run_correction_on_the_command_line(shared_data, tmp_path):
     bad = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--correction", "bonferoni",
                               "--data-dir", str(shared_data)])
     assert bad.exit_code == 2 and "--correction must be one of holm, bh, none" in " ".join(bad.output.split())
+
+
+def test_the_global_level_board_uses_runs_williams_pvalues_and_clusters(shared_data):
+    from leaderboard.publish import set_results
+    from meta_eval import run
+
+    res = run("chaganty", metrics="rouge,chrf", data_dir=shared_data, progress=False)
+    matrix = res.pvalue_matrix()
+    assert matrix.test == "williams" and matrix.n_resamples is None
+    base = matrix.variants.index("rougeL-f")
+    assert all(matrix.p[i, base] == res.pvalues_vs_baseline[v] for i, v in enumerate(matrix.variants) if i != base)
+    block = set_results(res.jset, res.human, res.scores, n_resamples=50, seed=0, variant_filter=lambda v: True,
+                        extra=False)
+    glob = next(b for b in block["levels"] if b["level"] == "global" and b["statistic"] == "spearman")
+    tests = glob["pairwise"]
+    assert tests["test"] == "williams"
+    order = [matrix.variants.index(v) for v in tests["variants"]]
+    np.testing.assert_array_equal(np.array(tests["p"], dtype=float), np.round(matrix.p[np.ix_(order, order)], 6))
+    assert {r["variant"]: r["rank"] for r in glob["results"]} == matrix.ranks

@@ -92,7 +92,8 @@ import numpy as np
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.pairwise import _CHUNK, _accuracy, _calibrate, _diffs, _human, _offset_diffs, _pair_index
 from meta_eval.stats.resampling import (_TIE_TOL, _common_seed, _draw_indices, _fresh, _metric_stack, _pair,
-                                        _positive_int, _reversed, _rng, _standardize, _system_means, percentile_interval, snap)
+                                        _positive_int, _reversed, _rng, _standardize, _system_means,
+                                        percentile_interval, snap)
 
 __all__ = ["STATISTICS", "PooledEstimate", "pooled_point", "pooled_samples", "pooled_interval", "pooled_versus",
            "pooled_pvalue_matrix", "pooled_describe"]

@@ -16,9 +16,9 @@ means better (negate error rates and distances first): every test here is one-si
   matrices of one-sided p-values that :func:`meta_eval.stats.clusters.significance_clusters` turns into ranks.
 
 Every random function takes ``seed``, an int or a :class:`numpy.random.Generator` (never the global RNG): the same
-int gives the same numbers; a Generator is advanced (the tests restart every pair from a copy of it: common random
-numbers, so that a pair's p-value does not depend on the other metrics). All indices are drawn before any work, so the numbers do not
-depend on the chunk size used to bound memory. Undefined correlations (fewer than 3 units, constant scores) are NaN.
+int gives the same numbers; a Generator is advanced (the tests restart every pair from a copy of it instead: common
+random numbers, so that a pair's p-value does not depend on the other metrics). All indices are drawn before any
+work, so the numbers do not depend on the chunk size used to bound memory. Undefined correlations (fewer than 3 units, constant scores) are NaN.
 
 References
 ----------
