@@ -203,3 +203,7 @@ def test_the_global_level_board_uses_runs_williams_pvalues_and_clusters(shared_d
     order = [matrix.variants.index(v) for v in tests["variants"]]
     np.testing.assert_array_equal(np.array(tests["p"], dtype=float), np.round(matrix.p[np.ix_(order, order)], 6))
     assert {r["variant"]: r["rank"] for r in glob["results"]} == matrix.ranks
+
+
+def test_describe_names_spas_early_stopping():
+    assert stats.describe("spa", "system")["early_stopping"] == "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"

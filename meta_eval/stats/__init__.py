@@ -120,7 +120,9 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
              epsilon: float | None = None, n_permutations: int | None = None, confidence: float = 0.95,
              spa_seed: int | None = None) -> dict:
     """What a result was computed with: statistic, paper, level, WMT23 grouping, resampling, test and seed (SPA:
-    also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first)."""
+    also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first; and the early stopping of
+    its test). ``test`` is the one test of (statistic, level): the table, the p-value matrix, the clusters, the
+    heatmap, the JSON and the boards all use it (``williams`` at the global level of the correlations)."""
     check_statistic(statistic, level)
     global_corr = statistic in CORRELATIONS and level == "global"
     doc = {"statistic": statistic, "paper": _PAPER[statistic], "level": level, "grouping": GROUPING[level],
@@ -134,6 +136,7 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
     if statistic == "spa":
         doc["n_permutations"] = n_permutations
         doc["spa_seed"] = spa_seed
+        doc["early_stopping"] = f"every {SPA_BLOCK} resamples, p < 0.02 or p > 0.5 (WMT24)"
     return doc
 
 
