@@ -430,6 +430,9 @@ def print_protocol(doc: dict, out: Console) -> None:
             p_cell = ["(baseline)" if r.metric == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
             table.add_row("-", plain(r.metric), fmt(value), "-", "-", *(p_cell if baseline else []), "no printed number")
         out.print(table)
+        if baseline:
+            out.print(f"** p < 0.01, * p < 0.05: one-sided {test} against {baseline}, unadjusted (no correction over the "
+                      "comparisons), as papers print them", highlight=False, markup=False)
         if part.spa_seed is not None:
             out.print(f"spa: {part.permutations} permutations per system pair, signs drawn with seed {part.spa_seed}",
                       highlight=False, markup=False)
