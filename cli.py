@@ -152,8 +152,12 @@ def run(
                                        "as released) [default: repaired]"),
     form: str = typer.Option("table", "--format", help="table (for a terminal), csv, md (Markdown) or latex "
                              "(booktabs): the results table on stdout, the notes on stderr"),
-    pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs permutation tests and significance clusters "
-                                  "(a rank column; Holm-corrected, mt-metrics-eval's rule)"),
+    pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs tests (the run's test) and significance "
+                                  "clusters (a rank column; mt-metrics-eval's rule, --correction over all pairs)"),
+    correction: str = typer.Option("holm", "--correction", help="Multiple-comparison rule of every star, cluster "
+                                   "and 'significantly': holm (family-wise error), bh (Benjamini-Hochberg, false "
+                                   "discovery rate) or none; over the comparisons with the baseline (table, "
+                                   "reading line) and over all pairs (--pairwise, heatmap)"),
     two_sided: bool = typer.Option(False, "--two-sided", help="Two-sided tests against the baseline (twice the "
                                    "smaller tail) instead of one-sided"),
     differences: bool = typer.Option(False, "--differences", help="Each variant's difference to the baseline with "
@@ -211,7 +215,8 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants)
+                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
+                   correction=correction)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)

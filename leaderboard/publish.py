@@ -3,8 +3,10 @@ significance clusters, for scored judgment sets; written as ``results.json`` + `
 
 Statistics (``meta_eval.stats.resampling``, Deutsch, Dror & Roth, TACL 2021): for each set and level (summary, system,
 global) and each correlation (Pearson, Spearman, Kendall tau-b), the correlation of every metric variant with the
-human score and its BOOT-BOTH percentile interval; for the primary correlation, PERM-BOTH permutation p-values for
-every ordered pair of variants and significance clusters (mt-metrics-eval's ranking) after Holm correction.
+human score and its BOOT-BOTH percentile interval; for the primary correlation, the p-values of the run's test for
+every ordered pair of variants (:func:`meta_eval.stats.describe`: the Williams test at the global level, PERM-BOTH
+at the others, the same numbers as ``meta-eval run`` with the same seed and resamples) and significance clusters
+(mt-metrics-eval's ranking) after the ``--correction`` (default Holm) over all pairs.
 Metrics where lower is better are negated first. A row judged for several systems (chaganty's
 ``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined
 for a variant (constant scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated
@@ -29,7 +31,9 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.errors import MetaEvalError
-from meta_eval.stats.clusters import significance_clusters
+from meta_eval.stats import describe
+from meta_eval.stats.clusters import family_label, significance_clusters
+from meta_eval.stats.significance import williams_pvalues
 from meta_eval.evaluate import units_warning
 from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
@@ -64,7 +68,8 @@ def publication_signature(n_resamples: int, seed: int, confidence: float, alpha:
     """The meta-evaluation signature: every setting and library version that the numbers depend on."""
     return (f"levels:summary+system+global|corr:spearman+pearson+kendall"
             f"|stats:accuracy(system)+spa(system,perm:{N_PERMUTATIONS})+acc-t(summary)|ci:boot-both(spa:documents)"
-            f"|n:{n_resamples}|conf:{confidence}|seed:{seed}|test:perm-both({primary}),perm-both(accuracy),"
+            f"|n:{n_resamples}|conf:{confidence}|seed:{seed}|test:williams({primary},global),perm-both({primary}),"
+            f"perm-both(accuracy),"
             f"perm-pairs(acc-t),spa-perm-both(spa)|correction:{correction}|alpha:{alpha}|ceiling:loao"
             f"|dup:mean|numpy=={package_version('numpy')}|scipy=={package_version('scipy')}"
             f"|meta-eval=={package_version('meta-eval')}")
@@ -133,7 +138,9 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
         P = statistics.pvalue_matrix(X_all[ok], Z, statistic, level, n_resamples=n_resamples, seed=seed,
                                      n_permutations=N_PERMUTATIONS)
         adjusted = _ranked(names, est.values[ok], P, alpha, correction, results)
-        tests = {"test": setting["test"], "correction": correction, "alpha": alpha, "variants": names,
+        tests = {"test": setting["test"], "correction": correction, "alpha": alpha,
+                 "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
+                 "variants": names,
                  "p": [[_clean(x) for x in row] for row in P],
                  "p_adjusted": [[_clean(x) for x in row] for row in adjusted],
                  **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
@@ -194,9 +201,14 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                         "rank": None} for k, n in enumerate(names)]
             tests = None
             if pairwise and kind == primary and len(ok) > 1:
-                P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
+                if level == "global":  # the Williams test on the rows, as `meta-eval run` (stats.describe)
+                    P = williams_pvalues(jset.human(dimension), [arrays[i] for i in ok], kind)
+                else:
+                    P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 adjusted = _ranked(names, point, P, alpha, correction, results)
-                tests = {"test": "perm-both", "correction": correction, "alpha": alpha, "variants": names,
+                tests = {"test": describe(kind, level)["test"], "correction": correction, "alpha": alpha,
+                         "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs",
+                                                every=True), "variants": names,
                             "p": [[_clean(x) for x in row] for row in P],
                             "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
             results.sort(key=lambda r: -r["r"])
@@ -280,7 +292,7 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                                                                   primary),
                                "n_resamples": n_resamples, "seed": seed, "confidence": confidence,
                                "alpha": alpha, "correction": correction, "ci_method": "boot-both",
-                               "test": f"perm-both on {primary}", "primary": primary,
+                               "test": f"perm-both on {primary} (williams at the global level)", "primary": primary,
                                "statistics": ["spearman", "pearson", "kendall"]
                                + [f"{stat} ({level})" for level, stat in EXTRA_STATISTICS],
                                "n_permutations": N_PERMUTATIONS,

@@ -24,7 +24,7 @@ import numpy as np
 
 from meta_eval.stats.correlation import correlate
 from meta_eval.scoring.runner import MetricScores
-from meta_eval.stats.significance import williams_test
+from meta_eval.stats.significance import williams_pair
 
 __all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate",
            "evaluate_level",
@@ -200,10 +200,9 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
         notes = sorted({c.note for c in cors.values() if c.note})
         wp = None
         if base is not None and name != baseline:
-            r12, r23 = cors[kind].r, correlate(scores, variants[baseline][0], kind).r
-            if r12 is not None and base.r is not None and r23 is not None and abs(r23) < 1.0:
-                wp = williams_test(r12, base.r, r23, len(human))
-            else:
+            wp = williams_pair(human, scores, variants[baseline][0], kind)  # the matrix's function too
+            if math.isnan(wp):
+                wp = None
                 notes.append("Williams test undefined (constant scores or identical to the baseline)")
         results.append(VariantResult(name, cors["spearman"].r, cors["spearman"].p, cors["pearson"].r,
                                      cors["pearson"].p, cors["kendall"].r, cors["kendall"].p, len(human), wp,

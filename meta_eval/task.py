@@ -100,7 +100,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
-        variants: str | Sequence[str] | None = None):
+        variants: str | Sequence[str] | None = None,
+        correction: str = "holm"):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -157,6 +158,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     spa_seed : int, optional
         SPA: the seed of the permutation signs behind every system pair's p-value, apart from ``seed`` (WMT24 draws
         them with seed 4: mt-metrics-eval ``pce.py``); default: drawn first from ``seed``.
+    correction : {"holm", "bh", "none"}
+        The multiple-comparison rule of every star, cluster and "significantly" (``--correction``): Holm
+        (family-wise error, default), Benjamini-Hochberg (false discovery rate) or none, over the comparisons with
+        the baseline (table, reading line) and over all pairs (heatmap, clusters); recorded in the JSON.
 
     Returns
     -------
@@ -198,6 +203,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
     if system_score not in MODES:
         raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
+    from meta_eval.stats.clusters import CORRECTIONS
+
+    if correction not in CORRECTIONS:
+        raise MetaEvalError(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
     if spa_seed is not None and statistic != "spa":
         raise MetaEvalError(f"--spa-seed seeds SPA's permutation signs; --statistic {statistic} does not draw them")
     with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
@@ -207,13 +216,13 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
-                    allow_in_sample=allow_in_sample, variants=variants)
+                    allow_in_sample=allow_in_sample, variants=variants, correction=correction)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
-         allow_in_sample=False, variants=None):
+         allow_in_sample=False, variants=None, correction="holm"):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
@@ -366,7 +375,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         skipped=skipped, failed=failed, not_run=named_skips(skipped, requested),
         metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
-        permutations=permutations, spa_seed=spa_seed,
+        permutations=permutations, spa_seed=spa_seed, correction=correction,
         tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None, task=jset.task,
         baseline_note=baseline_note, empty_columns=empty_columns)
     result.warnings = warnings

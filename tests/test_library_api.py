@@ -69,7 +69,11 @@ def test_the_global_level_with_williams_and_the_pvalue_matrix(shared_data, tmp_p
     assert res.pvalues_vs_baseline["rougeL-f"] is None and 0 <= res.pvalues_vs_baseline["chrf"] <= 1
     matrix = res.pvalue_matrix(n_resamples=60, seed=1)
     k = len(matrix.variants)
-    assert matrix.p.shape == (k, k) and np.isnan(np.diag(matrix.p)).all() and matrix.test == "perm-both"
+    # one test per (statistic, level): the table's Williams test also in the matrix (issue 35; was perm-both), equal
+    # to the table's p-values against the baseline exactly
+    assert matrix.p.shape == (k, k) and np.isnan(np.diag(matrix.p)).all() and matrix.test == "williams"
+    base = matrix.variants.index("rougeL-f")
+    assert all(matrix.p[i, base] == res.pvalues_vs_baseline[v] for i, v in enumerate(matrix.variants) if i != base)
     off = ~np.eye(k, dtype=bool)
     assert ((matrix.p[off] >= 0) & (matrix.p[off] <= 1)).all()
     # one-sided tests of i over j and j over i: with B resamples their p-values add to about 1 (+1/(B+1) each)

@@ -114,11 +114,12 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     sides = "two-sided" if two_sided else "one-sided"
     header.append(f"{test} vs {baseline} ({sides})" if baseline else test)
     rows, styles = [], []
+    adjusted = _adjusted(result, two_sided)  # the stars read the p-values of the run's correction
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
             p = to_two_sided(p, resolution)
-        star = stars(p) if r.metric != baseline else ""
+        star = stars(adjusted.get(r.metric)) if r.metric != baseline else ""
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
         last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
@@ -171,6 +172,23 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     title = (f"{result.judgments} ({result.subset}, n={result.n}): {where} {what} with human "
              f"'{result.human}' (grouping: {setting['grouping']})")
     return RunTable(title, header, rows, styles, ceiling_at)
+
+
+def _adjusted(result, two_sided: bool = False) -> dict:
+    """The p-values against the baseline adjusted by the run's correction (none for an object without one)."""
+    if hasattr(result, "adjusted_pvalues_vs_baseline"):
+        return result.adjusted_pvalues_vs_baseline(two_sided)
+    return {}
+
+
+def _after(result, adjusted: float | None, resolution: int | None) -> str:
+    """``", 0.044 after Holm over the 11 comparisons with the baseline"``: the adjusted p-value and its rule."""
+    family = getattr(result, "baseline_family", None)
+    if family is None or adjusted is None:
+        return ""
+    if getattr(result, "correction", "holm") == "none":
+        return f", {family}"
+    return f", {fmt_p(adjusted, resolution)} after {family}"
 
 
 def render_table(table: RunTable, form: str) -> str:
@@ -275,8 +293,11 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         if two_sided:
             p = to_two_sided(p, resolution)
         if p is not None:
-            verdict = "significantly better than" if p < 0.05 else "not significantly better than"
-            verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict, fmt_p(p, resolution)))
+            q = _adjusted(result, two_sided).get(r.metric, p)
+            q = p if q is None else q
+            verdict = "significantly better than" if q < 0.05 else "not significantly better than"
+            verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
+                             fmt_p(p, resolution) + _after(result, q, resolution)))
     if withheld:
         own = all(n in in_sample.get("variants", ()) for n in withheld)
         who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
@@ -377,13 +398,20 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     if result.baseline:
         kind = "two-sided" if two_sided else "one-sided"
         claim = "differs from" if two_sided else "exceeds"
-        notes.print(f"** p < 0.01, * p < 0.05: {kind} {TESTS[setting['test']]} that the metric's {what} {claim} "
-                    f"{result.baseline}'s" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
-                                              f"{result.resamples} resamples" if setting["test"] != "williams"
-                                              else ""), highlight=False, soft_wrap=True, markup=False)
+        adjusted = "p" if result.correction == "none" else "adjusted p"
+        notes.print(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.baseline_family}): {kind} "
+                    f"{TESTS[setting['test']]} that the metric's {what} {claim} {result.baseline}'s; the column "
+                    f"shows the unadjusted p" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
+                                                 f"{result.resamples} resamples" if setting["test"] != "williams"
+                                                 else ""), highlight=False, soft_wrap=True, markup=False)
     if ranks:
+        from meta_eval.stats.clusters import family_label
+
+        n = len([r for r in results if r.value is not None])
         notes.print("rank: significance clusters (mt-metrics-eval's rule: a variant starts a new cluster when a "
-                    "variant of the current one is significantly better, all-pairs permutation tests, Holm)",
+                    f"variant of the current one is significantly better at p <= {result.alpha:g}; all-pairs "
+                    f"{TESTS[setting['test']]}, "
+                    f"{family_label(result.correction, n * (n - 1) // 2, 'pairs', every=True)})",
                     highlight=False, soft_wrap=True, markup=False)
     for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
         notes.print(f"note: {note}", highlight=False, markup=False)
@@ -475,6 +503,9 @@ def print_protocol(doc: dict, out: Console) -> None:
             p_cell = ["(baseline)" if r.metric == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
             table.add_row("-", plain(r.metric), fmt(value), "-", "-", *(p_cell if baseline else []), "no printed number")
         out.print(table)
+        if baseline:
+            out.print(f"** p < 0.01, * p < 0.05: one-sided {test} against {baseline}, unadjusted (no correction over the "
+                      "comparisons), as papers print them", highlight=False, markup=False)
         if part.spa_seed is not None:
             out.print(f"spa: {part.permutations} permutations per system pair, signs drawn with seed {part.spa_seed}",
                       highlight=False, markup=False)
