@@ -172,7 +172,7 @@ def run(
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
-    from meta_eval.report.tables import print_protocol, print_run, protocol_summary
+    from meta_eval.report.tables import print_protocol, print_run, protocol_problems
 
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
@@ -188,14 +188,7 @@ def run(
                     address=address, actors=actors, output=output, force=force, say=_say)
         print_protocol(doc, out)
         _wrote(output)
-        problems = [f"{c['part']}/{c['variant']} (meta-eval {c['meta_eval']:.{min(c['decimals'] + 1, 8)}f}, printed "
-                    f"{c['printed_text']}, tolerance {c['tolerance']:g})" for p in doc["parts"] for c in p["cells"]
-                    if c["verdict"] == "MISMATCH"]
-        if problems:
-            problems = [f"{protocol_summary(doc)}; unexplained: {', '.join(problems)}"]
-        if doc["_missing"]:
-            problems.append("the protocol needs metrics that could not run here: "
-                            + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
+        problems = protocol_problems(doc)
         if problems:
             _fail("; ".join(problems), code=1)
         return

@@ -787,3 +787,17 @@ def print_protocols(out: Console) -> list[str]:
     for problem in problems:
         out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
     return problems
+
+
+def protocol_problems(doc: dict) -> list[str]:
+    """What makes ``run --protocol`` exit 1: the cells that do not reproduce the paper without an explanation (with
+    :func:`protocol_summary`), and the metrics that could not run here; empty when every cell is accounted for."""
+    problems = [f"{c['part']}/{c['variant']} (meta-eval {c['meta_eval']:.{min(c['decimals'] + 1, 8)}f}, printed "
+                f"{c['printed_text']}, tolerance {c['tolerance']:g})" for p in doc["parts"] for c in p["cells"]
+                if c["verdict"] == "MISMATCH"]
+    if problems:
+        problems = [f"{protocol_summary(doc)}; unexplained: {', '.join(problems)}"]
+    if doc["_missing"]:
+        problems.append("the protocol needs metrics that could not run here: "
+                        + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
+    return problems
