@@ -293,7 +293,8 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     if pooled_groups(jset, level):
         return _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence)
     valid = ~np.isnan(Z)
-    units = {"summary": int((valid.sum(axis=1) >= (2 if statistic in statistics.PAIRWISE else 3)).sum()),
+    pairs = statistic in statistics.PAIRWISE or statistic == "pdp"  # an item counts from its first pair of systems
+    units = {"summary": int((valid.sum(axis=1) >= (2 if pairs else 3)).sum()),
              "system": int((valid.sum(axis=0) > 0).sum()), "global": int(valid.sum())}[level]
     options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
     try:
