@@ -183,3 +183,58 @@ def test_cli_run_on_wmt23(shared_data, tmp_path):
     res = runner.invoke(app, ["run", "-j", "wmt23", "--subset", "en-de", "-m", "chrf", "--statistic", "pdp",
                               "--level", "global", "--data-dir", str(shared_data), "--no-cache"])
     assert res.exit_code == 2 and "use --statistic pearson" in res.output
+
+
+def test_docstring_examples():
+    import doctest
+
+    from meta_eval import stats as stats_package
+    from meta_eval.stats import pdp as pdp_module
+
+    for module in (pdp_module, stats_package):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+# -- protocols --------------------------------------------------------------------------------------------------------
+
+_PROTOCOL = '''name = "p"
+title = "t"
+citation = "c"
+source = "s"
+[[part]]
+name = "segments"
+judgments = "wmt23"
+subset = "en-de"
+human = "da_sqm"
+statistic = "pdp"
+level = "{level}"
+metrics = ["chrf"]
+tolerance = 0.0
+'''
+
+
+def test_a_protocol_part_computes_pdp_grouped_by_item(shared_data, tmp_path):
+    pytest.importorskip("sacrebleu")
+    from meta_eval.matrix import judgment_matrices
+    from meta_eval.protocol import ProtocolError, load_protocol
+    from meta_eval.task import run_protocol
+
+    path = tmp_path / "p.toml"
+    path.write_text(_PROTOCOL.format(level="global"))
+    with pytest.raises(ProtocolError, match='pdp is computed at level = "summary" only'):
+        load_protocol(path)
+    path.write_text(_PROTOCOL.format(level="summary"))
+    assert load_protocol(path).parts[0].correlation == "pdp"
+    doc = run_protocol(str(path), data_dir=shared_data, cache=tmp_path / "cache", resamples=20, seed=1,
+                       progress=False)
+    part = doc["parts"][0]
+    (result,) = part["results"]
+    scored = part["_objects"]["scored"][0]
+    from meta_eval import judgments
+
+    jset = judgments.load("wmt23", shared_data, subset="en-de", download=False)
+    Z, (X,) = judgment_matrices(jset, "da_sqm", [scored.scores["chrf"]])
+    assert result["statistic"] == "pdp" and result["value"] == pytest.approx(pdp(X, Z), abs=1e-12)
+    lo, hi = stats.interval(X[None], Z, "pdp", "summary", n_resamples=20, seed=1)
+    assert result["ci"] == pytest.approx([lo[0], hi[0]], abs=1e-12)
