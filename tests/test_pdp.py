@@ -238,3 +238,53 @@ def test_a_protocol_part_computes_pdp_grouped_by_item(shared_data, tmp_path):
     assert result["statistic"] == "pdp" and result["value"] == pytest.approx(pdp(X, Z), abs=1e-12)
     lo, hi = stats.interval(X[None], Z, "pdp", "summary", n_resamples=20, seed=1)
     assert result["ci"] == pytest.approx([lo[0], hi[0]], abs=1e-12)
+
+
+# -- leaderboards -----------------------------------------------------------------------------------------------------
+
+def _toy(task: str):
+    from meta_eval.judgments.base import Judgment, JudgmentSet
+    from meta_eval.scoring.runner import MetricScores
+
+    rng = np.random.default_rng(4)
+    rows, good, bad = [], [], []
+    for d in range(15):
+        for s in range(5):
+            h = s / 4 + rng.normal(0, 0.3)
+            rows.append(Judgment(f"d{d}:s{s}", f"d{d}", f"s{s}", "x", ("y",), scores={"q": h}))
+            good.append(h + rng.normal(0, 0.1))
+            bad.append(h + rng.normal(0, 1.0))
+    jset = JudgmentSet("toy", rows, ("q",), "q", task=task)
+    scored = [MetricScores("good", "good|sig", True, {"good": np.array(good)}, 0, 0, 0.0),
+              MetricScores("bad", "bad|sig", True, {"bad": np.array(bad)}, 0, 0, 0.0)]
+    return jset, scored
+
+
+def test_boards_of_mt_sets_carry_a_pdp_block_equal_to_the_api():
+    from meta_eval.leaderboard.publish import set_results
+    from meta_eval.leaderboard.render import render_readme
+    from meta_eval.matrix import judgment_matrices
+
+    jset, scored = _toy("MT")
+    block = set_results(jset, "q", scored, n_resamples=100, seed=2)
+    (b,) = [b for b in block["levels"] if b["statistic"] == "pdp"]
+    assert (b["level"], b["grouping"], b["n_units"], b["ci_method"]) == ("summary", "item", 15, "boot-both")
+    Z, X = judgment_matrices(jset, "q", [scored[0].scores["good"], scored[1].scores["bad"]])
+    X = np.stack(X)
+    lo, hi = stats.interval(X, Z, "pdp", "summary", n_resamples=100, seed=2)
+    got = {r["variant"]: r for r in b["results"]}
+    for i, name in enumerate(("good", "bad")):  # boards keep six decimals
+        assert got[name]["r"] == pytest.approx(pdp(X[i], Z), abs=5e-7)
+        assert got[name]["ci"] == pytest.approx([lo[i], hi[i]], abs=5e-7)
+    P = stats.pvalue_matrix(X, Z, "pdp", "summary", n_resamples=100, seed=2)
+    assert b["pairwise"]["test"] == "perm-both" and b["pairwise"]["variants"] == ["good", "bad"]
+    assert np.array(b["pairwise"]["p"], dtype=float) == pytest.approx(P, abs=5e-7, nan_ok=True)
+    assert got["good"]["rank"] == 1 and got["bad"]["rank"] == 2
+    readme = render_readme({"name": "toy", "command": "test", "meta_eval_version": "0", "sets": [block],
+                            "meta_evaluation": {"signature": "s", "confidence": 0.95, "ci_method": "boot-both",
+                                                "n_resamples": 100, "seed": 0, "test": "t", "correction": "holm",
+                                                "alpha": 0.05, "primary": "spearman"}})
+    assert "### summary level: pdp (mt-metrics-eval (2025), pairwise difference Pearson" in readme
+    # other tasks: no pdp block
+    jset, scored = _toy("summarization")
+    assert "pdp" not in {b["statistic"] for b in set_results(jset, "q", scored, n_resamples=20, seed=2)["levels"]}
