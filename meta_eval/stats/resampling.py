@@ -483,7 +483,9 @@ def level_correlation(X, Z, level: str, kind: str = "spearman"):
         Shape (..., n_docs, n_systems); leading axes (metrics, resamples) broadcast against each other. X and Z must
         be NaN in the same cells.
     level : {"summary", "system", "global"}
-    kind : {"spearman", "pearson", "kendall"}
+    kind : {"spearman", "pearson", "kendall", "pdp"}
+        ``"pdp"``: pairwise difference Pearson (:mod:`meta_eval.stats.pdp`), the pairs of systems within each
+        document pooled at the summary level.
 
     Returns
     -------
