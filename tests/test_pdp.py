@@ -168,8 +168,8 @@ def test_cli_run_on_wmt23(shared_data, tmp_path):
     pytest.importorskip("sacrebleu")
     out = tmp_path / "out.json"
     res = runner.invoke(app, ["run", "-j", "wmt23", "--subset", "en-de", "-m", "chrf,bleu", "--statistic", "pdp",
-                              "--baseline", "bleu", "--resamples", "100", "--data-dir", str(shared_data), "--no-cache",
-                              "--output", str(out)])
+                              "--baseline", "bleu", "--resamples", "100", "--data-dir", str(shared_data), "--cache",
+                              str(tmp_path / "cache"), "--output", str(out)])
     assert res.exit_code == 0, res.output
     assert "summary-level pdp" in res.output and "pairwise difference Pearson" in res.output
     doc = json.loads(out.read_text())
@@ -179,6 +179,16 @@ def test_cli_run_on_wmt23(shared_data, tmp_path):
     for r in by.values():
         assert r["ci"][0] <= r["value"] <= r["ci"][1]
     assert by["chrf"]["perm_p_vs_baseline"] < 0.05 and by["bleu"]["perm_p_vs_baseline"] is None
+    # the API gives the same numbers; with two variants its p-value matrix runs the baseline test's permutations
+    from meta_eval.task import run
+
+    res = run("wmt23", "chrf,bleu", subset="en-de", statistic="pdp", baseline="bleu", resamples=100,
+              data_dir=shared_data, cache=tmp_path / "cache", progress=False)
+    assert res.level == "summary" and res.values == {m: r["value"] for m, r in by.items()}
+    assert res.intervals == {m: tuple(r["ci"]) for m, r in by.items()}
+    P = res.pvalue_matrix()
+    assert P.test == "perm-both" and P.p[P.variants.index("chrf"), P.variants.index("bleu")] == by["chrf"][
+        "perm_p_vs_baseline"]
     # the global level is refused with the reason, exit code 2
     res = runner.invoke(app, ["run", "-j", "wmt23", "--subset", "en-de", "-m", "chrf", "--statistic", "pdp",
                               "--level", "global", "--data-dir", str(shared_data), "--no-cache"])
