@@ -97,7 +97,7 @@ def test_bad_input_is_a_clear_error():
         pdp(Z, Z, "segment")
 
 
-# -- intervals and tests, through meta_eval.stats -----------------------------------------------------------------------
+# -- intervals and tests, through meta_eval.stats -------------------------------------------------------------------
 
 def test_intervals_tests_and_matrix_like_the_other_statistics():
     rng = np.random.default_rng(0)
