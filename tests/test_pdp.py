@@ -87,6 +87,26 @@ def test_properties():
     assert pdp(np.stack([X, -X]), Z) == pytest.approx([r, -r], abs=1e-15)
 
 
+@pytest.mark.parametrize("missing", [0, 9])
+def test_equals_the_enumeration_with_and_without_missing_cells(missing):
+    rng = np.random.default_rng(missing)
+    Z = rng.normal(size=(8, 5))
+    X = np.stack([Z + rng.normal(size=Z.shape), rng.normal(size=Z.shape) * 50 + 3])
+    holes = rng.choice(Z.size, missing, replace=False)
+    Z.ravel()[holes] = np.nan
+    X[:, Z != Z] = np.nan
+    for m in range(2):
+        dh, dm = [], []
+        for g in range(8):
+            for s in range(5):
+                for t in range(5):
+                    if not (np.isnan(Z[g, s]) or np.isnan(Z[g, t])):
+                        dh.append(Z[g, t] - Z[g, s])
+                        dm.append(X[m, g, t] - X[m, g, s])
+        assert pdp(X[m], Z) == pytest.approx(scipy.stats.pearsonr(dh, dm)[0], abs=1e-12)
+        assert pdp(X, Z)[m] == pytest.approx(pdp(X[m], Z), abs=1e-15)
+
+
 def test_bad_input_is_a_clear_error():
     Z = np.array([[1.0, 2.0], [0.0, 3.0]])
     with pytest.raises(ValueError, match="missing"):

@@ -70,20 +70,29 @@ def _varies(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
 def _pdp(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """Unvalidated PDP of X (..., n_items, n_systems) with Z, broadcast over the leading axes; pairs within the rows
     (axis -2 indexes the groups, axis -1 the systems), cells missing in either left out."""
-    X, Z = np.broadcast_arrays(np.asarray(X, dtype=float), np.asarray(Z, dtype=float))
-    valid = ~(np.isnan(X) | np.isnan(Z))
-    n = valid.sum(axis=-1, keepdims=True)  # present systems per item
+    X, Z = np.asarray(X, dtype=float), np.asarray(Z, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        xz, zz = np.where(valid, X, 0.0), np.where(valid, Z, 0.0)
-        # centred within each item (numerically stable; the centring does not change any difference)
-        dx = np.where(valid, xz - xz.sum(axis=-1, keepdims=True) / np.maximum(n, 1), 0.0)
-        dz = np.where(valid, zz - zz.sum(axis=-1, keepdims=True) / np.maximum(n, 1), 0.0)
-        w = n[..., 0].astype(float)  # sum over the ordered pairs of item g = 2 * n_g * sum of centred products
-        sxz = (w * np.einsum("...i,...i->...", dx, dz)).sum(axis=-1)
-        sxx = (w * np.einsum("...i,...i->...", dx, dx)).sum(axis=-1)
-        szz = (w * np.einsum("...i,...i->...", dz, dz)).sum(axis=-1)
+        if not (np.isnan(X).any() or np.isnan(Z).any()):  # complete: every item has all systems, one weight n**2
+            dx = X - X.mean(axis=-1, keepdims=True)  # each side on its own shape (Z is shared by the metrics)
+            dz = Z - Z.mean(axis=-1, keepdims=True)
+            sxz = np.einsum("...ij,...ij->...", dx, dz)
+            sxx = np.einsum("...ij,...ij->...", dx, dx)
+            szz = np.einsum("...ij,...ij->...", dz, dz)
+            defined = (X.max(axis=-1) > X.min(axis=-1)).any(axis=-1) & (Z.max(axis=-1) > Z.min(axis=-1)).any(axis=-1)
+        else:
+            X, Z = np.broadcast_arrays(X, Z)
+            valid = ~(np.isnan(X) | np.isnan(Z))
+            n = valid.sum(axis=-1, keepdims=True)  # present systems per item
+            xz, zz = np.where(valid, X, 0.0), np.where(valid, Z, 0.0)
+            # centred within each item (numerically stable; the centring does not change any difference)
+            dx = np.where(valid, xz - xz.sum(axis=-1, keepdims=True) / np.maximum(n, 1), 0.0)
+            dz = np.where(valid, zz - zz.sum(axis=-1, keepdims=True) / np.maximum(n, 1), 0.0)
+            w = n[..., 0].astype(float)  # sum over the ordered pairs of item g = 2 * n_g * sum of centred products
+            sxz = (w * np.einsum("...i,...i->...", dx, dz)).sum(axis=-1)
+            sxx = (w * np.einsum("...i,...i->...", dx, dx)).sum(axis=-1)
+            szz = (w * np.einsum("...i,...i->...", dz, dz)).sum(axis=-1)
+            defined = _varies(X, valid) & _varies(Z, valid)
         r = np.clip(sxz / np.sqrt(sxx * szz), -1.0, 1.0)
-    defined = _varies(X, valid) & _varies(Z, valid)
     return np.where(defined, r, np.nan)
 
 
