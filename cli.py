@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from meta_eval.learning import HELP as _LEARN_HELP
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
 # emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed);
@@ -67,6 +69,7 @@ _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a
 _SCORES_FORMAT_HELP = "The --scores files' format when their names do not say it: jsonl, csv, tsv or mtme"
 _SCORES_MISSING_HELP = ("error (default): a judged row without a score in a --scores file is an error; drop: leave "
                         "such rows out of every metric's statistics (the count is printed and saved)")
+_VARIANTS_HELP = "Only these variants: rouge1-f, families (rouge1), 'rouge*-f', all \\[default: not ROUGE's P and R]"
 
 
 @app.command()
@@ -82,6 +85,7 @@ def run(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names; 'all': "
                                           "every metric (default: every metric that can run on the set in "
                                           "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
                                            "rougeL-f when scored]"),
@@ -126,6 +130,7 @@ def run(
                                         "system]"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    allow_in_sample: bool = typer.Option(False, "--allow-in-sample", help=_LEARN_HELP["allow_in_sample"]),
     spa_seed: Optional[int] = typer.Option(None, "--spa-seed", help="spa: seed of the permutation signs behind "
                                            "each system pair's p-value, apart from --seed (WMT24 uses 4, "
                                            "mt-metrics-eval pce.py) \\[default: drawn first from --seed]"),
@@ -148,8 +153,12 @@ def run(
                                        "as released) [default: repaired]"),
     form: str = typer.Option("table", "--format", help="table (for a terminal), csv, md (Markdown) or latex "
                              "(booktabs): the results table on stdout, the notes on stderr"),
-    pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs permutation tests and significance clusters "
-                                  "(a rank column; Holm-corrected, mt-metrics-eval's rule)"),
+    pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs tests (the run's test) and significance "
+                                  "clusters (a rank column; mt-metrics-eval's rule, --correction over all pairs)"),
+    correction: str = typer.Option("holm", "--correction", help="Multiple-comparison rule of every star, cluster "
+                                   "and 'significantly': holm (family-wise error), bh (Benjamini-Hochberg, false "
+                                   "discovery rate) or none; over the comparisons with the baseline (table, "
+                                   "reading line) and over all pairs (--pairwise, heatmap)"),
     two_sided: bool = typer.Option(False, "--two-sided", help="Two-sided tests against the baseline (twice the "
                                    "smaller tail) instead of one-sided"),
     differences: bool = typer.Option(False, "--differences", help="Each variant's difference to the baseline with "
@@ -164,12 +173,13 @@ def run(
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
-    from meta_eval.report.tables import print_protocol, print_run, protocol_summary
+    from meta_eval.report.tables import print_protocol, print_run, protocol_problems
 
     if protocol is not None:
-        fixed = {"--judgments": judgments, "--metrics": metrics, "--human": human, "--baseline": baseline,
-                 "--correlation": correlation, "--statistic": statistic, "--subset": subset, "--level": level,
-                 "--option": option or None, "--duplicates": duplicates, "--text": text, "--plugin": plugin or None}
+        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
+                 "--baseline": baseline, "--correlation": correlation, "--statistic": statistic, "--subset": subset,
+                 "--level": level, "--option": option or None, "--duplicates": duplicates, "--text": text,
+                 "--plugin": plugin or None}
         given = [flag for flag, value in fixed.items() if value is not None]
         if given:
             _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
@@ -179,14 +189,7 @@ def run(
                     address=address, actors=actors, output=output, force=force, say=_say)
         print_protocol(doc, out)
         _wrote(output)
-        problems = [f"{c['part']}/{c['variant']} (meta-eval {c['meta_eval']:.{min(c['decimals'] + 1, 8)}f}, printed "
-                    f"{c['printed_text']}, tolerance {c['tolerance']:g})" for p in doc["parts"] for c in p["cells"]
-                    if c["verdict"] == "MISMATCH"]
-        if problems:
-            problems = [f"{protocol_summary(doc)}; unexplained: {', '.join(problems)}"]
-        if doc["_missing"]:
-            problems.append("the protocol needs metrics that could not run here: "
-                            + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
+        problems = protocol_problems(doc)
         if problems:
             _fail("; ".join(problems), code=1)
         return
@@ -206,7 +209,8 @@ def run(
                    actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
                    system_score=system_score, scores=scores, scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
-                   plugins=plugin, spa_seed=spa_seed)
+                   plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
+                   correction=correction)
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -293,6 +297,7 @@ def _exit_if_incomplete(failed, not_run, output: Optional[Path]) -> None:
 def score(
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names ('all': every "
                                 "metric but the ones that run only when named)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     candidates: Optional[Path] = typer.Option(None, "--candidates", "-c", help="One candidate text per line"),
     references: list[Path] = typer.Option([], "--references", "-r", help="One reference per line, parallel to "
                                           "the candidates (repeat for several references)"),
@@ -320,7 +325,7 @@ def score(
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
-                   plugins=plugin)
+                   plugins=plugin, variants=variants)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -346,7 +351,7 @@ def probe(
     references: str = typer.Option("1", "--references", help="Distinct references per document probed: N or all "
                                    "(1: each document's first reference)"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
-    all_variants: bool = typer.Option(False, "--all-variants", help="Also ROUGE's precision and recall"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY"),
@@ -376,9 +381,9 @@ def probe(
 
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
-                   variants="all" if all_variants else None, subset=subset, options=option, data_dir=data_dir,
-                   cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers,
-                   address=address, actors=actors, output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
+                   output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -480,34 +485,29 @@ def learn(
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
                                            "[default: every variant of the chosen metrics]"),
-    target: Optional[str] = typer.Option(None, "--target", help="A human dimension, or geomean:dimA,dimB (each "
-                                         "rescaled to [1, 2], then their geometric mean) [default: the set's "
-                                         "default dimension]"),
-    alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="Ridge penalty on the standardised weights"),
-    splits: int = typer.Option(1000, "--splits", min=1, help="Random train/held-out splits per protocol"),
-    train_fraction: float = typer.Option(0.5, "--train-fraction", help="Share of documents (grouped) or rows "
-                                         "(ungrouped) used for fitting in each split"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the splits (every feature set sees the same splits)"),
-    search: str = typer.Option("auto", "--search", help="auto (exhaustive if there are at most 1,024 subsets, "
-                               "else greedy), exhaustive (every subset), greedy (forward selection), or none (the "
-                               "full feature set only)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP.split(" \\[")[0]),
+    target: Optional[str] = typer.Option(None, "--target", help=_LEARN_HELP["target"]),
+    protocol: str = typer.Option("nested", "--protocol", help=_LEARN_HELP["protocol"]),
+    folds: int = typer.Option(5, "--folds", min=2, help=_LEARN_HELP["folds"]),
+    inner_folds: int = typer.Option(5, "--inner-folds", min=2, help=_LEARN_HELP["inner_folds"]),
+    alphas: Optional[str] = typer.Option(None, "--alphas", help=_LEARN_HELP["alphas"]),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help=_LEARN_HELP["resamples"]),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help=_LEARN_HELP["baseline"]),
+    alpha: Optional[float] = typer.Option(None, "--alpha", min=0.0, help=_LEARN_HELP["alpha"]),
+    splits: Optional[int] = typer.Option(None, "--splits", min=1, help=_LEARN_HELP["splits"]),
+    train_fraction: float = typer.Option(0.5, "--train-fraction", help=_LEARN_HELP["train_fraction"]),
+    seed: int = typer.Option(0, "--seed", help="Seed of the folds, the bootstrap or the splits"),
+    search: str = typer.Option("auto", "--search", help=_LEARN_HELP["search"]),
     no_search: bool = typer.Option(False, "--no-search", help="Same as --search none"),
-    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help="Largest feature set (exhaustive: "
-                                           "subsets up to this size; greedy: stop at this size)"),
-    search_splits: int = typer.Option(100, "--search-splits", min=1, help="Splits that screen feature sets during "
-                                      "a search (the first N of the seeded splits); the finalists are evaluated on "
-                                      "all --splits"),
-    min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help="Greedy: add a feature only if it raises the "
-                                   "mean held-out correlation by more than this"),
+    max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help=_LEARN_HELP["max_size"]),
+    search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help=_LEARN_HELP["search_splits"]),
+    min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help=_LEARN_HELP["min_gain"]),
     top: int = typer.Option(10, "--top", min=1, help="Feature sets shown in the table"),
-    correlation: str = typer.Option("spearman", "--correlation", help="Held-out correlation: spearman, pearson "
-                                    "or kendall"),
+    correlation: str = typer.Option("spearman", "--correlation", help=_LEARN_HELP["correlation"]),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY (saved with the model)"),
-    save: Optional[str] = typer.Option(None, "--save", help="Save the final model (fitted on all rows) as NAME "
-                                       "(then usable as --metrics learned:NAME; stored in $META_EVAL_HOME/learned or "
-                                       "the user data dir) or as a path ending in .json"),
+    save: Optional[str] = typer.Option(None, "--save", help=_LEARN_HELP["save"]),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
                                "meta-eval did not write; never an input of the run"),
@@ -524,19 +524,21 @@ def learn(
 ) -> None:
     """Learn a metric: ridge regression from metric scores to human scores (Scialom et al. 2019, sec. 2.4).
 
-    Every split fits on a random half and correlates on the other half, by document (grouped) and by row
-    (ungrouped); feature sets are ranked by the mean held-out grouped correlation: every subset when there are at
-    most 1,024, else greedy forward selection (--search). The final model is fitted on all rows.
+    --protocol nested (default): outer folds by document; features (--search) and alpha chosen by inner CV inside
+    each training part; the held-out correlation with a bootstrap interval and paired tests. --protocol paper: the
+    paper's repeated random halves. The final model is the procedure run on all rows.
     """
     from meta_eval.learning.pipeline import learn as learn_metric
     from meta_eval.report.tables import print_learn
 
     result = _call(learn_metric, judgments, metrics, features=features, target=target, alpha=alpha, splits=splits,
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
-                   search_splits=search_splits, min_gain=min_gain, top=top, correlation=correlation, subset=subset,
+                   search_splits=search_splits, protocol=protocol, folds=folds, inner_folds=inner_folds, alphas=alphas,
+                   resamples=resamples, baseline=baseline, min_gain=min_gain, top=top, correlation=correlation,
+                   subset=subset,
                    options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
-                   scores_format=scores_format)
+                   scores_format=scores_format, variants=variants)
     print_learn(result, out, err, top)
     if result.saved is not None:
         use = f"learned:{save}"
@@ -556,8 +558,7 @@ def leaderboard_publish(
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Comma-separated metric names (default "
                                           "and 'all': every registered metric that can run on each set, the neural "
                                           "ones included)"),
-    variants: Optional[str] = typer.Option(None, "--variants", help="Only these variants (default: all but "
-                                           "ROUGE's precision and recall)"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),

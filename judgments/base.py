@@ -162,6 +162,10 @@ class JudgmentSet:
         For a set that pools several language pairs (``wmt23`` subset ``"en-de,zh-en"``,
         :func:`judgments.pooling.pool`): the pairs, in the order given; every row's ``system`` is then
         ``"<pair>:<system>"`` (:meth:`system_group` gives the pair back). Empty for every other set.
+    default_baseline : str
+        The variant ``meta-eval run`` tests every metric against when ``--baseline`` is not given: ``"bleu"`` for
+        the MT sets (WMT's baseline), ``"rougeL-f"`` for the others; empty (user files): chosen by ``task``
+        (:func:`meta_eval.units.default_baseline`).
     """
 
     name: str
@@ -181,6 +185,7 @@ class JudgmentSet:
     language: str | None = None
     pooled_datasets: str = ""
     pooled_groups: tuple[str, ...] = ()
+    default_baseline: str = ""
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}
@@ -252,8 +257,10 @@ class JudgmentSet:
         return len({r.doc_id for r in self.rows})
 
     def systems(self) -> list[str]:
-        """The distinct ``system`` values (a multi-system value such as chaganty's ``ml;ml+rl`` counts as one)."""
-        return sorted({r.system for r in self.rows if r.system is not None})
+        """The distinct systems, as the summary and system levels see them: a multi-system value such as chaganty's
+        ``ml;ml+rl`` is split into its systems (:meth:`row_systems`; :mod:`meta_eval.units` says how such a row
+        counts at each level). Without a ``multi_system_separator`` a value ``a;b`` is one system."""
+        return sorted({s for r in self.rows for s in self.row_systems(r)})
 
     # -- (document, system) cells ---------------------------------------------------------------------------------
 
@@ -363,6 +370,11 @@ class JudgmentSet:
         out = replace(self, rows=[self.rows[i] for i in keep], duplicates="first")
         return out, DuplicateReport(policy, given, len(repeated), n_rows, len(dropped), msg)
 
+    def _multi_system_note(self) -> str | None:
+        from meta_eval.units import multi_system_note
+
+        return multi_system_note(self)
+
     def describe(self) -> dict:
         """What the set holds: rows, documents, systems, dimensions, references per row, repeats, missing values."""
         refs: dict[int, int] = {}
@@ -376,6 +388,7 @@ class JudgmentSet:
             "rows_without_system": len(no_system),
             "first_row_without_system": self.describe_rows(no_system[:1]) if no_system else None,
             "multi_system_separator": self.multi_system_separator,
+            "multi_system_rows": self._multi_system_note(),
             "dimensions": {d: {"rows_with_score": int((~np.isnan(self.human(d))).sum()),
                                "rows_without_score": int(np.isnan(self.human(d)).sum())} for d in self.dimensions},
             "default_dimension": self.default_dimension, "default_reason": self.default_reason,
@@ -388,7 +401,13 @@ class JudgmentSet:
             "duplicates_policy": self.duplicates, "notes": list(self.notes),
             "task": self.task, "licence": self.licence, "data_source": self.data_source,
             "annotators": self.annotators, "pooled_groups": list(self.pooled_groups),
+            "default_baseline": self._default_baseline(),
         }
+
+    def _default_baseline(self) -> str:
+        from meta_eval.units import default_baseline
+
+        return default_baseline(self)
 
 
 def check_subset(name: str, subset: str, subsets: Sequence[str]) -> None:

@@ -79,6 +79,7 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
                        duplicates="mean", multi_system_separator=";",
                        default_reason="it is the chaganty set's declared default (the SMS paper's dimension)",
                        language="en",
+                       default_baseline="rougeL-f",
                        task="summarization", licence="MIT (arunchaganty/active-evaluation)",
                        data_source=DATA_SOURCE,
                        annotators="Mechanical Turk workers: 2 per summary (5 on 119), per-judge values kept")

@@ -88,6 +88,7 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True,
                        description="ASAP-AES prompt 3 student essays vs. a reference essay, graded 0..3",
                        notes=() if text == "repaired" else ("texts as released (mojibake not repaired)",),
                        language="en",
+                       default_baseline="rougeL-f",
                        task="essay scoring", licence="not stated (Hewlett Foundation ASAP-AES, Kaggle)",
                        data_source=DATA_SOURCE,
                        annotators="2 trained raters per essay (rater1_domain1, rater2_domain1), both kept")

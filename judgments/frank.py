@@ -154,6 +154,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         "frank", rows, DIMENSIONS, "factuality", subset=subset,
         description="FRANK (Pagnoni et al. 2021), CNN/DM and XSum summaries, share of sentences without factual "
                     "error 0..1, with 11 error categories",
+        default_baseline="rougeL-f",
         default_reason=DEFAULT_REASON, notes=_notes(subset), task="factuality", language="en",
         licence="MIT (artidoro/frank LICENSE); articles: CNN/DailyMail and BBC news",
         data_source=DATA_SOURCE,

@@ -113,6 +113,7 @@ def pool(name: str, parts: Sequence[str], sets: Sequence[JudgmentSet]) -> Judgme
         duplicates=first.duplicates, multi_system_separator=first.multi_system_separator,
         default_reason=first.default_reason,
         notes=(POOLED_NOTE.format(pairs=", ".join(groups)),) + _notes(groups, sets),
+        default_baseline=first.default_baseline,
         task=first.task, licence=first.licence, data_source=first.data_source, annotators=first.annotators,
         language=languages.pop() if len(languages) == 1 else None, pooled_groups=groups)
 

@@ -167,6 +167,7 @@ def read(path: str | Path, subset: str = DEFAULT_SUBSET) -> JudgmentSet:
         "qags", rows, DIMENSIONS, "factuality", subset=subset,
         description="QAGS (Wang et al. 2020), CNN/DM (Bottom-Up) and XSum (BART) summaries, share of sentences "
                     "judged consistent by a majority of 3 workers, 0..1",
+        default_baseline="rougeL-f",
         default_reason=DEFAULT_REASON, notes=tuple(notes), task="factuality", language="en", pooled_datasets=pooled,
         licence="none stated for the data (W4ngatang/qags has no licence file for it): cite the paper",
         data_source=DATA_SOURCE,

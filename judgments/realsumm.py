@@ -73,6 +73,7 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
                        description="REALSumm (Bhandari et al. 2020), CNN/DailyMail summaries of 24 systems, "
                                    "LitePyramid recall 0..1",
                        language="en",
+                       default_baseline="rougeL-f",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; REALSumm: CC BY 4.0)",
                        data_source=DATA_SOURCE,
                        annotators="crowd LitePyramid judgments, aggregated per summary (no per-annotator values)")

@@ -81,6 +81,7 @@ def load(root: Path | None = None, subset: str = DEFAULT_SUBSET, download: bool 
     return JudgmentSet("summeval", rows, DIMENSIONS, "relevance", subset=subset,
                        description="SummEval (Fabbri et al. 2021), CNN/DailyMail summaries of 16 systems, judged 1..5",
                        language="en",
+                       default_baseline="rougeL-f",
                        task="summarization", licence="Apache-2.0 (neulab/BARTScore's copy; SummEval: MIT)",
                        data_source=DATA_SOURCE,
                        annotators="3 experts per summary, only their mean in this copy (no per-annotator values)")

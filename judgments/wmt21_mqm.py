@@ -155,6 +155,7 @@ def _select(parsed: list[tuple[Judgment, dict]], path: str | Path, subset: str) 
         "wmt21-mqm-ted", [row for row, _ in kept], DIMENSIONS, "mqm", subset=subset,
         description=f"WMT21 TED talks {lp} (Freitag et al. 2021), {len({r.system for r, _ in kept})} systems, "
                     "expert MQM (minus weighted errors, higher is better)",
+        default_baseline="bleu",
         default_reason=DEFAULT_REASON, notes=notes, task="MT", licence="Apache-2.0", language=lp.split("-")[1],
         data_source=DATA_SOURCE, annotators=ANNOTATORS)
 

@@ -163,6 +163,7 @@ def _select(parsed: list[tuple[Judgment, dict]], path: str | Path, subset: str) 
         NAME, kept, DIMENSIONS, DIMENSION, subset=subset,
         description=f"WMT23 general MT {lp} (Kocmi et al. 2023), {n_segments} segments x {n_systems} systems, DA+SQM "
                     "0-100 (higher is better)",
+        default_baseline="bleu",
         default_reason=DEFAULT_REASON, notes=notes + (GOLD_NOTE, CEILING_NOTE), task="MT", licence="Apache-2.0",
         language=lp.split("-")[1], data_source=DATA_SOURCE, annotators=ANNOTATORS)
 

@@ -3,8 +3,10 @@ significance clusters, for scored judgment sets; written as ``results.json`` + `
 
 Statistics (``meta_eval.stats.resampling``, Deutsch, Dror & Roth, TACL 2021): for each set and level (summary, system,
 global) and each correlation (Pearson, Spearman, Kendall tau-b), the correlation of every metric variant with the
-human score and its BOOT-BOTH percentile interval; for the primary correlation, PERM-BOTH permutation p-values for
-every ordered pair of variants and significance clusters (mt-metrics-eval's ranking) after Holm correction.
+human score and its BOOT-BOTH percentile interval; for the primary correlation, the p-values of the run's test for
+every ordered pair of variants (:func:`meta_eval.stats.describe`: the Williams test at the global level, PERM-BOTH
+at the others, the same numbers as ``meta-eval run`` with the same seed and resamples) and significance clusters
+(mt-metrics-eval's ranking) after the ``--correction`` (default Holm) over all pairs.
 Metrics where lower is better are negated first. A row judged for several systems (chaganty's
 ``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined
 for a variant (constant scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated
@@ -31,11 +33,14 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.errors import MetaEvalError
-from meta_eval.stats.clusters import significance_clusters
+from meta_eval.stats import describe
+from meta_eval.stats.clusters import family_label, significance_clusters
+from meta_eval.stats.significance import williams_pvalues
 from meta_eval.evaluate import units_warning
+from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
-from meta_eval.stats import GROUPING
+from meta_eval.stats import GROUPING, describe
 from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.metrics.base import package_version
@@ -56,8 +61,11 @@ N_PERMUTATIONS = 1000  # SPA: permutations behind each system pair's p-value, as
 
 
 def default_variant_filter(variant: str) -> bool:
-    """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay)."""
-    return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
+    """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay): the default of every
+    command, :func:`meta_eval.scoring.selection.default_variant`."""
+    from meta_eval.scoring.selection import default_variant
+
+    return default_variant(variant)
 
 
 def publication_signature(n_resamples: int, seed: int, confidence: float, alpha: float, correction: str,
@@ -65,20 +73,23 @@ def publication_signature(n_resamples: int, seed: int, confidence: float, alpha:
     """The meta-evaluation signature: every setting and library version that the numbers depend on."""
     return (f"levels:summary+system+global|corr:spearman+pearson+kendall"
             f"|stats:accuracy(system)+spa(system,perm:{N_PERMUTATIONS})+acc-t(summary)|ci:boot-both(spa:documents)"
-            f"|n:{n_resamples}|conf:{confidence}|seed:{seed}|test:perm-both({primary}),perm-both(accuracy),"
+            f"|n:{n_resamples}|conf:{confidence}|seed:{seed}|test:williams({primary},global),perm-both({primary}),"
+            f"perm-both(accuracy),"
             f"perm-pairs(acc-t),spa-perm-both(spa)|correction:{correction}|alpha:{alpha}|ceiling:loao"
             f"|dup:mean|numpy=={package_version('numpy')}|scipy=={package_version('scipy')}"
             f"|meta-eval=={package_version('meta-eval')}")
 
 
-def _units(Z: np.ndarray, level: str) -> int:
-    """Units behind a level: documents with >= 3 judged systems (summary), systems (system), rows (global)."""
-    valid = ~np.isnan(Z)
-    if level == "summary":
-        return int((valid.sum(axis=1) >= 3).sum())
-    if level == "system":
-        return int((valid.sum(axis=0) > 0).sum())
-    return int(valid.sum())
+def _units(Z: np.ndarray, level: str, statistic: str = "spearman") -> int:
+    """Units behind a level: :func:`meta_eval.units.count_units`, the one definition ``run`` and ``judgments`` use."""
+    return count_units(Z, level, statistic)
+
+
+def _words(jset, level: str) -> dict:
+    """A block's readable ``label`` and ``units`` in the set's task's words (:func:`meta_eval.units.level_words`:
+    MT ``"segment level, group by item"``, ``"items"``); the keys ``level`` and ``grouping`` stay as they are."""
+    words = level_words(jset.task, level)
+    return {"label": words.name, "units": words.units}
 
 
 def _clean(x: float) -> float | None:
@@ -132,18 +143,21 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
         P = statistics.pvalue_matrix(X_all[ok], Z, statistic, level, n_resamples=n_resamples, seed=seed,
                                      n_permutations=N_PERMUTATIONS)
         adjusted = _ranked(names, est.values[ok], P, alpha, correction, results)
-        tests = {"test": setting["test"], "correction": correction, "alpha": alpha, "variants": names,
+        tests = {"test": setting["test"], "correction": correction, "alpha": alpha,
+                 "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
+                 "variants": names,
                  "p": [[_clean(x) for x in row] for row in P],
                  "p_adjusted": [[_clean(x) for x in row] for row in adjusted],
                  **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
                     if statistic == "spa" else {})}
     results.sort(key=lambda r: -r["r"])
-    valid = ~np.isnan(Z)
-    units = int((valid.sum(axis=1) >= 2).sum()) if level == "summary" else int((valid.sum(axis=0) > 0).sum())
+    units = _units(Z, level, statistic)
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
-            "n_units": units, "warning": units_warning(level, units), "results": results, "pairwise": tests,
+            **_words(jset, level),
+            "n_units": units, "warning": units_warning(level, units, jset.task), "results": results, "pairwise": tests,
             "seed": seed, "n_resamples": n_resamples,
-            "ci_method": setting["resampling"]["method"], "confidence": confidence,
+            "ci_method": setting["resampling"]["method"], "interval": setting["resampling"]["label"],
+            "confidence": confidence,
             **({"n_permutations": N_PERMUTATIONS} if statistic == "spa" else {}),
             **({"tie_baseline": _clean(statistics.tie_baseline(Z, level))} if statistic == "acc-t" else {}),
             "undefined": [variants[i] for i in range(len(variants)) if i not in set(ok)],
@@ -192,17 +206,26 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                         "rank": None} for k, n in enumerate(names)]
             tests = None
             if pairwise and kind == primary and len(ok) > 1:
-                P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
+                if level == "global":  # the Williams test on the rows, as `meta-eval run` (stats.describe)
+                    P = williams_pvalues(jset.human(dimension), [arrays[i] for i in ok], kind)
+                else:
+                    P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 adjusted = _ranked(names, point, P, alpha, correction, results)
-                tests = {"test": "perm-both", "correction": correction, "alpha": alpha, "variants": names,
+                tests = {"test": describe(kind, level)["test"], "correction": correction, "alpha": alpha,
+                         "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs",
+                                                every=True), "variants": names,
                             "p": [[_clean(x) for x in row] for row in P],
                             "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],
-                           "n_units": _units(Z, level), "warning": units_warning(level, _units(Z, level)),
+                           **_words(jset, level),
+                           "n_units": _units(Z, level, kind),
+                           "warning": units_warning(level, _units(Z, level, kind), jset.task),
                            "results": results, "pairwise": tests, "seed": seed,
                            "n_resamples": n_resamples, "ci_method": "boot-both", "confidence": confidence,
+                           "interval": describe(kind, level, n_resamples=n_resamples, seed=seed,
+                                                confidence=confidence)["resampling"]["label"],
                            "undefined": skipped,
                            "ceiling": _ceiling(jset, dimension, kind, level, n_resamples, seed, confidence,
                                                pairs)})
@@ -274,7 +297,7 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                                                                   primary),
                                "n_resamples": n_resamples, "seed": seed, "confidence": confidence,
                                "alpha": alpha, "correction": correction, "ci_method": "boot-both",
-                               "test": f"perm-both on {primary}", "primary": primary,
+                               "test": f"perm-both on {primary} (williams at the global level)", "primary": primary,
                                "statistics": ["spearman", "pearson", "kendall"]
                                + [f"{stat} ({level})" for level, stat in EXTRA_STATISTICS]
                                + [f"{stat} ({level}, {task} sets)" for task, extra in TASK_STATISTICS.items()
@@ -508,11 +531,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import choose_metrics, group_skips, parse_options
+    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, parse_options,
+                                             resolve_metric_choice)
 
     say = say or (lambda channel, text: None)
-    keep = set(v.strip() for v in variants.split(",")) if variants else None
-    variant_filter = (lambda v: v in keep) if keep else default_variant_filter
     parsed = parse_options(options)
     blocks = []
     for name in [n.strip() for n in judgments.split(",") if n.strip()]:
@@ -542,10 +564,13 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         from meta_eval.scoring.imported import check_names, without_imported
 
         requested, only_imported = without_imported(metrics, imported)
+        requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
         chosen, skipped = ([], []) if only_imported else choose_metrics(
             requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
             language=jset.language, full_default=True)  # a published board has every metric
         check_names(imported, chosen)
+        shown.check(available_variants(chosen, skipped, imported))
+        chosen = shown.narrow(chosen, skipped, requested)
         say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
                    f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
         examples = jset.examples()
@@ -556,6 +581,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             from meta_eval.scoring.imported import metric_scores
 
             scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+        scored = shown.apply(scored)
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
@@ -574,7 +600,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         try:
             with resampling_progress(progress) as advance, spread(engine, advance):
                 block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                    correction=correction, primary=correlation, variant_filter=variant_filter)
+                                    correction=correction, primary=correlation, variant_filter=lambda v: True)
         except ValueError as exc:
             raise MetaEvalError(f"{jset.name}: {exc}") from None
         # what a metric records beside its signature (an LLM judge: the server asked; never its key)

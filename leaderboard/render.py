@@ -284,7 +284,7 @@ def _extra_table(b: dict) -> list[str]:
         extra.append(f"ranks: {b['pairwise']['test']}"
                      + (f", early stopping {b['pairwise']['early_stopping']}" if b["pairwise"].get("early_stopping")
                         else ""))
-    extra.append(f"intervals: {b['ci_method']}")
+    extra.append(f"intervals: {b.get('interval') or b['ci_method']}")
     if b.get("tie_baseline") is not None:
         extra.append("*ties every pair*: acc-t of a metric that ties every pair, the share of human ties (a metric "
                      "near it may only have learned to tie)")

@@ -24,9 +24,10 @@ import numpy as np
 
 from meta_eval.stats.correlation import correlate
 from meta_eval.scoring.runner import MetricScores
-from meta_eval.stats.significance import williams_test
+from meta_eval.stats.significance import williams_pair
 
-__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "ceiling", "check_level", "evaluate", "evaluate_level",
+__all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate",
+           "evaluate_level",
            "level_warning",
            "units_warning"]
 
@@ -108,10 +109,10 @@ def level_warning(jset, dimension: str, level: str) -> str | None:
     Example: chaganty's ``sms`` subset has 4 systems, so its system level warns
     (``"only 4 systems (fewer than 5): ..."``).
     """
-    return units_warning(level, _level_units(jset, dimension, level)[0])
+    return units_warning(level, _level_units(jset, dimension, level)[0], jset.task)
 
 
-def units_warning(level: str, n: int) -> str | None:
+def units_warning(level: str, n: int, task: str | None = None) -> str | None:
     """The warning for ``n`` units at ``level`` (:data:`MIN_UNITS`), ``None`` if there are enough.
 
     >>> units_warning("system", 5) is None
@@ -122,59 +123,24 @@ def units_warning(level: str, n: int) -> str | None:
     least = MIN_UNITS[level]
     if n >= least:
         return None
-    noun = {"system": "systems", "summary": "documents", "global": "rows"}[level]
+    from meta_eval.units import level_words
+
+    noun = level_words(task, level).units
     why = {"system": f"only {math.factorial(n)} orderings of {n} systems exist, so even a perfect rank correlation "
                      f"has a one-sided permutation p of 1/{math.factorial(n)}, and the bootstrap redraws the same {n} "
                      "systems",
-           "summary": f"the average rests on {n} documents",
-           "global": f"the correlation rests on {n} rows"}[level]
+           "summary": f"the average rests on {n} {noun}",
+           "global": f"the correlation rests on {n} {noun}"}[level]
     return f"only {n} {noun} (fewer than {least}): {why}; read the value and its interval as indicative only"
 
 
 def _level_units(jset, dimension: str, level: str) -> tuple[int, str]:
-    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`)."""
-    from meta_eval.matrix import judgment_matrices
+    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`).
+    The one definition is :func:`meta_eval.units.level_units`."""
+    from meta_eval.units import level_units
 
-    where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
-    if getattr(jset, "pooled_datasets", ""):
-        raise LevelError(f"{where}: {jset.pooled_datasets}")
-    if level == "global":
-        h = jset.human(dimension)
-        h = h[np.isfinite(h)]
-        if len(h) < 3:
-            raise LevelError(f"{where}: it needs 3 or more rows with a score, there are {len(h)}")
-        if np.all(h == h[0]):
-            raise LevelError(f"{where}: every row has the same human score ({h[0]:g}), so no correlation is defined")
-        return len(h), "rows"
-    if level not in ("summary", "system"):
-        raise ValueError(f"level must be global, summary or system, not {level!r}")
-    jset.require_systems(f"the {level} level needs")
-    Z, _ = judgment_matrices(jset, dimension, [])
-    valid = ~np.isnan(Z)
-    if level == "system":
-        judged = valid.any(axis=0)
-        n = int(judged.sum())
-        if n < 3:
-            raise LevelError(f"{where}: it needs 3 or more systems, there {'is' if n == 1 else 'are'} {n} "
-                             f"({', '.join(jset.systems())})")
-        with np.errstate(invalid="ignore"):
-            means = np.nanmean(Z[:, judged], axis=0)
-        if np.all(means == means[0]):
-            raise LevelError(f"{where}: all {n} systems have the same mean human score ({means[0]:g})")
-        return n, "systems"
-    per_doc = valid.sum(axis=1)
-    enough = per_doc >= 3
-    lo, hi = np.where(valid, Z, np.inf).min(axis=1), np.where(valid, Z, -np.inf).max(axis=1)
-    usable = enough & (hi > lo)
-    if not usable.any():
-        why = (f"of its {Z.shape[0]} documents, none is judged for 3 or more systems (the most on one document: "
-               f"{int(per_doc.max(initial=0))})" if not enough.any() else
-               f"the {int(enough.sum())} document{'s' if enough.sum() != 1 else ''} judged for 3 or more systems "
-               f"{'each have' if enough.sum() != 1 else 'has'} equal human scores")
-        notes = "".join(f" ({n})" for n in jset.notes if "doc_id" in n)
-        raise LevelError(f"{where}: it needs documents judged for 3 or more systems with differing human scores; "
-                         f"{why}{notes}")
-    return int(usable.sum()), "documents"
+    u = level_units(jset, dimension, level)
+    return u.n, u.words.units
 
 
 def _no_result(results: list[VariantResult], level: str, kind: str, origin: str | None = None) -> None:
@@ -234,16 +200,52 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
         notes = sorted({c.note for c in cors.values() if c.note})
         wp = None
         if base is not None and name != baseline:
-            r12, r23 = cors[kind].r, correlate(scores, variants[baseline][0], kind).r
-            if r12 is not None and base.r is not None and r23 is not None and abs(r23) < 1.0:
-                wp = williams_test(r12, base.r, r23, len(human))
-            else:
+            wp = williams_pair(human, scores, variants[baseline][0], kind)  # the matrix's function too
+            if math.isnan(wp):
+                wp = None
                 notes.append("Williams test undefined (constant scores or identical to the baseline)")
         results.append(VariantResult(name, cors["spearman"].r, cors["spearman"].p, cors["pearson"].r,
                                      cors["pearson"].p, cors["kendall"].r, cors["kendall"].p, len(human), wp,
                                      signature, "; ".join(notes) or None, statistic=kind, value=cors[kind].r))
     _no_result(results, "global", kind)
     return results
+
+
+def add_global_intervals(results: list[VariantResult], jset, dimension: str, metric_scores: Sequence[MetricScores],
+                         kind: str = "spearman", n_resamples: int = 1000, seed: int = 0,
+                         confidence: float = 0.95) -> None:
+    """Set each global-level result's ``ci``: the BOOT-BOTH percentile interval of its ``kind`` correlation.
+
+    The same function and draws as every other level and as the leaderboards
+    (:func:`meta_eval.stats.interval` on the (document x system) matrices of :func:`meta_eval.matrix.judgment_matrices`,
+    Deutsch, Dror & Roth 2021, section 4): documents and systems are drawn with replacement, and a row is in a
+    resample through its document and its system. With the same set, rows, seed and resamples the interval is the
+    board's. A set with rows without a system has no (document x system) matrix: its results keep ``ci`` None and
+    say why in their note.
+    """
+    from meta_eval import stats
+    from meta_eval.matrix import judgment_matrices
+
+    if jset.rows_without_system():
+        for r in results:
+            if r.value is not None:
+                r.note = "; ".join(x for x in (r.note, "no interval: rows without a system cannot be resampled "
+                                                        "by document and system (BOOT-BOTH)") if x)
+        return
+    variants = {v: s for ms in metric_scores for v, s in _oriented(ms).items()}
+    names = [r.metric for r in results if r.metric in variants]
+    Z, matrices = judgment_matrices(jset, dimension, [variants[n] for n in names])
+    X = np.stack(matrices)
+    points = np.atleast_1d(np.asarray(stats.point(X, Z, kind, "global").values, dtype=float))
+    ok = np.flatnonzero(np.isfinite(points))
+    if not len(ok):
+        return
+    lower, upper = stats.interval(X[ok], Z, kind, "global", n_resamples=n_resamples, seed=seed,
+                                  confidence=confidence)
+    bounds = {names[i]: (lower[k], upper[k]) for k, i in enumerate(ok)}
+    for r in results:
+        if r.value is not None and r.metric in bounds:
+            r.ci = [_finite(bounds[r.metric][0]), _finite(bounds[r.metric][1])]
 
 
 def _finite(x) -> float | None:
@@ -292,10 +294,9 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     X = np.stack(matrices)
     if pooled_groups(jset, level):
         return _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence)
-    valid = ~np.isnan(Z)
-    pairs = statistic in statistics.PAIRWISE or statistic == "pdp"  # an item counts from its first pair of systems
-    units = {"summary": int((valid.sum(axis=1) >= (2 if pairs else 3)).sum()),
-             "system": int((valid.sum(axis=0) > 0).sum()), "global": int(valid.sum())}[level]
+    from meta_eval.units import count_units
+
+    units = count_units(Z, level, statistic)  # the one definition of a level's units (meta_eval.units)
     options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
     try:
         est = statistics.point(X, Z, statistic, level, seed=seed, **options)
@@ -373,7 +374,9 @@ def _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resampl
     if len(ok):
         lower[ok], upper[ok] = pooled.pooled_interval(X[ok], Z, groups, statistic, n_resamples, seed, confidence)
     base = names.index(baseline) if baseline is not None else None
-    units = int((~np.isnan(Z)).any(axis=0).sum())
+    from meta_eval.units import count_units
+
+    units = count_units(Z, "system", statistic)
     results = []
     for m, name in enumerate(names):
         value = _finite(est.values[m])

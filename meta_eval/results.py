@@ -23,13 +23,31 @@ __all__ = ["PValueMatrix", "RunResult", "ScoreResult", "two_sided"]
 @dataclass
 class PValueMatrix:
     """``p[i][j]``: the one-sided p-value that ``variants[i]`` beats ``variants[j]`` (NaN on the diagonal), by
-    ``test`` with ``n_resamples`` resamples and ``seed``."""
+    ``test`` with ``n_resamples`` resamples and ``seed`` (``n_resamples`` None: a test without resamples, the
+    global level's Williams test).
+
+    ``p_adjusted``: the same p-values adjusted by ``correction`` over the family of the n(n-1)/2 pairs tested (each
+    better-valued variant against each worse-valued one; NaN elsewhere), as
+    :func:`meta_eval.stats.clusters.significance_clusters` adjusts them; ``ranks``: its clusters at ``alpha``. Every
+    star of the heatmap and every cluster reads ``p_adjusted``; :attr:`family` names the rule and its family."""
 
     variants: list[str]
     p: np.ndarray
     test: str
-    n_resamples: int
-    seed: int
+    n_resamples: int | None
+    seed: int | None
+    p_adjusted: np.ndarray | None = None
+    correction: str = "holm"
+    alpha: float = 0.05
+    ranks: dict | None = None
+
+    @property
+    def family(self) -> str:
+        """The multiple-comparison rule and its family, e.g. ``"Holm over all 66 pairs"``."""
+        from meta_eval.stats.clusters import family_label
+
+        n = len(self.variants)
+        return family_label(self.correction, n * (n - 1) // 2, "pairs", every=True)
 
     def to_frame(self):
         """The matrix as a pandas DataFrame (rows: the better metric, columns: the worse)."""
@@ -63,6 +81,10 @@ class RunResult:
         The human ceiling (``value`` None, with the reason in ``note``, where the set has no per-annotator scores).
     level_warning : str or None
         Why the level has too few units to read the numbers as more than indicative.
+    warnings : list of dict
+        Every warning that changes what the numbers mean, in the order printed (before the table and the reading
+        line, in every format): ``{"kind": ..., "message": ...}`` with kind ``in-sample`` (a learned metric scored on
+        rows it was fitted on), ``few-units`` (:attr:`level_warning`), ``no-baseline`` (no test ran, and why).
     signatures : dict
         Metric name -> signature (name, configuration, library versions, code digest).
     notes : list of str
@@ -108,13 +130,41 @@ class RunResult:
     """SPA: the seed of the permutation signs (None: drawn first from the run's seed)."""
     tie_baseline: float | None = None
     """acc-t: the value of a metric that ties every pair (the share of human ties; :func:`meta_eval.stats.tie_baseline`)."""
+    in_sample: dict = field(default_factory=dict)
+    """Learned variants scored on their training rows (:func:`meta_eval.task.in_sample_tests`): ``variants``,
+    ``tests_withheld`` (p-values withheld: no significance claimed in-sample), ``allowed`` (``--allow-in-sample``)."""
     imported: list = field(default_factory=list)
     """One description per imported metric (``--scores``): file, SHA-256, format, key, rows, orientation."""
+    variants: dict | None = None
+    """Which variants are shown (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`): the choice as given,
+    the rule in words, the variants shown and hidden."""
     rows_without_imported_score: int = 0
     """Rows dropped by ``--scores-missing drop`` because a score file has no score for them (from every metric)."""
+    warnings: list = field(default_factory=list)
+    """The ordered warnings (see the class notes); JSON ``warnings``, ``to_frame().attrs["warnings"]``."""
+    correction: str = "holm"
+    """The multiple-comparison rule of every star, cluster and "significantly" (holm, bh or none): over the
+    comparisons with the baseline for the table and the reading line, over all pairs for the heatmap and clusters."""
+    alpha: float = 0.05
+    """The significance level of the clusters, the single star and "significantly"."""
     unparsed: dict = field(default_factory=dict)
     """Per metric that counts its answers (an LLM judge), ``{"unparsed": N, "answers": M}``: answers with no
     parseable score among the answers to the scored rows (:attr:`meta_eval.scoring.runner.Scoring.unparsed`)."""
+    task: str = ""
+    """The set's task (``"MT"``, ``"summarization"``, ...): it decides the words of the level and its units
+    (:func:`meta_eval.units.level_words`)."""
+    baseline_note: str | None = None
+    """Why no baseline ran (the test column is empty), e.g. the set's default baseline was not among the chosen
+    metrics; None when a baseline ran or was not wanted."""
+    empty_columns: dict = field(default_factory=dict)
+    """Column name -> why every row of it is empty (e.g. the Williams column when no baseline ran)."""
+
+    @property
+    def words(self):
+        """How this run's level and units read for the set's task (:func:`meta_eval.units.level_words`)."""
+        from meta_eval.units import level_words
+
+        return level_words(self.task, self.level)
 
     # -- plain views -------------------------------------------------------------------------------------------
     @property
@@ -129,6 +179,14 @@ class RunResult:
     @property
     def intervals(self) -> dict[str, tuple[float | None, float | None] | None]:
         return {r.metric: tuple(r.ci) if r.ci else None for r in self.results}
+
+    @property
+    def interval_label(self) -> str:
+        """What every interval of this run is (:func:`meta_eval.stats.interval_label`): confidence, percentile
+        bootstrap, the units resampled, resamples and seed; the ceiling's interval is drawn the same way."""
+        from meta_eval.stats import interval_label
+
+        return interval_label(self.setting.get("resampling"))
 
     @property
     def pvalues_vs_baseline(self) -> dict[str, float | None]:
@@ -157,22 +215,29 @@ class RunResult:
         from meta_eval import stats
         from meta_eval.scoring.runner import shared_totals
 
+        adjusted = self.adjusted_pvalues_vs_baseline()
         return {"judgments": self.judgments, "subset": self.subset, "human": self.human,
                 "human_chosen_because": self.human_chosen_because, "n": self.n,
                 "rows_without_human": self.rows_without_human, "duplicates": self.duplicates, "notes": self.notes,
                 **self.setting,
                 "correlation": self.statistic if self.statistic in stats.CORRELATIONS else None,
-                "baseline": self.baseline, "resamples": self.resamples, "level_warning": self.level_warning,
+                "baseline": self.baseline, "baseline_note": self.baseline_note, "task": self.task,
+                "level_label": self.words.as_dict(), "empty_columns": dict(self.empty_columns),
+                "resamples": self.resamples, "warnings": list(self.warnings), "level_warning": self.level_warning,
                 "ceiling": self.ceiling.as_dict(), "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
                 "tie_baseline": self.tie_baseline,
+                "in_sample": self.in_sample,
                 "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
                 "unparsed": self.unparsed,
-                "results": [{**r.as_dict(), **self.fit_checks.get(r.metric, {})} for r in self.results],
+                "multiple_comparisons": {"correction": self.correction, "alpha": self.alpha,
+                                         "vs_baseline": self.baseline_family if self.baseline else None},
+                "results": [{**r.as_dict(), "p_adjusted_vs_baseline": adjusted[r.metric],
+                             **self.fit_checks.get(r.metric, {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],
-                "metrics_requested": self.metrics_requested,
+                "metrics_requested": self.metrics_requested, "variants": self.variants,
                 "complete": self.complete,
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                        "cached": ms.cached} for ms in self.scores},
@@ -196,7 +261,8 @@ class RunResult:
                          "signature": r.signature, "note": r.note})
         frame = pd.DataFrame(rows).set_index("variant")
         frame.attrs.update({"statistic": self.statistic, "level": self.level, "judgments": self.judgments,
-                            "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value})
+                            "subset": self.subset, "human": self.human, "ceiling": self.ceiling.value,
+                            "interval": self.interval_label, "warnings": list(self.warnings)})
         return frame
 
     def difference_intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
@@ -204,24 +270,47 @@ class RunResult:
         resamples and seed). Also at the global level, where the test is Williams's."""
         return _difference_intervals(self, confidence)
 
-    def clusters(self, alpha: float = 0.05, correction: str = "holm", n_resamples: int | None = None,
+    def clusters(self, alpha: float | None = None, correction: str | None = None, n_resamples: int | None = None,
                  seed: int | None = None) -> dict[str, int]:
         """Significance clusters (mt-metrics-eval's rule, :func:`meta_eval.stats.clusters.significance_clusters`)
-        from :meth:`pvalue_matrix`, ``correction`` (holm, bh, none) over all pairs: variant -> rank (1 = best)."""
-        from meta_eval.stats.clusters import significance_clusters
+        from :meth:`pvalue_matrix`, ``correction`` (holm, bh, none; default the run's :attr:`correction`) over
+        all pairs: variant -> rank (1 = best)."""
+        return dict(self.pvalue_matrix(n_resamples, seed, correction=correction, alpha=alpha).ranks)
 
-        matrix = self.pvalue_matrix(n_resamples, seed)
-        ranks, _ = significance_clusters(matrix.variants, [self.values[v] for v in matrix.variants], matrix.p,
-                                         alpha=alpha, correction=correction)
-        return dict(ranks)
+    def adjusted_pvalues_vs_baseline(self, two_sided: bool = False) -> dict[str, float | None]:
+        """Per variant, its p-value against the baseline adjusted by the run's :attr:`correction` over the family of
+        the comparisons with the baseline (one per variant with a p-value; :attr:`baseline_family` names it): the
+        p-value every star and "significantly" of the table and the reading line reads. ``two_sided``: the
+        two-sided p-values, adjusted."""
+        from meta_eval.stats.clusters import adjust_pvalues
+
+        raw = self.pvalues_vs_baseline
+        if two_sided:
+            resolution = None if self.setting["test"] == "williams" else self.resamples
+            raw = {v: _two_sided(p, resolution) for v, p in raw.items()}
+        tested = [v for v, p in raw.items() if p is not None and np.isfinite(p)]
+        adjusted = adjust_pvalues([raw[v] for v in tested], self.correction) if tested else []
+        out: dict[str, float | None] = {v: None for v in raw}
+        out.update({v: float(a) for v, a in zip(tested, adjusted)})
+        return out
+
+    @property
+    def baseline_family(self) -> str:
+        """The rule and family of :meth:`adjusted_pvalues_vs_baseline`, e.g. ``"Holm over the 11 comparisons with
+        the baseline"``."""
+        from meta_eval.stats.clusters import family_label
+
+        m = sum(p is not None and bool(np.isfinite(p)) for p in self.pvalues_vs_baseline.values())
+        return family_label(self.correction, m, "comparisons with the baseline")
 
     def plot(self, kind: str = "intervals", path: str | Path | None = None, *, variant: str | None = None,
-             ranks: dict[str, int] | None = None, clusters: bool = False):
+             ranks: dict[str, int] | None = None, clusters: bool = False, correction: str | None = None):
         """A figure of this run (matplotlib, the ``plot`` extra): ``"intervals"`` (the statistic per variant with its
         interval, the human ceiling as a line; ``clusters=True`` or ``ranks`` shade the significance clusters),
         ``"pvalues"`` (the all-pairs p-value heatmap, in cluster order) or ``"scatter"`` (``variant``, default the
         best, against the humans at the run's level). Written to ``path`` (.png, .svg, .pdf; no date in the file)
-        when given; returns the matplotlib Figure (closed once written)."""
+        when given; returns the matplotlib Figure (closed once written). The heatmap's stars and the clusters read
+        the p-values adjusted by ``correction`` (default the run's) over all pairs."""
         _need("matplotlib", "plot()")
         from meta_eval.report import figures
 
@@ -230,11 +319,12 @@ class RunResult:
         if path is not None and Path(path).suffix.lower() not in figures.SUFFIXES:
             raise ValueError(f"a figure is written as {', '.join(figures.SUFFIXES)}, not {Path(path).suffix!r}")
         if clusters and ranks is None:
-            ranks = self.clusters()
+            ranks = self.clusters(correction=correction)
         if kind == "intervals":
             fig = figures.intervals_figure(self, ranks)
         elif kind == "pvalues":
-            fig = figures.pvalues_figure(self, self.pvalue_matrix(), ranks or self.clusters())
+            matrix = self.pvalue_matrix(correction=correction)
+            fig = figures.pvalues_figure(self, matrix, ranks or matrix.ranks)
         else:
             best = next((r.metric for r in self.results if r.value is not None), None)
             fig = figures.scatter_figure(self, variant or best)
@@ -264,17 +354,31 @@ class RunResult:
                                         if uses_system_scores(self.level, self.statistic) else None)
         return names, np.stack(matrices), Z
 
-    def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None) -> PValueMatrix:
+    def pvalue_matrix(self, n_resamples: int | None = None, seed: int | None = None, *,
+                      correction: str | None = None, alpha: float | None = None) -> PValueMatrix:
         """All-pairs one-sided p-values between the variants with a value, in the order of :attr:`results`.
 
-        The run's permutation test (:func:`meta_eval.stats.pvalue_matrix`): PERM-BOTH for the correlations (also at
-        the global level, where :attr:`pvalues_vs_baseline` holds Williams tests), the pair-outcome swap for acc-t
-        and acc-eq, WMT24's test for SPA; ``n_resamples`` and ``seed`` default to the run's.
+        The run's test (:func:`meta_eval.stats.describe`, :func:`meta_eval.stats.pvalue_matrix`): the Williams test
+        at the global level of the correlations (the table's test, on the same rows), PERM-BOTH for the
+        correlations at the other levels, the pair-outcome swap for acc-t and acc-eq, WMT24's test for SPA.
+        ``n_resamples`` and ``seed`` default to the run's, and then an entry against the baseline equals
+        :attr:`pvalues_vs_baseline` exactly. ``correction`` (holm, bh, none) and ``alpha`` default to the run's;
+        they give the result's ``p_adjusted`` and ``ranks`` (the clusters).
         """
         from meta_eval import stats
 
         n_resamples = self.resamples if n_resamples is None else n_resamples
         seed = (self.setting.get("seed") or 0) if seed is None else seed
+        correction = self.correction if correction is None else correction
+        alpha = self.alpha if alpha is None else alpha
+        test = stats.describe(self.statistic, self.level)["test"]
+        if test == "williams":  # the rows of evaluate(), not the grids: the table's numbers, exactly
+            from meta_eval.stats.significance import williams_pvalues
+
+            oriented = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
+            variants = [r.metric for r in self.results if r.metric in oriented and self.values[r.metric] is not None]
+            P = williams_pvalues(self.jset.human(self.human), [oriented[v] for v in variants], self.statistic)
+            return self._matrix(variants, P, test, None, None, correction, alpha)
         variants, X, Z = self._grids(valued_only=True)
         groups = self._pooled_groups()
         if groups:
@@ -285,9 +389,21 @@ class RunResult:
             P = stats.pvalue_matrix(X, Z, self.statistic, self.level, n_resamples=n_resamples,
                                     seed=seed, epsilon=self.epsilon, n_permutations=self.permutations,
                                     spa_seed=self.spa_seed)
-        test = stats.describe(self.statistic, "summary" if self.level == "global" and self.statistic in
-                              stats.CORRELATIONS else self.level)["test"]
-        return PValueMatrix(variants, np.asarray(P, dtype=float), test, n_resamples, seed)
+        return self._matrix(variants, P, test, n_resamples, seed, correction, alpha)
+
+    def _matrix(self, variants, P, test, n_resamples, seed, correction, alpha) -> PValueMatrix:
+        from meta_eval.stats.clusters import CORRECTIONS, significance_clusters
+
+        if correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
+        P = np.array(P, dtype=float)
+        if self.in_sample.get("tests_withheld"):  # an in-sample learned variant: no test unless --allow-in-sample
+            for i, v in enumerate(variants):
+                if v in self.in_sample["variants"]:
+                    P[i, :] = P[:, i] = np.nan
+        ranks, adjusted = significance_clusters(variants, [self.values[v] for v in variants], P, alpha=alpha,
+                                                correction=correction)
+        return PValueMatrix(variants, P, test, n_resamples, seed, adjusted, correction, alpha, dict(ranks))
 
 
 def sorted_results(results: Sequence) -> list:
@@ -307,6 +423,8 @@ class ScoreResult:
     skipped: list[tuple[str, str]]
     failed: list[tuple[str, str]]
     not_run: list[tuple[str, str]]
+    variants: dict | None = None
+    """Which variants are columns (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`)."""
 
     @property
     def signatures(self) -> dict[str, str]:
@@ -338,6 +456,9 @@ def two_sided(p: float | None, n_resamples: int | None = None) -> float | None:
         return None
     other = 1 - p + (1 / (n_resamples + 1) if n_resamples else 0.0)
     return float(min(1.0, 2 * min(p, other)))
+
+
+_two_sided = two_sided  # for methods whose argument is called two_sided
 
 
 def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:

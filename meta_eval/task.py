@@ -99,7 +99,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
-        plugins: Sequence[str | Path] = (), spa_seed: int | None = None):
+        plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
+        variants: str | Sequence[str] | None = None,
+        correction: str = "holm"):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -108,7 +110,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         A built-in set (``chaganty``, ``summeval``, ...; see ``meta-eval judgments``) or a ``.jsonl`` file.
     metrics : str or list of str, optional
         Metric names (``"all"``: every metric but the named-only ones); default: the metrics that take seconds on a
-        CPU (not the neural ones).
+        CPU (not the neural ones). A variant or a family of variants in place of a name (``"rouge1-f"``,
+        ``"rouge1"``) chooses that metric with those variants.
+    variants : str or list of str, optional
+        Only these variants (``--variants``: names, families such as ``rouge1``, patterns such as ``rouge*-f``, or
+        ``"all"``); default: every variant but ROUGE's precision and recall
+        (:data:`meta_eval.scoring.selection.DEFAULT_RULE`). An explicit ``baseline`` is always shown.
     subset, human, statistic, correlation, level, baseline, epsilon, permutations, control, delta_band
         As ``meta-eval run``'s options of the same names (``delta_band``: ``"LO:HI"`` or a pair).
     options : mapping or list of "KEY=VALUE"
@@ -127,6 +134,11 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         meta-eval did not write (never an input of the run).
     progress : bool
         Progress bars (counts, rate, ETA) on stderr when it is a terminal.
+    allow_in_sample : bool
+        Test a learned metric (``learned:NAME``) scored on rows its model was fitted on like any other metric
+        (``--allow-in-sample``). By default its p-values against the baseline (and every other variant's, when the
+        baseline is such a model) are withheld (None; no stars, no "significantly" in the reading line) and its
+        rows and columns of :meth:`RunResult.pvalue_matrix` are NaN: an in-sample correlation is not a held-out one.
     say : callable, optional
         ``say(channel, text)`` receives the messages the command line prints while the job runs.
     system_score : {"auto", "mean", "corpus"}
@@ -146,6 +158,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     spa_seed : int, optional
         SPA: the seed of the permutation signs behind every system pair's p-value, apart from ``seed`` (WMT24 draws
         them with seed 4: mt-metrics-eval ``pce.py``); default: drawn first from ``seed``.
+    correction : {"holm", "bh", "none"}
+        The multiple-comparison rule of every star, cluster and "significantly" (``--correction``): Holm
+        (family-wise error, default), Benjamini-Hochberg (false discovery rate) or none, over the comparisons with
+        the baseline (table, reading line) and over all pairs (heatmap, clusters); recorded in the JSON.
 
     Returns
     -------
@@ -180,12 +196,17 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         check_job_output(scores_out, force=force, judgments=judgments, data_dir=data_dir, cache=cache,
                          no_cache=no_cache, options=option_list, files=inputs)
     selection.load_plugins(plugins)
+    selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
                                                delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
     if system_score not in MODES:
         raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
+    from meta_eval.stats.clusters import CORRECTIONS
+
+    if correction not in CORRECTIONS:
+        raise MetaEvalError(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
     if spa_seed is not None and statistic != "spa":
         raise MetaEvalError(f"--spa-seed seeds SPA's permutation signs; --statistic {statistic} does not draw them")
     with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
@@ -194,16 +215,18 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
-                    specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed)
+                    specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
+                    allow_in_sample=allow_in_sample, variants=variants, correction=correction)
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
-         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None):
+         progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
+         allow_in_sample=False, variants=None, correction="holm"):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
-    from meta_eval.evaluate import (add_delta, add_partial, check_level, check_pooled, evaluate, evaluate_level,
-                                    level_warning)
+    from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
+                                    evaluate_level, level_warning)
     from meta_eval.report.outputs import write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
@@ -250,13 +273,23 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                          "level can be computed (the summary and system levels need each row's system)")
     if human is None and len(jset.dimensions) > 1:
         say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
+    from meta_eval.units import level_words, multi_system_note
+
+    if level != "global" and multi_system_note(jset):  # how a row naming several systems counts (meta_eval.units)
+        set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
     requested, only_imported = without_imported(requested, imported)
+    asked = requested
+    requested, shown = selection.resolve_metric_choice(requested, variants)
+    if baseline is not None:
+        shown.always.add(baseline)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
         has_references=jset.max_references > 0, language=jset.language)
     check_names(imported, chosen)
+    shown.check(selection.available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
     if baseline is not None:  # checked before the scoring, not after it
         planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:
@@ -266,7 +299,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
                                 + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
                                 + ", ".join(planned))
-    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, human: {dim}"
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} "
+        f"{level_words(jset.task, 'summary').units}, human: {dim}"
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
@@ -274,19 +308,31 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     if imported:
         rows = [position[r.id] for r in jset.rows]
         scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+    variant_record = shown.as_dict(scored)
+    scored = shown.apply(scored)
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
+    if variant_record["hidden"]:
+        say("out", f"variants: {len(variant_record['hidden'])} not shown ({', '.join(variant_record['hidden'])}): "
+                   f"{variant_record['rule']}; --variants all shows every variant")
     if level == "system":
         add_system_scores(scored, chosen, jset, system_score)
     degenerate = degenerate_report(scoring)
     for line in degenerate_lines(degenerate, len(jset)):
         say("err", line)
     variants = [v for ms in scored for v in ms.scores]
-    if baseline is None and "rougeL-f" in variants:
-        baseline = "rougeL-f"
-    elif baseline is not None and baseline not in variants:
+    baseline_note = None
+    if baseline is None:  # the set's declared default (MT: bleu, WMT's baseline; else rougeL-f)
+        from meta_eval.units import default_baseline, why_no_baseline
+
+        wanted = default_baseline(jset)
+        if wanted in variants:
+            baseline = wanted
+        else:
+            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
+    elif baseline not in variants:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     williams = level == "global" and statistic in stats.CORRELATIONS
     # the resamples' chunks go to the same engine's workers (same seed, same numbers), with progress bars
@@ -296,6 +342,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         try:
             if williams:
                 results = evaluate(jset.human(dim), scored, baseline, statistic)
+                add_global_intervals(results, jset, dim, scored, statistic, resamples, seed)
             else:
                 results = evaluate_level(jset, dim, scored, level, baseline, statistic, resamples, seed,
                                          epsilon=epsilon, n_permutations=permutations, spa_seed=spa_seed)
@@ -309,18 +356,32 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     results = sorted_results(results)
     setting = stats.describe(statistic, level, n_resamples=resamples, seed=seed, epsilon=epsilon,
                              n_permutations=permutations, spa_seed=spa_seed)
-    fit_checks = learned_fit_checks(chosen, scored, jset, say)
+    warnings: list[dict] = []
+    fit_checks = learned_fit_checks(chosen, scored, jset, say, allow_in_sample, warnings)
+    in_sample = in_sample_tests(results, fit_checks, baseline, allow_in_sample)
+    if few:
+        warnings.append({"kind": "few-units", "message": few})
+    empty_columns = {}
+    if baseline is None:
+        test = "Williams p" if williams else "perm. p"
+        why = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
+        empty_columns[test] = why
+        warnings.append({"kind": "no-baseline", "message": why})
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
         rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,
         statistic=statistic, level=level, baseline=baseline, resamples=resamples, level_warning=few,
         ceiling=ceiling, control=control, delta_band=band, results=results, fit_checks=fit_checks,
         skipped=skipped, failed=failed, not_run=named_skips(skipped, requested),
-        metrics_requested=[m.strip() for m in requested.split(",") if m.strip()] if requested else None,
+        metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         scores=scored, degenerate=degenerate, wall_seconds=0.0, jset=jset, epsilon=epsilon,
-        permutations=permutations, spa_seed=spa_seed,
-        tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None)
+        permutations=permutations, spa_seed=spa_seed, correction=correction,
+        tie_baseline=_tie_baseline(jset, dim, level) if statistic == "acc-t" else None, task=jset.task,
+        baseline_note=baseline_note, empty_columns=empty_columns)
+    result.warnings = warnings
+    result.in_sample = in_sample
     result.imported = [imp.describe() for imp in imported]
+    result.variants = variant_record
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
     result.wall_seconds = time.perf_counter() - started
@@ -375,9 +436,16 @@ def set_ceiling(jset, dim, statistic, level, resamples, seed, epsilon, permutati
                        resamples_used=0, note=f"human ceiling undefined: {exc}")
 
 
-def learned_fit_checks(chosen, scored, jset, say: Say | None = None) -> dict[str, dict]:
+ALLOW_IN_SAMPLE_FLAG = "--allow-in-sample"
+
+
+def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sample: bool = False,
+                       warnings: list | None = None) -> dict[str, dict]:
     """For every learned model scored on rows it was fitted on (:func:`metrics.learned.fit_checks`): a message to
-    ``say`` and, per variant of the model, the fields its result entry gets in the JSON."""
+    ``say`` (saying, for an in-sample model, that no significance is claimed unless ``allow_in_sample``) and, per
+    variant of the model, the fields its result entry gets in the JSON. With ``warnings`` (the run's ordered list,
+    :attr:`meta_eval.results.RunResult.warnings`), an in-sample model's message is appended there as
+    ``{"kind": "in-sample", "message": ...}`` instead, to be printed before the results."""
     from meta_eval.metrics.learned import fit_checks
 
     say = say or _quiet
@@ -389,10 +457,30 @@ def learned_fit_checks(chosen, scored, jset, say: Say | None = None) -> dict[str
         if check is None:
             continue
         message = check.message()
-        if message is not None:
+        if message is not None and check.in_sample:
+            message += ("; tested anyway, as --allow-in-sample asks" if allow_in_sample else
+                        f"; no significance is claimed for it (pass {ALLOW_IN_SAMPLE_FLAG} to test it anyway)")
+        if message is not None and check.in_sample and warnings is not None:
+            warnings.append({"kind": "in-sample", "message": message})
+        elif message is not None:
             say("out-warning" if check.in_sample else "out-note", message)
         fields.update({variant: check.as_dict() for variant in metric.variants})
     return fields
+
+
+def in_sample_tests(results, fit_checks: dict[str, dict], baseline: str | None, allow: bool) -> dict:
+    """Withhold the tests of in-sample learned variants (unless ``allow``): their p-values against the baseline
+    become None, and every variant's when the baseline itself is one. Returns what ``run --output`` records as
+    ``in_sample``: the in-sample variants, those whose test was withheld, and the flag that allows them."""
+    variants = sorted(v for v, f in fit_checks.items() if f.get("in_sample"))
+    withheld: list[str] = []
+    if variants and not allow:
+        for r in results:
+            if r.metric != baseline and (r.metric in variants or baseline in variants):
+                r.perm_p_vs_baseline = r.williams_p_vs_baseline = None
+                withheld.append(r.metric)
+    return {"variants": variants, "tests_withheld": withheld, "allowed": bool(allow and variants),
+            "flag": ALLOW_IN_SAMPLE_FLAG}
 
 
 def _significant_documents_level(jset, part, scored, say: Say) -> dict[str, float | None]:
@@ -520,8 +608,12 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
           force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
-          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()):
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (),
+          variants: str | Sequence[str] | None = None):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
+
+    ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
+    :func:`run` chooses its rows (default: every variant but ROUGE's precision and recall; ``"all"``: every one).
 
     The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
     ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
@@ -560,22 +652,29 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                                                                        sources)
             except ValueError as exc:
                 raise MetaEvalError(str(exc)) from None
-        requested = requested_names(metrics)
+        requested, shown = selection.resolve_metric_choice(requested_names(metrics), variants)
         chosen, skipped = choose_metrics(requested, parse_options(option_list), what="the input",
                                          has_sources=any(ex.source for ex in examples),  # the runner names
                                          has_references=any(ex.references for ex in examples))  # rows lacking one
+        shown.check(selection.available_variants(chosen, skipped))
+        chosen = shown.narrow(chosen, skipped, requested)
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         done = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=scoring,
                          progress=progress, degenerate=False)
-    scored, failed = done.scored, done.failed
+    variant_record = shown.as_dict(done.scored)
+    scored, failed = shown.apply(done.scored), done.failed
     if not scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
                                                                 + [f"{n}: failed: {r}" for n, r in failed]),
                             code=1 if failed else 2)
+    if variant_record["hidden"]:
+        say("err", f"variants: {len(variant_record['hidden'])} not written ({', '.join(variant_record['hidden'])}): "
+                   f"{variant_record['rule']}; --variants all writes every variant")
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     result = ScoreResult(n=len(examples), columns=columns, scores=scored, skipped=skipped, failed=failed,
                          not_run=named_skips(skipped, requested))
+    result.variants = variant_record
     if output is not None:
         atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
     return result

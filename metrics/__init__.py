@@ -11,8 +11,10 @@ if __name__ != "meta_eval.metrics":  # this folder imported by its old top-level
 
     _sys.modules[__name__] = _importlib.import_module("meta_eval.metrics")
 else:
+    from meta_eval.metrics import mkl_vendor as _mkl_vendor
     from meta_eval.metrics import numeric as _numeric
 
+    _mkl_vendor.hold()  # a CPU that is not Intel's: MKL keeps its own branch, said in the signature (mkl_vendor.py)
     try:
         _numeric.prepare()
     except _numeric.NumericModeError:  # a bad $META_EVAL_NUMERIC: reported where it is used (the CLI, a signature)

@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import importlib
 from importlib import metadata
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from meta_eval.metrics.base import Metric
 
-__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "create",
-           "get_class", "is_named_only", "names", "plugin_errors", "register", "register_prefix", "unregister"]
+__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "close_variants",
+           "create", "get_class", "is_named_only", "known", "match_variants", "names", "plugin_errors", "register", "register_prefix",
+           "unregister", "variant_families", "variant_owners"]
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
@@ -267,6 +268,59 @@ def get_class(name: str) -> type[Metric]:
     close = get_close_matches(name, list(_registry), n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise UnknownMetricError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(_registry))}{broken}")
+
+
+def known(name: str) -> bool:
+    """Whether ``name`` is a metric's name: registered, an entry point (loaded or broken) or a family member's
+    form (``learned:<model>``); nothing is imported but the built-ins."""
+    _load_builtins()
+    if name in _registry or name in _plugins() or name in _plugin_errors:
+        return True
+    prefix, sep, rest = name.partition(":")
+    return bool(sep and rest) and prefix in _prefixes
+
+
+def variant_families(variants: Sequence[str]) -> dict[str, list[str]]:
+    """``{family: [variants]}``: a family is what two or more of a metric's variants share before their last
+    ``-`` (``rouge1`` for ``rouge1-p``, ``rouge1-r``, ``rouge1-f``; ``bertscore`` for ``bertscore-p/r/f``)."""
+    stems: dict[str, list[str]] = {}
+    for v in variants:
+        if "-" in v:
+            stems.setdefault(v.rsplit("-", 1)[0], []).append(v)
+    return {stem: vs for stem, vs in stems.items() if len(vs) > 1}
+
+
+def match_variants(token: str, metric: str, variants: Sequence[str]) -> list[str]:
+    """The variants of ``metric`` that ``token`` names, in the metric's order: ``all``, the metric's name (every
+    variant), a variant, a family (:func:`variant_families`) or a shell-style pattern (``rouge*-f``)."""
+    from fnmatch import fnmatchcase
+
+    if token in ("all", metric):
+        return list(variants)
+    if any(c in token for c in "*?["):
+        return [v for v in variants if fnmatchcase(v, token)]
+    if token in variants:
+        return [token]
+    return list(variant_families(variants).get(token, []))
+
+
+def variant_owners(token: str) -> dict[str, list[str]]:
+    """``{metric: [its variants that token names]}`` for a ``token`` that is no metric's name but names a variant,
+    a family of variants (``rouge1``: rouge1-p/r/f) or a pattern (``rouge*-f``) of registered metrics
+    (:func:`match_variants`); loads every plugin."""
+    owners = {}
+    for name in names():
+        found = match_variants(token, name, get_class(name).variants) if token != name else []
+        if found:
+            owners[name] = found
+    return owners
+
+
+def close_variants(token: str) -> list[str]:
+    """Up to three registered variant names close to ``token`` (for an error message)."""
+    from difflib import get_close_matches
+
+    return get_close_matches(token, [v for name in names() for v in get_class(name).variants], n=3, cutoff=0.6)
 
 
 def create(name: str, **config: object) -> Metric:

@@ -48,10 +48,13 @@ def test_metrics_lists_every_builtin():
 
 def test_run_writes_the_documented_json(jsonl, tmp_path):
     out = tmp_path / "res.json"
-    res = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--output", str(out), tmp_path=tmp_path)
+    # every variant (--variants all; the default hides ROUGE's precision and recall: tests/test_variants.py)
+    res = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--variants", "all", "--output", str(out),
+              tmp_path=tmp_path)
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["judgments"] == "mine" and doc["human"] == "quality" and doc["n"] == len(ROWS)
+    assert doc["variants"]["given"] == ["all"] and doc["variants"]["hidden"] == []
     by_name = {r["metric"]: r for r in doc["results"]}
     assert set(by_name) == {"sms", "rouge1-p", "rouge1-r", "rouge1-f", "rouge2-p", "rouge2-r", "rouge2-f",
                             "rougeL-p", "rougeL-r", "rougeL-f", "rougeLsum-p", "rougeLsum-r", "rougeLsum-f"}
@@ -63,7 +66,8 @@ def test_run_writes_the_documented_json(jsonl, tmp_path):
     assert by_name["sms"]["signature"].startswith("sms|")
     assert "Signatures:" in res.output and "sms|vectors:" in res.output
     # second run: everything from the cache, same numbers
-    res2 = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--output", str(out), tmp_path=tmp_path)
+    res2 = run("--judgments", str(jsonl), "--metrics", "rouge,sms", "--variants", "all", "--output", str(out),
+               tmp_path=tmp_path)
     doc2 = json.loads(out.read_text())
     assert res2.exit_code == 0
     assert doc2["results"] == doc["results"]

@@ -236,11 +236,11 @@ def test_learn_takes_imported_scores_as_features_and_refuses_to_save_them(base, 
 
     path = base["folder"] / "out.jsonl"
     res = learn(SET["judgments"], "mine", subset=SET["subset"], scores=[f"mine={path}"], splits=20,
-                search_splits=10, data_dir=base["data"], cache=base["cache"], progress=False)
-    ref = learn(SET["judgments"], "chrf,bleu", subset=SET["subset"], splits=20, search_splits=10,
+                search_splits=10, protocol="paper", data_dir=base["data"], cache=base["cache"], progress=False)
+    ref = learn(SET["judgments"], "chrf,bleu", subset=SET["subset"], splits=20, search_splits=10, protocol="paper",
                 data_dir=base["data"], cache=base["cache"], progress=False)
     assert [f.replace("mine/", "") for f in res.outcome.best.features] == list(ref.outcome.best.features)
     assert res.outcome.best.grouped.mean == pytest.approx(ref.outcome.best.grouped.mean, abs=1e-12)
     with pytest.raises(MetaEvalError, match="uses imported scores"):
         learn(SET["judgments"], "mine", subset=SET["subset"], scores=[f"mine={path}"], splits=20, search_splits=10,
-              data_dir=base["data"], cache=base["cache"], progress=False, save=str(tmp_path / "m.json"))
+              protocol="paper", data_dir=base["data"], cache=base["cache"], progress=False, save=str(tmp_path / "m.json"))

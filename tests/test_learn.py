@@ -461,7 +461,7 @@ def test_no_module_under_metrics_imports_meta_eval():
 def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path, home):
     cache = str(tmp_path / "cache.sqlite")
     out = tmp_path / "learn.json"
-    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+    res = runner.invoke(app, ["learn", "--protocol", "paper", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
                               "--metrics", "rouge,wms,sms", "--features", "rougeL-f,wms,sms", "--splits", "200",
                               "--target", "overall", "--save", "mine", "--output", str(out)])
     assert res.exit_code == 0, res.output
@@ -509,7 +509,7 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
     # without --features, rouge's variants + wms + sms (11 or more) have more subsets than the exhaustive cap: the
     # default search is greedy (this used to be an error); asking for the exhaustive search still is one
     out2 = tmp_path / "greedy.json"
-    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+    res = runner.invoke(app, ["learn", "--protocol", "paper", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
                               "--metrics", "rouge,wms,sms", "--splits", "20", "--output", str(out2)])
     assert res.exit_code == 0, res.output
     doc = json.loads(out2.read_text())
@@ -519,7 +519,7 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
     said = " ".join(res.output.split())  # rich wraps lines
     assert "search: greedy-forward (auto:" in said and "greedy path (mean held-out spearman, grouped" in said
     assert doc["best"] == doc["results"][0]["features"] and doc["results"][0]["grouped"]["n_splits"] == 20
-    res = runner.invoke(app, ["learn", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
+    res = runner.invoke(app, ["learn", "--protocol", "paper", "--judgments", "chaganty", "--data-dir", str(shared_data), "--cache", cache,
                               "--metrics", "rouge,wms,sms", "--splits", "10", "--search", "exhaustive"])
     assert res.exit_code == 2 and "exceed the cap" in res.output
 
@@ -527,7 +527,7 @@ def test_cli_learn_on_chaganty_then_run_the_learned_metric(shared_data, tmp_path
 def test_cli_learn_summeval_default_search(shared_data, tmp_path):
     """The issue's first call: 14 features (rouge's 12 variants, wms, sms) on SummEval, default search."""
     out = tmp_path / "summeval.json"
-    res = runner.invoke(app, ["learn", "--judgments", "summeval", "--data-dir", str(shared_data), "--cache",
+    res = runner.invoke(app, ["learn", "--protocol", "paper", "--judgments", "summeval", "--data-dir", str(shared_data), "--cache",
                               str(tmp_path / "cache.sqlite"), "--metrics", "rouge,wms,sms", "--target", "relevance",
                               "--splits", "40", "--search-splits", "20", "--output", str(out)])
     assert res.exit_code == 0, res.output
@@ -549,7 +549,7 @@ def test_cli_learn_one_document_skipped_metric_and_no_search(shared_data, tmp_pa
                                            "references": list(r.references), "scores": dict(r.scores)}) + "\n"
                                for r in rows))
     cache, out = str(tmp_path / "cache.sqlite"), tmp_path / "one.json"
-    base = ["learn", "--judgments", str(one_doc), "--cache", cache, "--splits", "20", "--output", str(out)]
+    base = ["learn", "--protocol", "paper", "--judgments", str(one_doc), "--cache", cache, "--splits", "20", "--output", str(out)]
     res = runner.invoke(app, base + ["--metrics", "rouge,textrank"])
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())  # rich wraps lines

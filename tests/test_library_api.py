@@ -63,11 +63,17 @@ def test_the_global_level_with_williams_and_the_pvalue_matrix(shared_data, tmp_p
     from meta_eval import run
 
     res = run("chaganty", metrics="rouge,chrf", data_dir=shared_data, no_cache=True, progress=False)
-    assert res.setting["test"] == "williams" and res.intervals["chrf"] is None
+    # the global level has its BOOT-BOTH interval too (issue 35: it was None); the test stays Williams's
+    lo, hi = res.intervals["chrf"]
+    assert res.setting["test"] == "williams" and lo < res.values["chrf"] < hi
     assert res.pvalues_vs_baseline["rougeL-f"] is None and 0 <= res.pvalues_vs_baseline["chrf"] <= 1
     matrix = res.pvalue_matrix(n_resamples=60, seed=1)
     k = len(matrix.variants)
-    assert matrix.p.shape == (k, k) and np.isnan(np.diag(matrix.p)).all() and matrix.test == "perm-both"
+    # one test per (statistic, level): the table's Williams test also in the matrix (issue 35; was perm-both), equal
+    # to the table's p-values against the baseline exactly
+    assert matrix.p.shape == (k, k) and np.isnan(np.diag(matrix.p)).all() and matrix.test == "williams"
+    base = matrix.variants.index("rougeL-f")
+    assert all(matrix.p[i, base] == res.pvalues_vs_baseline[v] for i, v in enumerate(matrix.variants) if i != base)
     off = ~np.eye(k, dtype=bool)
     assert ((matrix.p[off] >= 0) & (matrix.p[off] <= 1)).all()
     # one-sided tests of i over j and j over i: with B resamples their p-values add to about 1 (+1/(B+1) each)
@@ -96,10 +102,11 @@ def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
 
     cache = tmp_path / "c.sqlite"
     out = tmp_path / "learn.json"
-    _cli("learn", "-j", "chaganty", "-m", "rouge,chrf", "--splits", "20", "--search-splits", "10", "--data-dir",
+    _cli("learn", "--protocol", "paper", "-j", "chaganty", "-m", "rouge,chrf", "--splits", "20", "--search-splits",
+         "10", "--data-dir",
          shared_data, "--cache", cache, "--output", out)
-    res = learn("chaganty", ["rouge", "chrf"], splits=20, search_splits=10, data_dir=shared_data, cache=cache,
-                progress=False)
+    res = learn("chaganty", ["rouge", "chrf"], protocol="paper", splits=20, search_splits=10, data_dir=shared_data,
+                cache=cache, progress=False)
     assert _stable(res.to_dict()) == _stable(json.loads(out.read_text()))
     assert res.to_frame()["features"].iloc[0] == " + ".join(res.best.features)
 

@@ -20,10 +20,12 @@ import numpy as np
 import pytest
 
 import conftest
-from meta_eval.metrics import numeric
+from meta_eval.metrics import mkl_vendor, numeric
 
 REPO = Path(__file__).resolve().parents[1]
 PORTABLE = dict(numeric.PORTABLE_ENV)
+#: on a CPU that is not Intel's, importing meta-eval also holds MKL on its own branch (metrics/mkl_vendor.py)
+VENDOR = {} if mkl_vendor.honours_mkl_branch() else {"MKL_CBWR": mkl_vendor.HELD}
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -67,7 +69,7 @@ def test_importing_meta_eval_applies_the_mode_before_torch_loads():
             f"print(json.dumps({{'torch': 'torch' in sys.modules, "
             f"'env': {{k: os.environ.get(k) for k in {names!r}}}}}))")
     default = json.loads(_python(code).stdout)
-    assert default == {"torch": False, "env": {**PORTABLE, "META_EVAL_NUMERIC": "portable"}}
+    assert default == {"torch": False, "env": {**PORTABLE, **VENDOR, "META_EVAL_NUMERIC": "portable"}}
     native = json.loads(_python(code, META_EVAL_NUMERIC="native").stdout)
     assert native["env"] == {**{k: None for k in PORTABLE}, "META_EVAL_NUMERIC": "native"}
     # a user's own MKL_CBWR is never overridden
@@ -81,10 +83,12 @@ def test_the_mode_is_in_force_in_torch_and_torch_used_first_is_refused_with_a_se
     check = ("from meta_eval.metrics import numeric; from meta_eval.metrics.encoder import prepare_torch\n"
              "try:\n    prepare_torch(); print('ok', numeric.effective()['MKL_CBWR'])\n"
              "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
-    # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation
-    assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", "AVX2,STRICT"]
+    # imported before meta-eval but not yet used: torch's kernels are chosen at its first computation (on a CPU that
+    # is not Intel's MKL keeps its own branch, in STRICT mode, and the signature says so)
+    assert _python("import torch, metrics\n" + check).stdout.split()[:2] == ["ok", VENDOR.get("MKL_CBWR", "AVX2,STRICT")]
     used = _python("import torch; torch.ones(4) @ torch.ones(4)\nfrom meta_eval import metrics\n" + check).stdout
-    if numeric.cpu_vector_width() == "avx512":  # on an AVX2 CPU the native kernels are the portable ones
+    # on an AVX2 CPU the native kernels are the portable ones; without the AVX2 branch (VENDOR) nothing is claimed
+    if numeric.cpu_vector_width() == "avx512" and not VENDOR:
         assert used.startswith("EncoderError the portable numeric mode is not in force")
         assert "META_EVAL_NUMERIC=native" in used
     native = _python("import torch; torch.ones(4) @ torch.ones(4)\nfrom meta_eval import metrics\n" + check,
@@ -122,11 +126,12 @@ def test_a_pool_worker_runs_in_the_mode_it_is_given():
                                  initargs=(os.getpid(), mode)) as pool:
             seen = pool.submit(_init_and_report, mode).result(timeout=120)
         assert seen["mode"] == mode
-        if mode == "native":
-            assert seen["env"] == {k: None for k in PORTABLE}
-            assert seen["ident"] == f"num:native(cpu={numeric.cpu_vector_width()})"
+        if mode == "native":  # what the driver held for the CPU's vendor stays, as a user's setting would
+            assert seen["env"] == {k: VENDOR.get(k) for k in PORTABLE}
+            held = "".join(f";{k}={v}" for k, v in VENDOR.items())
+            assert seen["ident"] == f"num:native(cpu={numeric.cpu_vector_width()}{held})"
         else:
-            assert seen["env"] == PORTABLE and seen["ident"] == numeric.ident("portable")
+            assert seen["env"] == {**PORTABLE, **VENDOR} and seen["ident"] == numeric.ident("portable")
 
 
 def test_the_cli_option_and_the_variable_choose_the_mode_and_a_bad_one_is_a_sentence():
@@ -167,8 +172,9 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
         lines = [json.loads(line) for line in out.read_text().splitlines()]
         runs[mode] = (lines[0]["signatures"], {v: np.array([row[v] for row in lines[1:]]) for v in here})
     width = numeric.cpu_vector_width()
-    assert all("|num:portable|" in s for s in runs["portable"][0])
-    assert all(f"|num:native(cpu={width})|" in s for s in runs["native"][0])
+    held = "".join(f";{k}={v}" for k, v in VENDOR.items())  # the vendor's MKL setting, if any (mkl_vendor.py)
+    assert all(f"|num:portable{f'({held[1:]})' if held else ''}|" in s for s in runs["portable"][0])
+    assert all(f"|num:native(cpu={width}{held})|" in s for s in runs["native"][0])
     for variant, values in here.items():
         conftest.assert_same_scores(runs["portable"][1][variant], values, variant)
         assert np.allclose(runs["native"][1][variant], values, rtol=0, atol=conftest.SCORE_TOL), variant
@@ -218,3 +224,36 @@ def test_the_portable_bits_are_those_measured_on_an_avx512_and_an_avx2_cpu():
     assert runs["portable"]["sha256"] == expected, runs["portable"]
     if numeric.cpu_vector_width() == "avx512":
         assert runs["native"]["sha256"] != expected  # the mode is what makes them the same
+
+
+def test_mkl_is_held_on_its_own_branch_only_on_a_cpu_that_is_not_intels():
+    """metrics/mkl_vendor.py: MKL honours MKL_CBWR=AVX2,STRICT on Intel CPUs only (an AMD EPYC stays on AUTO,STRICT),
+    so there the portable mode sets MKL_CBWR=AUTO,STRICT as a user would, and the signature says so; never over a
+    user's setting, never in the native mode, never on an Intel CPU or off x86-64."""
+    for vendor, machine, mode, before, after in (
+            ("AuthenticAMD", "x86_64", "portable", {}, {"MKL_CBWR": "AUTO,STRICT"}),
+            ("HygonGenuine", "x86_64", None, {}, {"MKL_CBWR": "AUTO,STRICT"}),
+            ("GenuineIntel", "x86_64", "portable", {}, {}),
+            ("unknown", "x86_64", "portable", {}, {}),
+            ("AuthenticAMD", "aarch64", "portable", {}, {}),
+            ("AuthenticAMD", "x86_64", "native", {}, {}),
+            ("AuthenticAMD", "x86_64", "portable", {"MKL_CBWR": "AVX512"}, {"MKL_CBWR": "AVX512"})):
+        env = dict(before)
+        mkl_vendor.hold(env, machine=machine, vendor=vendor, mode=mode)
+        assert env == after, (vendor, machine, mode)
+        # what it holds is a setting ident() records: no bit-identity is claimed for it
+        assert numeric.ident("portable", env=env, machine="x86_64", cpu="avx512") == \
+            ("num:portable" if env.get("MKL_CBWR") in (None,) else f"num:portable(MKL_CBWR={env['MKL_CBWR']})")
+    assert mkl_vendor.cpu_vendor() != ""
+
+
+def test_on_this_cpu_the_neural_metrics_run_in_the_portable_mode_with_what_mkl_honours():
+    """The failure this mends: on an AMD CPU every neural metric was refused ("MKL's branch is AUTO,STRICT"). Here
+    MKL's branch in force is the one the signature names."""
+    conftest.require_module("torch", conftest.NEURAL_FIX)
+    conftest.require_module("transformers", conftest.NEURAL_FIX)
+    out = _python("from meta_eval.metrics import numeric; from meta_eval.metrics.encoder import prepare_torch\n"
+                  "import torch; torch.ones(4) @ torch.ones(4)\nprepare_torch()\n"
+                  "print(numeric.ident(), numeric.effective()['MKL_CBWR'])").stdout.split()
+    assert out == ([f"num:portable(MKL_CBWR={mkl_vendor.HELD})", mkl_vendor.HELD] if VENDOR else
+                   ["num:portable", "AVX2,STRICT"])

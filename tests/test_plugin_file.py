@@ -114,7 +114,8 @@ def test_learn_and_publish_take_plugin_files(tmp_path):
     plugin = _write(tmp_path / "f.py", PLUGIN)
     data = conftest.small_set(tmp_path / "set.jsonl", rows=30)
     out = tmp_path / "learn.json"
-    res = runner.invoke(app, ["learn", "-j", str(data), "-m", "mine", "--plugin", str(plugin), "--splits", "5",
+    res = runner.invoke(app, ["learn", "--protocol", "paper", "-j", str(data), "-m", "mine", "--plugin", str(plugin),
+                              "--splits", "5",
                               "--no-cache", "--output", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["best"] == ["mine"]

@@ -404,7 +404,9 @@ def test_describe():
     doc = pooled_describe("accuracy", n_resamples=1000, seed=0)
     assert doc["statistic"] == "accuracy" and doc["level"] == "system"
     assert doc["resampling"] == {"method": "boot-both within groups", "n_resamples": 1000, "confidence": 0.95,
-                                 "seed": 0}
+                                 "seed": 0, "label": "95% percentile bootstrap interval (BOOT-BOTH within each "
+                                                     "language pair: documents (items) and systems drawn with "
+                                                     "replacement inside their pair; 1000 resamples, seed 0)"}
     assert doc["test"] == "perm-both within groups" and "Kocmi" in doc["paper"]
     assert pooled_describe("acc-t")["test"] == "perm-pairs (pooled pairs)"
     with pytest.raises(ValueError, match="accuracy, acc-t"):

@@ -74,7 +74,9 @@ def test_acc_t_at_the_system_level_on_summeval(shared_data, tmp_path, length_met
     assert res.exit_code == 0, res.output
     assert (doc["statistic"], doc["level"], doc["grouping"], doc["test"]) == ("acc-t", "system", "system",
                                                                               "perm-pairs")
-    assert doc["resampling"] == {"method": "boot-both", "n_resamples": 100, "confidence": 0.95, "seed": 0}
+    assert doc["resampling"] == {"method": "boot-both", "n_resamples": 100, "confidence": 0.95, "seed": 0,
+                                 "label": "95% percentile bootstrap interval (BOOT-BOTH: documents (items) and "
+                                          "systems drawn with replacement; 100 resamples, seed 0)"}
     assert doc["correlation"] is None
     _, X, Z = _matrices(shared_data, "summeval", "relevance")
     value, eps = tie_calibration(X, Z, "system")

@@ -26,6 +26,7 @@ The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learnin
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.scoring.runner import MetricScores
     from meta_eval.metrics.base import Metric
 
-__all__ = ["MIN_ROWS", "LearnData", "LearnResult", "check_metrics", "check_settings", "document_groups",
+__all__ = ["MIN_ROWS", "PROTOCOLS", "LearnData", "LearnResult", "check_metrics", "check_protocol", "check_settings",
+           "document_groups", "parse_alphas",
            "feature_columns",
            "final_model", "learn", "load_target", "output_document", "save_model", "search", "split_skipped"]
 
@@ -228,13 +230,15 @@ def search(columns: Mapping[str, np.ndarray], y: np.ndarray, groups: Sequence[st
     return outcome, time.perf_counter() - started
 
 
-def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y: np.ndarray,
+def final_model(best, columns: Mapping[str, np.ndarray], y: np.ndarray,
                 chosen: Sequence[Metric], scored: Sequence[MetricScores], configs: Sequence[Mapping[str, Any]],
-                data: LearnData, alpha: float) -> learning.LearnedModel:
+                data: LearnData, alpha: float, heldout: Mapping[str, Any] | None = None) -> learning.LearnedModel:
     """Fit the best feature set on all rows (:func:`meta_eval.learning.ridge.fit_final`) as a :class:`LearnedModel`.
 
     The model records the set, subset and target of ``data`` and the fingerprints of its rows (what it was
-    fitted on, so that ``run`` can tell an in-sample use).
+    fitted on, so that ``run`` can tell an in-sample use). ``best`` is a :class:`RidgeResult` (the paper's protocol)
+    or a :class:`~meta_eval.learning.nested.NestedResult` (its final features; ``alpha`` is then the alpha the inner
+    cross-validation chose on all rows), ``heldout`` what the model file records as its held-out estimate.
 
     ``configs`` holds, per chosen metric, the options it was created with (saved so ``learned:NAME`` re-creates
     it); only the metrics that feed the model become components.
@@ -250,7 +254,8 @@ def final_model(best: learning.RidgeResult, columns: Mapping[str, np.ndarray], y
     return learning.LearnedModel(features=list(best.features), components=components, means=means.tolist(),
                                  stds=stds.tolist(), weights=weights.tolist(), intercept=intercept, alpha=alpha,
                                  target=data.spec, judgments=jset.name, subset=jset.subset, n=len(jset),
-                                 documents=jset.documents(), heldout=best.as_dict(),
+                                 documents=jset.documents(),
+                                 heldout=dict(heldout) if heldout is not None else best.as_dict(),
                                  rows=row_fingerprints(jset.examples()))
 
 
@@ -268,37 +273,45 @@ def save_model(model: learning.LearnedModel, path: Path) -> None:
         raise ValueError(f"cannot save the model to {path}: {exc}") from None
 
 
-def output_document(data: LearnData, outcome: learning.SearchOutcome, model: learning.LearnedModel,
+def output_document(data: LearnData, outcome: learning.SearchOutcome | None, model: learning.LearnedModel,
                     names: Sequence[str], scored: Sequence[MetricScores], skipped: Sequence[tuple[str, str]],
                     grouping_note: str | None, settings: Mapping[str, Any], saved: str | Path | None,
-                    learn_seconds: float, wall_seconds: float) -> dict[str, Any]:
-    """The ``--output`` JSON: the data, the settings, the search (strategy, reason, parameters), every
-    finalist's full-protocol results, the model (as saved, without its row fingerprints, which only the saved file
-    needs), and the metrics' signatures and timing."""
+                    learn_seconds: float, wall_seconds: float, nested=None) -> dict[str, Any]:
+    """The ``--output`` JSON: the data, the settings, the protocol and its results (``nested``: the nested
+    cross-validation's held-out estimate, interval, tests, per-fold choices and weights; ``paper``: the search and
+    every finalist's repeated-split results), the model (as saved, without its row fingerprints, which only the
+    saved file needs), and the metrics' signatures and timing."""
     jset = data.jset
     model_doc = model.as_dict()
     model_doc.pop("rows", None)
-    return {"judgments": jset.name, "subset": jset.subset, "target": data.spec, "n": len(jset),
-            "rows_without_target": data.dropped, "documents": jset.documents(), **dict(settings),
-            "protocols": ["grouped", "ungrouped"] if grouping_note is None else ["ungrouped"],
-            "grouping_note": grouping_note, "search": outcome.as_dict(), "features": list(names),
-            "skipped": [{"metric": n, "reason": r} for n, r in skipped], "best": list(outcome.best.features),
-            "results": [r.as_dict() for r in outcome.results], "model": model_doc,
-            "saved": None if saved is None else str(saved),
-            "signatures": {ms.metric: ms.signature for ms in scored},
-            "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
-                       for ms in scored},
-            "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(wall_seconds, 3)}
+    doc = {"judgments": jset.name, "subset": jset.subset, "target": data.spec, "n": len(jset),
+           "rows_without_target": data.dropped, "documents": jset.documents(), **dict(settings)}
+    if nested is not None:
+        doc.update({"protocol": "nested", "grouping_note": grouping_note, "nested": nested.as_dict(),
+                    "features": list(names), "best": list(nested.features)})
+    else:
+        doc.update({"protocol": "paper",
+                    "protocols": ["grouped", "ungrouped"] if grouping_note is None else ["ungrouped"],
+                    "grouping_note": grouping_note, "search": outcome.as_dict(), "features": list(names),
+                    "best": list(outcome.best.features), "results": [r.as_dict() for r in outcome.results]})
+    doc.update({"skipped": [{"metric": n, "reason": r} for n, r in skipped], "model": model_doc,
+                "saved": None if saved is None else str(saved),
+                "signatures": {ms.metric: ms.signature for ms in scored},
+                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
+                           for ms in scored},
+                "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(wall_seconds, 3)})
+    return doc
 
 
 @dataclass
 class LearnResult:
-    """What :func:`learn` returns: the data, the search outcome (every finalist's held-out results, the best feature
-    set), the final model fitted on all rows, the features, the metrics' scores and what was skipped, and the
-    ``--output`` document (:meth:`to_dict`)."""
+    """What :func:`learn` returns: the data, the protocol's results (``nested``: a
+    :class:`~meta_eval.learning.nested.NestedResult`; ``paper``: the search outcome, every finalist's held-out
+    results, the best feature set), the final model fitted on all rows, the features, the metrics' scores and what
+    was skipped, and the ``--output`` document (:meth:`to_dict`)."""
 
     data: LearnData
-    outcome: learning.SearchOutcome
+    outcome: learning.SearchOutcome | None
     model: learning.LearnedModel
     features: list[str]
     scores: list
@@ -308,10 +321,16 @@ class LearnResult:
     saved: Path | None
     learn_seconds: float
     wall_seconds: float
+    nested: Any = None
 
     @property
-    def best(self) -> learning.RidgeResult:
-        return self.outcome.best
+    def protocol(self) -> str:
+        return "nested" if self.nested is not None else "paper"
+
+    @property
+    def best(self):
+        """The paper's best :class:`RidgeResult`, or the :class:`NestedResult` (``.features``: the final model's)."""
+        return self.nested if self.nested is not None else self.outcome.best
 
     @property
     def grouped(self) -> bool:
@@ -319,15 +338,28 @@ class LearnResult:
 
     def to_dict(self) -> dict[str, Any]:
         return output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
-                               self.grouping_note, self.settings, self.saved, self.learn_seconds, self.wall_seconds)
+                               self.grouping_note, self.settings, self.saved, self.learn_seconds, self.wall_seconds,
+                               self.nested)
 
     def to_frame(self):
-        """One row per evaluated feature set (best first): size, mean held-out correlations (grouped where
-        defined, ungrouped) and their intervals (pandas imported here only)."""
+        """``paper``: one row per evaluated feature set (best first): size, mean held-out correlations (grouped
+        where defined, ungrouped) and their spread over splits. ``nested``: the learned metric's held-out estimate,
+        then the single features it is tested against, with the intervals, differences and p-values (pandas
+        imported here only)."""
         from meta_eval.results import _need
 
         pd = _need("pandas", "to_frame()")
         rows = []
+        if self.nested is not None:
+            n = self.nested
+            rows.append({"features": " + ".join(n.features), "role": "learned (nested held-out)", "value": n.value,
+                         "low": n.low, "high": n.high, "difference": None, "difference_low": None,
+                         "difference_high": None, "p": None})
+            for c in n.comparisons:
+                rows.append({"features": c.feature, "role": c.role, "value": c.value, "low": c.low, "high": c.high,
+                             "difference": c.difference, "difference_low": c.diff_low,
+                             "difference_high": c.diff_high, "p": c.p})
+            return pd.DataFrame(rows)
         for r in self.outcome.results:
             g, u = r.grouped, r.ungrouped
             rows.append({"features": " + ".join(r.features), "size": r.size,
@@ -337,18 +369,84 @@ class LearnResult:
         return pd.DataFrame(rows)
 
 
+PROTOCOLS = ("nested", "paper")
+PAPER_ONLY = {"alpha": ("--alpha", 1.0), "splits": ("--splits", 1000), "search_splits": ("--search-splits", 100)}
+
+
+def check_protocol(protocol: str, given: Mapping[str, Any], baseline: str | None) -> dict[str, Any]:
+    """The paper-only settings with their defaults; an error for one given with the nested protocol.
+
+    Raises
+    ------
+    ValueError
+        For an unknown protocol, ``--alpha``/``--splits``/``--search-splits`` with ``nested``, or ``--baseline``
+        with ``paper``.
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"--protocol must be nested or paper, not {protocol!r}")
+    if protocol == "nested":
+        bad = [PAPER_ONLY[k][0] for k, v in given.items() if v is not None]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: option(s) of --protocol paper (repeated random halves); the nested "
+                             "protocol chooses alpha from --alphas by inner cross-validation over --folds outer "
+                             "folds")
+        return {}
+    if baseline is not None:
+        raise ValueError("--baseline: the paired tests against a baseline are part of --protocol nested")
+    return {k: (PAPER_ONLY[k][1] if v is None else v) for k, v in given.items()}
+
+
+def parse_alphas(alphas: str | Sequence[float] | None) -> tuple[float, ...]:
+    """``--alphas`` (comma-separated numbers) as a tuple; the default grid when None.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a finite number >= 0, or an empty grid.
+    """
+    from meta_eval.learning.nested import ALPHAS
+
+    if alphas is None:
+        return ALPHAS
+    items = [a.strip() for a in alphas.split(",")] if isinstance(alphas, str) else list(alphas)
+    out = []
+    for a in items:
+        try:
+            v = float(a)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"--alphas: {a!r} is not a number >= 0 (give e.g. --alphas 0.1,1,10)")
+        out.append(v)
+    if not out:
+        raise ValueError("--alphas: give at least one ridge strength, e.g. --alphas 0.1,1,10")
+    return tuple(sorted(set(out)))
+
+
 def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Sequence[str] | None = None,
-          target: str | None = None, alpha: float = 1.0, splits: int = 1000, train_fraction: float = 0.5,
-          seed: int = 0, search: str = "auto", no_search: bool = False, max_size: int | None = None,
-          search_splits: int = 100,
+          target: str | None = None, alpha: float | None = None, splits: int | None = None,
+          train_fraction: float = 0.5, seed: int = 0, search: str = "auto", no_search: bool = False,
+          max_size: int | None = None, search_splits: int | None = None, protocol: str = "nested",
+          folds: int = 5, inner_folds: int = 5, alphas: str | Sequence[float] | None = None, resamples: int = 1000,
+          baseline: str | None = None,
           min_gain: float = 0.001, top: int = 10, correlation: str = "spearman", subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
           output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
           say=None, plugins: Sequence[str | Path] = (), scores: Sequence[str] = (),
-          scores_format: str | None = None) -> LearnResult:
+          scores_format: str | None = None, variants: str | Sequence[str] | None = None) -> LearnResult:
     """Learn a metric (``meta-eval learn``): ridge regression from metric scores to human scores (Scialom et al.
-    2019, sec. 2.4), held-out correlations over seeded splits, a feature-set search, a final model on all rows.
+    2019, sec. 2.4), a feature-set search, a final model on all rows, evaluated by ``protocol``:
+
+    - ``"nested"`` (default; :func:`meta_eval.learning.nested.nested_cv`): ``folds`` outer folds by document; the
+      features and alpha (from ``alphas``) chosen by ``inner_folds``-fold inner cross-validation inside each
+      training part only; the pooled held-out correlation with a document-bootstrap interval (``resamples``) and
+      paired bootstrap tests against the best single feature and ``baseline`` (default ``rougeL-f`` when it is a
+      feature) on the same rows.
+    - ``"paper"``: the paper's repeated random halves (``splits``, ``train_fraction``) with alpha fixed
+      (``alpha``, default 1) and the feature set chosen on the same halves it is reported on (optimistic), plus
+      the grouped variant; its "interval" is the spread over splits. ``alpha``, ``splits`` and ``search_splits``
+      belong to this protocol only.
 
     The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
     path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``; ``scores``:
@@ -364,8 +462,8 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.report.outputs import check_job_output, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import score_all
-    from meta_eval.scoring.selection import (choose_metrics, group_skips, load_plugins, metric_config,
-                                             parse_options, requested_names)
+    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, load_plugins,
+                                             metric_config, parse_options, requested_names, resolve_metric_choice)
     from meta_eval.scoring.selection import option_list as as_option_list
 
     say = say or (lambda channel, text: None)
@@ -374,6 +472,14 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     features = requested_names(features)
     try:
         strategy = check_settings(correlation, train_fraction, search, no_search)
+        paper = check_protocol(protocol, {"alpha": alpha, "splits": splits, "search_splits": search_splits},
+                               baseline)
+        alpha, splits, search_splits = (paper.get(k) for k in ("alpha", "splits", "search_splits"))
+        grid = parse_alphas(alphas)
+        for label, value, low in (("--folds", folds, 2), ("--inner-folds", inner_folds, 2),
+                                  ("--resamples", resamples, 1)):
+            if isinstance(value, bool) or int(value) != value or value < low:
+                raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
         save_path = None if save is None else model_path(save)
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
@@ -401,10 +507,16 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     jset, y, spec = data.jset, data.y, data.spec
     parsed = parse_options(option_list)
     requested, only_imported = without_imported(requested_names(metrics), imported)
+    requested, shown = resolve_metric_choice(requested, variants, every_by_default=True)
+    if features is not None and not shown.default:
+        raise MetaEvalError(f"--features {features} and --variants/a variant in --metrics both choose the "
+                            "features; give one")
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
         language=jset.language)
     check_names(imported, chosen)
+    shown.check(available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
     try:
         skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:
@@ -414,6 +526,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     for names, reason in group_skips(skipped):
         say("err-skipped", f"{', '.join(names)}: {reason}")
     groups, grouping_note = document_groups(jset)
+    if grouping_note and protocol == "nested":
+        grouping_note = (f"{jset.name} has {jset.documents()} document(s): folds by document need at least 2, so the "
+                         "nested protocol's folds and bootstrap are by row")
+    elif groups is not None and protocol == "nested" and jset.documents() < folds:
+        say("err-note", f"{jset.name} has {jset.documents()} documents: {jset.documents()} outer folds, not {folds}")
     if grouping_note:
         say("err-note", grouping_note)
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, progress=progress,
@@ -421,17 +538,45 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     if scoring is not None and scoring.failed:
         raise MetaEvalError("; ".join(f"{n}: {r}" for n, r in scoring.failed))
     scored = (scoring.scored if scoring is not None else []) + [metric_scores(imp, rows, loaded) for imp in imported]
+    configs = [metric_config(type(m), parsed) for m in chosen]
+    nested_result = outcome = None
+    if not shown.default:
+        features = ",".join(v for ms in shown.apply(scored) for v in ms.scores)
     try:
         names, columns = feature_columns(chosen, scored, features)
-        outcome, learn_seconds = run_search(columns, y, groups, strategy=strategy, max_size=max_size, alpha=alpha,
-                                            splits=splits, train_fraction=train_fraction, seed=seed,
-                                            correlation=correlation, search_splits=search_splits, top=top,
-                                            min_gain=min_gain)
+        if protocol == "nested":
+            from meta_eval.learning.nested import nested_cv
+
+            if baseline is None and "rougeL-f" in names:
+                baseline = "rougeL-f"
+            elif baseline is None:
+                say("err-note", "no baseline test: the default baseline rougeL-f is not among the features; pass "
+                    "--baseline VARIANT to test against one")
+            elif baseline not in names:
+                raise ValueError(f"--baseline {baseline!r} is not a feature; features: {', '.join(names)}")
+            began = time.perf_counter()
+            nested_result = nested_cv(columns, y, groups, strategy=strategy, max_size=max_size, alphas=grid,
+                                      folds=min(folds, jset.documents()) if groups is not None else folds,
+                                      inner_folds=inner_folds, seed=seed, kind=correlation, min_gain=min_gain,
+                                      resamples=resamples, baseline=baseline)
+            learn_seconds = time.perf_counter() - began
+        else:
+            outcome, learn_seconds = run_search(columns, y, groups, strategy=strategy, max_size=max_size,
+                                                alpha=alpha, splits=splits, train_fraction=train_fraction,
+                                                seed=seed, correlation=correlation, search_splits=search_splits,
+                                                top=top, min_gain=min_gain)
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
-    model = final_model(outcome.best, columns, y, chosen, scored, [metric_config(type(m), parsed) for m in chosen],
-                        data, alpha)
-    from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in outcome.best.features}
+    if nested_result is not None:
+        n = nested_result
+        heldout = {"protocol": "nested", "correlation": correlation, "value": n.value, "ci": [n.low, n.high],
+                   "interval": n.interval_label(), "scheme": n.scheme()}
+        model = final_model(n, columns, y, chosen, scored, configs, data, n.alpha, heldout)
+        best_features = n.features
+    else:
+        model = final_model(outcome.best, columns, y, chosen, scored, configs, data, alpha)
+        best_features = outcome.best.features
+    from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in best_features}
                         & {imp.name for imp in imported})
     if save_path is not None and from_files:
         raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
@@ -442,10 +587,14 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
             save_model(model, save_path)
         except ValueError as exc:
             raise MetaEvalError(str(exc)) from None
-    settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
-                "seed": seed}
+    if nested_result is not None:
+        settings = {"correlation": correlation, "folds": nested_result.folds, "inner_folds": inner_folds,
+                    "alphas": list(grid), "resamples": resamples, "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
+    else:
+        settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
+                    "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
-                         save_path, learn_seconds, 0.0)
+                         save_path, learn_seconds, 0.0, nested_result)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

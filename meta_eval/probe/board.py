@@ -135,8 +135,10 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
 
 
 def _config_part(signature: str) -> str:
-    """A metric signature without its library versions (``name==version`` parts)."""
-    return "|".join(p for p in signature.split("|") if "==" not in p)
+    """A metric signature without its library versions (``name==version`` parts) and its numeric mode (``num:...``:
+    the machine's kernels, metrics/numeric.py, not the code's; a CPU whose MKL keeps its own branch signs
+    ``num:portable(MKL_CBWR=AUTO,STRICT)``)."""
+    return "|".join(p for p in signature.split("|") if "==" not in p and not p.startswith("num:"))
 
 
 def check_blindspots(folder: str | Path) -> list[str]:

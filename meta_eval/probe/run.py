@@ -36,8 +36,10 @@ Choices (each an argument, recorded in the probe's signature):
   built-in MT set has two references per row today (wmt21-mqm-ted's second human translation is rated as a system,
   not a reference), and a JSONL set declares no task, so today it runs where it is named (``--perturbations
   reference-swap`` on a set whose rows give two references).
-- **Variants.** Every variant of the chosen metrics but ROUGE's precision and recall (the leaderboards' default,
-  :func:`meta_eval.leaderboard.publish.default_variant_filter`); ``variants="all"`` keeps them.
+- **Variants.** Chosen as on every command (:func:`meta_eval.scoring.selection.resolve_metric_choice`): by default
+  every variant of the chosen metrics but ROUGE's precision and recall
+  (:data:`meta_eval.scoring.selection.DEFAULT_RULE`, the leaderboards' default too); ``variants="all"`` keeps them,
+  ``variants="rouge1-f,chrf"`` (names, families, patterns) or a variant in ``metrics`` (``"rouge1-f"``) narrows.
 
 Everything is scored in one :func:`meta_eval.scoring.runner.score_all` call over the original and perturbed examples
 (the score cache, batches, engines, progress bars): neural metrics are cached, a killed run resumes, and a metric
@@ -259,6 +261,8 @@ class ProbeResult:
     """Items the set offers (``n_items`` of them were probed: fewer under ``max_items``)."""
     wall_seconds: float = 0.0
     unavailable: list[tuple[str, str]] = field(default_factory=list)
+    variants: dict | None = None
+    """Which variants were probed (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`)."""
     """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
     changes: dict = field(default_factory=dict, repr=False)
     """(variant, perturbation) -> (item keys, oriented changes): the per-item numbers behind each cell."""
@@ -309,6 +313,7 @@ class ProbeResult:
                "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
                "perturbations_not_run": [{"perturbation": n, "reason": r} for n, r in self.unavailable],
+               "variants": self.variants,
                "wall_seconds": round(self.wall_seconds, 3)}
         if changes:
             doc["changes"] = [{"variant": v, "perturbation": p, "items": list(keys),
@@ -332,7 +337,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
           perturbations: str | Sequence[str] | None = None, seed: int = 0, against: str | None = None,
           text: str = "auto", max_items: int | None = None,
           tolerance: float = 0.0, resamples: int = 1000, confidence: float = 0.95, references: int | str = 1,
-          variants: str | None = None, subset: str | None = None,
+          variants: str | Sequence[str] | None = None, subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
           workers: int | None = None, address: str | None = None, actors: int | None = None,
@@ -363,8 +368,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         The percentile bootstrap over items.
     references : int or "all"
         Distinct references per document probed (default 1: the first).
-    variants : {None, "all"}
-        None: every variant but ROUGE's precision and recall; ``"all"``: every variant.
+    variants : str or list of str, optional
+        As ``meta-eval run --variants``: names, families (``rouge1``), patterns (``rouge*-f``) or ``"all"``;
+        None: every variant but ROUGE's precision and recall. A variant in ``metrics`` chooses its metric.
     options, cache, no_cache, batch_size, engine, workers, address, actors, plugins
         As ``meta-eval run``.
     output, plot, force
@@ -399,8 +405,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         raise MetaEvalError(f"the confidence must be in (0, 1), not {confidence!r}")
     if int(resamples) < 10:
         raise MetaEvalError(f"--resamples must be >= 10, not {resamples!r}")
-    if variants not in (None, "all"):
-        raise MetaEvalError(f"variants must be None or 'all', not {variants!r}")
+    selection.parse_variants(variants)  # an empty choice fails before any loading
     n_refs = _resolve_references(references)
     if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
         raise MetaEvalError(f"--max-items must be a positive integer, not {max_items!r}")
@@ -450,14 +455,6 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     return result
 
 
-def _variant_filter(variants: str | None):
-    if variants == "all":
-        return lambda v: True
-    from meta_eval.leaderboard.publish import default_variant_filter
-
-    return default_variant_filter
-
-
 def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
            text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
     from meta_eval.judgments.base import LabelledExamples
@@ -466,7 +463,8 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     from meta_eval.probe.perturbations import MissingExtraError, perturbation_rng
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import score_all
-    from meta_eval.scoring.selection import choose_metrics, group_skips, named_skips, parse_options, requested_names
+    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, named_skips,
+                                             parse_options, requested_names, resolve_metric_choice)
 
     all_items = items_of(jset, against, references, text)
     items = sample_items(all_items, max_items, seed)
@@ -507,10 +505,12 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
         plan.append((p, pairs, skipped))
     if not plan:
         raise MetaEvalError("no perturbation could run: " + "; ".join(f"{n}: {r}" for n, r in unavailable))
-    requested = requested_names(metrics)
+    requested, shown = resolve_metric_choice(requested_names(metrics), variants)
     chosen, skipped_metrics = choose_metrics(requested, parse_options(options), what=jset.name,
                                              has_sources=jset.has_sources, has_references=True,
                                              language=jset.language)
+    shown.check(available_variants(chosen, skipped_metrics))
+    chosen = shown.narrow(chosen, skipped_metrics, requested)
     for names, reason in group_skips(skipped_metrics):
         say("err-skipped", f"{', '.join(names)}: {reason}")
     applied = sum(len(pairs) for _, pairs, _ in plan)
@@ -522,8 +522,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped_metrics]
                                                                 + [f"{n}: failed: {r}" for n, r in done.failed]),
                             code=1 if done.failed else 2)
-    keep = _variant_filter(variants)
-    columns = [(ms, v) for ms in done.scored for v in ms.scores if keep(v)]
+    columns = [(ms, v) for ms in shown.apply(done.scored) for v in ms.scores]
     cells, tests, changes, pert_docs = [], [], {}, []
     for p, pairs, skipped in plan:
         n_items = len(swap) if p is REFERENCE_SWAP else len(items)
@@ -555,7 +554,8 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                        tolerance=float(tolerance), resamples=resamples, confidence=confidence,
                        perturbations=pert_docs, metrics=metric_docs, cells=cells, tests=tests,
                        skipped=skipped_metrics, failed=done.failed, not_run=named_skips(skipped_metrics, requested),
-                       n_items=len(items), text=text, changes=changes, n_candidates=len(all_items), unavailable=unavailable)
+                       n_items=len(items), text=text, changes=changes, n_candidates=len(all_items), unavailable=unavailable,
+                       variants=shown.as_dict(done.scored))  # noqa: E501 (the line above is main's)
 
 
 def digest(result: ProbeResult) -> str:

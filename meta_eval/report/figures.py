@@ -84,8 +84,10 @@ def intervals_figure(result, ranks: dict[str, int] | None = None):
     rows = [(r.metric + (" (baseline)" if r.metric == result.baseline else ""), r.value, r.ci,
              (ranks or {}).get(r.metric), r.metric == result.baseline) for r in valued]
     c = result.ceiling
-    conf = int(round(100 * ((result.setting.get("resampling") or {}).get("confidence") or 0.95)))
-    interval = f", {conf}% bootstrap CI" if any(r.ci for r in valued) else ""
+    from meta_eval.stats import interval_label
+
+    interval = f", {interval_label(result.setting.get('resampling'), short=True)}" if any(r.ci for r in valued) \
+        else ""
     title = (f"{result.judgments} ({result.subset}): {result.level} level, n = {valued[0].n if valued else 0}"
              + ("; [k]: significance cluster" if ranks else ""))
     return _draw_intervals(rows, None if c is None else (c.value, c.lower, c.upper),
@@ -93,13 +95,17 @@ def intervals_figure(result, ranks: dict[str, int] | None = None):
 
 
 def pvalues_figure(result, matrix, ranks: dict[str, int] | None = None):
-    """The one-sided p-value that the row variant beats the column variant, in cluster (or value) order."""
+    """The one-sided p-value that the row variant beats the column variant, in cluster (or value) order; a star
+    where the p-value adjusted by the matrix's correction over all pairs (``matrix.p_adjusted``, the p-values the
+    clusters read) is <= its alpha, so two variants of one cluster never carry a star between them."""
     plt = _plt()
     order = list(matrix.variants)
     if ranks:
         order.sort(key=lambda v: (ranks.get(v, 10 ** 6), -result.values.get(v, 0)))
     index = [matrix.variants.index(v) for v in order]
     P = matrix.p[np.ix_(index, index)]
+    adjusted = matrix.p if matrix.p_adjusted is None else matrix.p_adjusted
+    A = np.nan_to_num(np.asarray(adjusted, dtype=float)[np.ix_(index, index)], nan=1.0)
     k = len(order)
     fig, ax = plt.subplots(figsize=(min(6.8, 1.2 + 0.32 * k), min(6.8, 1.0 + 0.3 * k)))
     image = ax.imshow(np.where(np.isnan(P), 1.0, P), cmap="Blues_r", vmin=0, vmax=0.1, interpolation="nearest")
@@ -109,10 +115,12 @@ def pvalues_figure(result, matrix, ranks: dict[str, int] | None = None):
     ax.set_ylabel("better (row)")
     for i in range(k):
         for j in range(k):
-            if i != j and P[i, j] < 0.05:
+            if i != j and A[i, j] <= matrix.alpha:
                 ax.text(j, i, "*", ha="center", va="center", color="white", fontsize=7)
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    bar.set_label(f"one-sided p ({matrix.test}, {matrix.n_resamples} resamples); * p < 0.05")
+    resamples = "" if matrix.n_resamples is None else f", {matrix.n_resamples} resamples"
+    star = f"* p <= {matrix.alpha:g}" if matrix.correction == "none" else f"* adjusted p <= {matrix.alpha:g}"
+    bar.set_label(f"one-sided p ({matrix.test}{resamples}); {star} ({matrix.family})")
     ax.set_title(f"{result.judgments} ({result.subset}): {result.level}-level {result.statistic}, row beats column")
     fig.tight_layout()
     return fig

@@ -16,9 +16,9 @@ from rich.text import Text
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
-__all__ = ["FORMATS", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
+__all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
            "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
-           "stars"]
+           "stars", "top_variants", "warning_lines"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -86,7 +86,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     setting, statistic, level = result.setting, result.statistic, result.level
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
-    units = {"global": "rows", "summary": "documents", "system": "systems"}[level]
+    words = result.words  # the set's task decides the words: MT "items", summarization "documents"
+    units = words.units
     what = f"{statistic} correlation" if statistic in correlations else statistic
     baseline, results, ceiling = result.baseline, result.results, result.ceiling
     resolution = None if williams else result.resamples
@@ -113,14 +114,17 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     sides = "two-sided" if two_sided else "one-sided"
     header.append(f"{test} vs {baseline} ({sides})" if baseline else test)
     rows, styles = [], []
+    adjusted = _adjusted(result, two_sided)  # the stars read the p-values of the run's correction
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
             p = to_two_sided(p, resolution)
-        star = stars(p) if r.metric != baseline else ""
+        star = stars(adjusted.get(r.metric)) if r.metric != baseline else ""
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
         last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
+        if r.metric in (getattr(result, "in_sample", None) or {}).get("tests_withheld", ()):
+            last = "withheld (in-sample)"
         row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
         if statistic not in correlations:
             row += [fmt(r.value)] + (["-" if r.epsilon is None else f"{r.epsilon:.3g}"] if statistic == "acc-t"
@@ -164,9 +168,27 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         ceiling_at = len(rows) if ceiling_at is None else ceiling_at
         rows.append(row)
         styles.append("italic")
-    title = (f"{result.judgments} ({result.subset}, n={result.n}): {level}-level {what} with human "
+    where = f"{level}-level" if words.name == f"{level} level" else f"{words.name}:"
+    title = (f"{result.judgments} ({result.subset}, n={result.n}): {where} {what} with human "
              f"'{result.human}' (grouping: {setting['grouping']})")
     return RunTable(title, header, rows, styles, ceiling_at)
+
+
+def _adjusted(result, two_sided: bool = False) -> dict:
+    """The p-values against the baseline adjusted by the run's correction (none for an object without one)."""
+    if hasattr(result, "adjusted_pvalues_vs_baseline"):
+        return result.adjusted_pvalues_vs_baseline(two_sided)
+    return {}
+
+
+def _after(result, adjusted: float | None, resolution: int | None) -> str:
+    """``", 0.044 after Holm over the 11 comparisons with the baseline"``: the adjusted p-value and its rule."""
+    family = getattr(result, "baseline_family", None)
+    if family is None or adjusted is None:
+        return ""
+    if getattr(result, "correction", "holm") == "none":
+        return f", {family}"
+    return f", {fmt_p(adjusted, resolution)} after {family}"
 
 
 def render_table(table: RunTable, form: str) -> str:
@@ -206,32 +228,101 @@ def render_table(table: RunTable, form: str) -> str:
     raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
 
 
-def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
-    """One sentence saying how to read the table: which variant agrees best, whether that is significant against
-    the baseline (and how many variants share the top cluster), and how far it is from the human ceiling."""
-    from meta_eval.results import two_sided as to_two_sided
+#: Two values closer than this are tied (the rounding of equal sums added in another order; the tolerance of
+#: :mod:`meta_eval.stats.resampling`): the reading line names every variant tied with the best.
+TIE_TOLERANCE = 1e-12
 
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def top_variants(result) -> tuple[list, list]:
+    """The variants tied at the top (values within :data:`TIE_TOLERANCE` of the best, in table order) and the
+    others that print the same value (:func:`fmt`) without being tied. Values equal only at the printed precision
+    are not a tie: the reading line says they print the same but are lower."""
     valued = [r for r in result.results if r.value is not None]
     if not valued:
+        return [], []
+    best = max(r.value for r in valued)
+    tied = [r for r in valued if best - r.value <= TIE_TOLERANCE]
+    same = [r for r in valued if r not in tied and fmt(r.value) == fmt(best)]
+    return tied, same
+
+
+def warning_lines(result) -> list[str]:
+    """The run's warnings (:attr:`meta_eval.results.RunResult.warnings`) as printed, in order, before the table and
+    the reading line in every format; the few-units warning carries the ``(!)`` that marks the table's units."""
+    return [f"warning{' (!)' if w['kind'] == 'few-units' else ''}: {w['message']}"
+            for w in getattr(result, "warnings", None) or []]
+
+
+def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None) -> str | None:
+    """One sentence saying how to read the table: which variant agrees best (every variant tied with it named
+    together, :func:`top_variants`), whether that is significant against the baseline (none is claimed for an
+    in-sample learned variant unless the run allowed it), how many variants share the top cluster, and how far it is
+    from the human ceiling."""
+    from meta_eval.results import two_sided as to_two_sided
+
+    tied, same = top_variants(result)
+    if not tied:
         return None
-    best = valued[0]
+    best = tied[0]
     williams = result.setting["test"] == "williams"
-    text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
-    if result.baseline and best.metric != result.baseline:
-        p = best.williams_p_vs_baseline if williams else best.perm_p_vs_baseline
+    resolution = None if williams else result.resamples
+    names = [r.metric for r in tied]
+    in_sample = getattr(result, "in_sample", None) or {}
+    fitted = [n for n in names if n in in_sample.get("variants", ())]
+    if len(tied) == 1:
+        text = f"{best.metric} agrees best with the humans ({result.statistic} {fmt(best.value)})"
+        if fitted:
+            text += " on rows its model was fitted on (in-sample, not held-out)"
+    else:
+        text = f"{_names(names)} tie for the best agreement with the humans ({result.statistic} {fmt(best.value)})"
+        if fitted:
+            text += (f" ({_names(fitted)} on rows {'its model was' if len(fitted) == 1 else 'their models were'} "
+                     "fitted on: in-sample, not held-out)")
+    verdicts, withheld = [], []
+    for r in tied:
+        if not result.baseline or r.metric == result.baseline:
+            continue
+        if r.metric in in_sample.get("tests_withheld", ()):
+            withheld.append(r.metric)
+            continue
+        p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
-            p = to_two_sided(p, None if williams else result.resamples)
+            p = to_two_sided(p, resolution)
         if p is not None:
-            verdict = "significantly better than" if p < 0.05 else "not significantly better than"
-            text += f"; {verdict} the baseline {result.baseline} (p {fmt_p(p, None if williams else result.resamples)})"
-    elif best.metric == result.baseline:
-        text += " and is the baseline"
+            q = _adjusted(result, two_sided).get(r.metric, p)
+            q = p if q is None else q
+            verdict = "significantly better than" if q < 0.05 else "not significantly better than"
+            verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
+                             fmt_p(p, resolution) + _after(result, q, resolution)))
+    if withheld:
+        own = all(n in in_sample.get("variants", ()) for n in withheld)
+        who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
+        text += (f"; no significance claimed{'' if len(tied) == 1 else ' for ' + _names(withheld)} against the "
+                 f"baseline {result.baseline}: {who} in-sample (pass {in_sample['flag']} to test anyway)")
+    if len(tied) == 1 and verdicts:
+        text += f"; {verdicts[0][1]} the baseline {result.baseline} (p {verdicts[0][2]})"
+    elif verdicts:
+        text += f"; against the baseline {result.baseline}: " + ", ".join(f"{who}{verdict} it (p {p})"
+                                                                         for who, verdict, p in verdicts)
+    if result.baseline in names:
+        text += " and is the baseline" if len(tied) == 1 else f"; {result.baseline} is the baseline"
+    if same:
+        text += (f"; {_names([r.metric for r in same])} print{'s' if len(same) == 1 else ''} the same "
+                 f"{fmt(best.value)} but {'is' if len(same) == 1 else 'are'} lower ("
+                 + ", ".join(f"{r.value:.6g}" for r in same) + f" against {best.value:.6g})")
+    if not result.baseline and getattr(result, "baseline_note", None):
+        text += f"; no test against a baseline ({result.baseline_note})"
     if ranks:
         top = [v for v, k in ranks.items() if k == 1]
         text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
     c = result.ceiling
     if c is not None and c.value is not None and c.value != 0:
-        text += f"; the human ceiling is {fmt(c.value)}, so it reaches {best.value / c.value:.0%} of it"
+        text += (f"; the human ceiling is {fmt(c.value)}, so {'it reaches' if len(tied) == 1 else 'they reach'} "
+                 f"{best.value / c.value:.0%} of it")
     return text + "."
 
 
@@ -250,6 +341,9 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
     setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
     what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
+    for line in warning_lines(result):  # what changes the numbers' meaning, before the numbers
+        (out if form == "table" else err).print(Text.assemble(("warning", "yellow"), line[len("warning"):]),
+                                                soft_wrap=True)
     if form == "table":
         rich_table = Table(title=plain(table.title, "table.title"))
         for i, col in enumerate(table.header):
@@ -267,14 +361,15 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     line = reading(result, two_sided=two_sided, ranks=ranks)
     if line:
         notes.print(f"reading: {line}", highlight=False, soft_wrap=True, markup=False)
-    where = f"{setting['resampling']['method']}, {setting['resampling']['n_resamples']} resamples, " \
-            f"seed {setting['seed']}" if setting.get("resampling") else None
-    notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}; grouping: {setting['grouping']}"
+    label = "" if result.words.name == f"{level} level" else f" ({result.words.name})"
+    notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}{label}; grouping: {setting['grouping']}"
                 + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
-                + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else "")
-                + (f"; 95% intervals: {where}" if where else ""), highlight=False, soft_wrap=True)
-    if result.level_warning:
-        notes.print(f"[yellow]warning[/] (!): {escape(result.level_warning)}", highlight=False, soft_wrap=True)
+                + (f"; {setting['n_permutations']} permutations per system pair" if statistic == "spa" else ""),
+                highlight=False, soft_wrap=True)
+    notes.print(f"CI: {result.interval_label}, the same draws for every metric and the human ceiling",
+                highlight=False, soft_wrap=True, markup=False)
+    for column, why in (result.empty_columns or {}).items():
+        notes.print(f"{column}: empty on every row: {why}", highlight=False, soft_wrap=True, markup=False)
     if statistic == "acc-t" and result.tie_baseline is not None:
         notes.print(f"ties every pair: acc-t of a metric that ties every pair, {fmt(result.tie_baseline)} (the share "
                     "of human ties); a metric near it may only have learned to tie", highlight=False,
@@ -303,13 +398,20 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     if result.baseline:
         kind = "two-sided" if two_sided else "one-sided"
         claim = "differs from" if two_sided else "exceeds"
-        notes.print(f"** p < 0.01, * p < 0.05: {kind} {TESTS[setting['test']]} that the metric's {what} {claim} "
-                    f"{result.baseline}'s" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
-                                              f"{result.resamples} resamples" if setting["test"] != "williams"
-                                              else ""), highlight=False, soft_wrap=True, markup=False)
+        adjusted = "p" if result.correction == "none" else "adjusted p"
+        notes.print(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.baseline_family}): {kind} "
+                    f"{TESTS[setting['test']]} that the metric's {what} {claim} {result.baseline}'s; the column "
+                    f"shows the unadjusted p" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
+                                                 f"{result.resamples} resamples" if setting["test"] != "williams"
+                                                 else ""), highlight=False, soft_wrap=True, markup=False)
     if ranks:
+        from meta_eval.stats.clusters import family_label
+
+        n = len([r for r in results if r.value is not None])
         notes.print("rank: significance clusters (mt-metrics-eval's rule: a variant starts a new cluster when a "
-                    "variant of the current one is significantly better, all-pairs permutation tests, Holm)",
+                    f"variant of the current one is significantly better at p <= {result.alpha:g}; all-pairs "
+                    f"{TESTS[setting['test']]}, "
+                    f"{family_label(result.correction, n * (n - 1) // 2, 'pairs', every=True)})",
                     highlight=False, soft_wrap=True, markup=False)
     for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
         notes.print(f"note: {note}", highlight=False, markup=False)
@@ -401,6 +503,9 @@ def print_protocol(doc: dict, out: Console) -> None:
             p_cell = ["(baseline)" if r.metric == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
             table.add_row("-", plain(r.metric), fmt(value), "-", "-", *(p_cell if baseline else []), "no printed number")
         out.print(table)
+        if baseline:
+            out.print(f"** p < 0.01, * p < 0.05: one-sided {test} against {baseline}, unadjusted (no correction over the "
+                      "comparisons), as papers print them", highlight=False, markup=False)
         if part.spa_seed is not None:
             out.print(f"spa: {part.permutations} permutations per system pair, signs drawn with seed {part.spa_seed}",
                       highlight=False, markup=False)
@@ -442,9 +547,74 @@ def print_scores(result, out: Console, show: int = 3) -> None:
         out.print(f"  {ms.signature}", highlight=False, soft_wrap=True, markup=False)
 
 
+def overstatement_words(diff: float, tolerance: float = 0.0005) -> str:
+    """The paper protocol's ungrouped - grouped difference in words, by sign and size: within ``tolerance`` (half
+    the tables' last digit) the protocols agree; otherwise which one is higher and by how much."""
+    if abs(diff) < tolerance:
+        return f"ungrouped - grouped = {diff:+.4f}: the two protocols agree (|difference| < {tolerance:g})"
+    if diff > 0:
+        return f"ungrouped - grouped = {diff:+.4f}: splitting rows at random overstates by {diff:.4f}"
+    return f"ungrouped - grouped = {diff:+.4f}: splitting rows at random gives {-diff:.4f} less than by document"
+
+
+def print_nested(result, out: Console, err: Console) -> None:
+    """``meta-eval learn`` (nested protocol): the held-out estimate with its interval, the paired tests against the
+    best single feature and the baseline, the choices and weights per outer fold, the final model."""
+    n, model, jset = result.nested, result.model, result.data.jset
+    corr = n.kind
+    p_res = n.resamples
+    out.print(f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge to "
+              f"'{result.data.spec}'; {n.scheme()}", highlight=False, soft_wrap=True)
+    table = Table(title=f"Held-out {corr} (pooled predictions of the outer folds); {n.interval_label()}; p: "
+                        "two-sided paired bootstrap test on the same rows and draws")
+    for col in ("metric", "role", corr, "95% CI", "learned - it", "95% CI (difference)", "p"):
+        table.add_column(col, justify="left" if col in ("metric", "role") else "right")
+
+    def ci(a, b):
+        return "-" if a is None else f"[{fmt(a)}, {fmt(b)}]"
+
+    table.add_row("learned (" + " + ".join(n.features) + ")", "nested held-out", fmt(n.value), ci(n.low, n.high),
+                  "", "", "", style="bold")
+    for c in n.comparisons:
+        table.add_row(c.feature, c.role, fmt(c.value), ci(c.low, c.high),
+                      "-" if c.difference is None else f"{c.difference:+.3f}", ci(c.diff_low, c.diff_high),
+                      fmt_p(c.p, p_res))
+    out.print(table)
+    folds = Table(title="Outer folds: what the inner cross-validation chose on each training part")
+    for col in ("fold", "held-out rows", "features", "alpha", "inner mean", f"held-out {corr}"):
+        folds.add_column(col, justify="left" if col == "features" else "right")
+    for f in n.fold_results:
+        folds.add_row(str(f.fold + 1), str(f.test_rows), " + ".join(f.features), f"{f.alpha:g}", fmt(f.inner),
+                      fmt(f.correlation))
+    out.print(folds)
+    wtable = Table(title=f"Weights (standardised): mean ± sd over the {n.folds} outer folds (0 where a fold did not "
+                         f"choose the feature), and the final model fitted on all {len(jset)} rows (alpha "
+                         f"{n.alpha:g})")
+    for col in ("feature", "folds", "outer folds", "final (standardised)", "final (raw)"):
+        wtable.add_column(col, justify="left" if col == "feature" else "right")
+    final = dict(zip(model.features, zip(model.weights, model.raw_weights)))
+    for name, w in n.weights.items():
+        fw = final.get(name)
+        wtable.add_row(name, f"{w['folds_chosen']}/{n.folds}", f"{w['mean']:.4f} ± {w['sd']:.4f}",
+                       "-" if fw is None else f"{fw[0]:.4f}", "-" if fw is None else f"{fw[1]:.4f}")
+    for name in model.features:
+        if name not in n.weights:
+            wtable.add_row(name, f"0/{n.folds}", "-", f"{final[name][0]:.4f}", f"{final[name][1]:.4f}")
+    out.print(wtable)
+    if result.settings.get("baseline") is None:
+        out.print("no baseline test: the default baseline rougeL-f is not among the features (--baseline VARIANT)",
+                  highlight=False)
+    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x {n.inner_folds} "
+              f"inner folds x {len(n.alphas)} alphas, {n.resamples} bootstrap resamples)", highlight=False)
+
+
 def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
-    """``meta-eval learn``: the feature sets by held-out correlation, the search, the best set's weights (over the
-    splits and in the final fit) and its grouped vs ungrouped correlation; the time on ``err``."""
+    """``meta-eval learn``: the nested protocol's report (:func:`print_nested`), or the paper protocol's feature
+    sets by held-out correlation, the search, the best set's weights (over the splits and in the final fit) and its
+    grouped vs ungrouped correlation; the time on ``err``."""
+    if result.nested is not None:
+        print_nested(result, out, err)
+        return
     outcome, best, model, jset = result.outcome, result.outcome.best, result.model, result.data.jset
     settings = result.settings
     correlation, splits, alpha = settings["correlation"], settings["splits"], settings["alpha"]
@@ -457,9 +627,9 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
              f"({settings['train_fraction']:.0%} train); search: {outcome.strategy}")
     table = Table(title=title)
     grouped = result.grouped
-    columns_shown = (("#", "features", "size", "grouped (by document)", "95% interval", "ungrouped",
+    columns_shown = (("#", "features", "size", "grouped (by document)", "spread over splits", "ungrouped",
                       "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
-                                                              "95% interval"))
+                                                              "spread over splits"))
     for col in columns_shown:
         table.add_column(col, justify="left" if col == "features" else "right")
     results = outcome.results
@@ -492,12 +662,15 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     if best.grouped is not None and best.overstatement is not None:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.grouped.mean)} "
                   f"{ci(best.grouped)} with each document on one side; {fmt(best.ungrouped.mean)} "
-                  f"{ci(best.ungrouped)} with rows split at random: ungrouped - grouped = {best.overstatement:+.4f} "
-                  f"({'the ungrouped protocol overstates' if best.overstatement > 0 else 'no overstatement'})",
+                  f"{ci(best.ungrouped)} with rows split at random: {overstatement_words(best.overstatement)}",
                   highlight=False)
     else:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.ungrouped.mean)} "
                   f"{ci(best.ungrouped)} with rows split at random", highlight=False)
+    out.print("paper protocol: the feature set is chosen on the same splits it is reported on (optimistic), alpha "
+              "is fixed, and [low, high] is the spread of the held-out correlation over splits (2.5th-97.5th "
+              "percentiles), not a confidence interval; --protocol nested gives a held-out estimate with one",
+              highlight=False)
     err.print(f"  learning: {result.learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
               f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
 
@@ -507,6 +680,7 @@ def print_judgment_set(jset, out: Console) -> None:
     from dataclasses import replace
 
     from meta_eval.evaluate import check_level
+    from meta_eval.units import level_words
 
     d = jset.describe()
     out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
@@ -525,6 +699,8 @@ def print_judgment_set(jset, out: Console) -> None:
         text += (f"; {d['rows_without_system']} of {d['rows']} rows have no system (the first: "
                  f"{d['first_row_without_system']})")
     add("systems", text)
+    if d.get("multi_system_rows"):
+        add("rows naming several systems", d["multi_system_rows"])
     for dim, c in d["dimensions"].items():
         add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
             f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
@@ -538,18 +714,21 @@ def print_judgment_set(jset, out: Console) -> None:
     repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
                                           "rows), e.g. " + "; ".join(d["repeated_examples"]))
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
+    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
     dim = jset.default_dimension
     for level in ("global", "summary", "system"):
         prefix = ""
+        label = level_words(jset.task, level).name
+        label = f"{level} level" if label == f"{level} level" else f"{level} level = {label}"
         try:
             scored = jset.scored(dim)
             if scored.duplicates == "error" and scored.repeated_pairs():
                 prefix = "only with --duplicates mean or first; then "
                 scored = replace(scored, duplicates="mean")
             units = check_level(scored, dim, level)
-            add(f"{level} level ({dim})", f"{prefix}yes: {units}")
+            add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
-            add(f"{level} level ({dim})", f"{prefix}no: {exc}")
+            add(f"{label} ({dim})", f"{prefix}no: {exc}")
     for note in d["notes"]:
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
@@ -607,4 +786,18 @@ def print_protocols(out: Console) -> list[str]:
         out.print(f"  {proto.citation}", highlight=False, markup=False, soft_wrap=True)
     for problem in problems:
         out.print(f"broken protocol file: {problem}", highlight=False, markup=False)
+    return problems
+
+
+def protocol_problems(doc: dict) -> list[str]:
+    """What makes ``run --protocol`` exit 1: the cells that do not reproduce the paper without an explanation (with
+    :func:`protocol_summary`), and the metrics that could not run here; empty when every cell is accounted for."""
+    problems = [f"{c['part']}/{c['variant']} (meta-eval {c['meta_eval']:.{min(c['decimals'] + 1, 8)}f}, printed "
+                f"{c['printed_text']}, tolerance {c['tolerance']:g})" for p in doc["parts"] for c in p["cells"]
+                if c["verdict"] == "MISMATCH"]
+    if problems:
+        problems = [f"{protocol_summary(doc)}; unexplained: {', '.join(problems)}"]
+    if doc["_missing"]:
+        problems.append("the protocol needs metrics that could not run here: "
+                        + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
     return problems

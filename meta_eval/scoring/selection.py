@@ -13,8 +13,9 @@ from typing import Iterable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["build", "choose_metrics", "group_skips", "load_plugins", "metric_config", "named_skips", "option_list",
-           "parse_options", "requested_names"]
+__all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "VariantChoice", "build", "choose_metrics", "default_variant",
+           "group_skips", "load_plugins", "match_variants", "metric_config", "named_skips", "option_list",
+           "parse_options", "parse_variants", "requested_names", "resolve_metric_choice", "variant_families"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
@@ -162,3 +163,222 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
     if unused and chosen:
         raise MetaEvalError(f"no chosen metric takes the option(s) {', '.join(sorted(unused))}")
     return chosen, skipped
+
+
+# -- variants: which of a metric's outputs are shown ------------------------------------------------------------
+# One syntax on every command (run, score, probe, learn, leaderboard publish) and in the Python API:
+#   --variants LIST / variants="LIST": only the variants LIST names ("all": every variant);
+#   -m VARIANT (a variant or a variant family named where a metric name goes): that metric, with those variants.
+
+DEFAULT_RULE = "every variant but ROUGE's precision and recall"
+"""The default choice of variants, the same on every command; ``--variants all`` shows every variant."""
+
+
+def default_variant(variant: str) -> bool:
+    """Whether ``variant`` is shown when no variant is chosen (:data:`DEFAULT_RULE`): every variant but ROUGE's
+    precision (``-p``) and recall (``-r``): their F-measure (``-f``, Lin 2004) is the one the leaderboards have
+    always shown, and ``--variants all`` brings the others back."""
+    return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
+
+
+ALL_VARIANTS = "all"
+
+
+def variant_families(variants: Sequence[str]) -> dict[str, list[str]]:
+    """:func:`meta_eval.metrics.registry.variant_families` (``rouge1`` for ``rouge1-p``, ``rouge1-r``,
+    ``rouge1-f``)."""
+    from meta_eval.metrics.registry import variant_families as families
+
+    return families(variants)
+
+
+def match_variants(token: str, metric: str, variants: Sequence[str]) -> list[str]:
+    """:func:`meta_eval.metrics.registry.match_variants`: the variants of ``metric`` that ``token`` names."""
+    from meta_eval.metrics.registry import match_variants as match
+
+    return match(token, metric, variants)
+
+
+def parse_variants(variants: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """``--variants`` as a tuple of names (None: not given); a list is taken as given, a string split on ','."""
+    if variants is None:
+        return None
+    tokens = [t.strip() for t in (variants.split(",") if isinstance(variants, str) else variants)]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        raise MetaEvalError("--variants is empty: name variants (e.g. rouge1-f,rougeL-f), families (rouge1), "
+                            "patterns (rouge*-f) or 'all'")
+    return tuple(dict.fromkeys(tokens))
+
+
+class VariantChoice:
+    """Which variants of the chosen metrics are shown: ``--variants`` and the variants named with ``-m``.
+
+    Built by :func:`resolve_metric_choice`; :meth:`shown` gives a metric's shown variants, :meth:`apply` filters
+    scored metrics, :meth:`as_dict` is what the JSON records (so a run can be reproduced).
+
+    Rules (docs/metrics.md, "Choosing variants"): with ``--variants``, a metric shows the variants it names (or
+    every variant with ``all``); without it, the :data:`DEFAULT_RULE`. A metric named through a variant
+    (``-m rouge1-f``) shows the variants named that way, added to what the rest gives when the metric is also
+    named by its own name.
+    """
+
+    def __init__(self, given: tuple[str, ...] | None, through_metric: Mapping[str, Sequence[str]],
+                 named: set[str], every_by_default: bool = False):
+        self.given = given
+        self.every_by_default = every_by_default  # learn: a metric's variants are its features
+        self.through_metric = {m: tuple(ts) for m, ts in through_metric.items()}
+        self.named = set(named)  # metrics named by their own name (or chosen by default / 'all')
+        self.always: set[str] = set()  # variants shown whatever the rule (an explicit --baseline)
+
+    @property
+    def default(self) -> bool:
+        return self.given is None and not self.through_metric
+
+    def shown(self, metric: str, variants: Sequence[str]) -> list[str]:
+        """The shown variants of ``metric`` (in its order)."""
+        keep = {v for v in variants if v in self.always}
+        for token in self.through_metric.get(metric, ()):
+            keep.update(match_variants(token, metric, variants))
+        if metric not in self.through_metric or metric in self.named or ALL_VARIANTS in self.named:
+            if self.given is not None:
+                for token in self.given:
+                    keep.update(match_variants(token, metric, variants))
+            else:
+                keep.update(v for v in variants if self.every_by_default or default_variant(v))
+        return [v for v in variants if v in keep]
+
+    def check(self, available: Mapping[str, Sequence[str]]) -> None:
+        """Raise :class:`MetaEvalError` for a ``--variants`` name that names no variant of the chosen metrics
+        (``available``: metric -> its variants), listing them."""
+        unknown = [t for t in self.given or () if t != ALL_VARIANTS
+                   and not any(match_variants(t, m, vs) for m, vs in available.items())]
+        if unknown:
+            raise MetaEvalError(f"--variants: unknown variant(s) {', '.join(map(repr, unknown))}; the chosen "
+                                f"metrics' variants: {_describe_variants(available)}")
+
+    def narrow(self, chosen: Sequence, skipped: list, requested: str | None) -> list:
+        """The metric objects of ``chosen`` with a shown variant; one without is added to ``skipped`` (with the
+        reason) when it was chosen by default, and is an error when ``requested`` names it."""
+        named = {m.strip() for m in (requested or "").split(",")}
+        kept = []
+        for metric in chosen:
+            if self.shown(metric.name, list(metric.variants)):
+                kept.append(metric)
+                continue
+            why = f"none of its variants ({', '.join(metric.variants)}) is chosen ({self.describe()})"
+            if metric.name in named:
+                raise MetaEvalError(f"-m {metric.name}: {why}; add its variants to --variants or leave it out")
+            skipped.append((metric.name, why))
+        return kept
+
+    def apply(self, scored: Sequence) -> list:
+        """``scored`` (:class:`~meta_eval.scoring.runner.MetricScores`) with only the shown variants; a metric left
+        with none is dropped."""
+        from dataclasses import replace
+
+        kept = []
+        for ms in scored:
+            shown = self.shown(ms.metric, list(ms.scores))
+            if not shown:
+                continue
+            if len(shown) == len(ms.scores):
+                kept.append(ms)
+                continue
+            system = None if ms.system is None else {v: s for v, s in ms.system.items() if v in shown}
+            kept.append(replace(ms, scores={v: ms.scores[v] for v in shown}, system=system))
+        return kept
+
+    def hidden(self, scored: Sequence) -> list[str]:
+        """The variants of ``scored`` that are not shown."""
+        return [v for ms in scored for v in ms.scores if v not in self.shown(ms.metric, list(ms.scores))]
+
+    def describe(self) -> str:
+        """The rule in words, as the JSON and the notes say it."""
+        parts = []
+        if self.given is not None:
+            parts.append("every variant" if ALL_VARIANTS in self.given else f"--variants {','.join(self.given)}")
+        for metric, tokens in self.through_metric.items():
+            parts.append(f"{metric}: {','.join(tokens)} (named with -m)")
+        if self.given is None:
+            parts.append("every variant (the default of learn's features)" if self.every_by_default
+                         else f"the default: {DEFAULT_RULE}")
+        return "; ".join(parts)
+
+    def as_dict(self, scored: Sequence = ()) -> dict:
+        """What the JSON records: the choice as given, the rule in words, the variants shown and hidden."""
+        return {"given": list(self.given) if self.given is not None else None,
+                "named_with_metrics": {m: list(ts) for m, ts in self.through_metric.items()},
+                "rule": self.describe(),
+                "shown": [v for ms in self.apply(scored) for v in ms.scores],
+                "hidden": self.hidden(scored)}
+
+
+def available_variants(chosen: Sequence, skipped: Sequence[tuple[str, str]] = (),
+                       imported: Sequence = ()) -> dict[str, list[str]]:
+    """metric -> its variants, for the chosen metric objects, the skipped metrics (their class's variants: a name
+    in ``--variants`` may belong to a metric that cannot run here) and imported scores."""
+    import meta_eval.metrics.registry as registry
+
+    found = {m.name: list(m.variants) for m in chosen}
+    for name, _ in skipped:
+        try:
+            found.setdefault(name, list(registry.get_class(name).variants))
+        except (registry.UnknownMetricError, Exception):  # a broken plugin has no variants to offer
+            pass
+    for imp in imported:
+        found.setdefault(imp.name, list(imp.table.variants))
+    return found
+
+
+def _describe_variants(available: Mapping[str, Sequence[str]]) -> str:
+    return "; ".join(f"{m}: {', '.join(vs)}" for m, vs in available.items()) or "none"
+
+
+def resolve_metric_choice(requested: str | Sequence[str] | None, variants: str | Sequence[str] | None = None,
+                          *, keep_names: Iterable[str] = (), every_by_default: bool = False
+                          ) -> tuple[str | None, VariantChoice]:
+    """(the metric names to choose, the :class:`VariantChoice`) from ``--metrics`` and ``--variants``.
+
+    A name in ``requested`` that is no metric but a variant or a family of one metric's variants (``rouge1-f``,
+    ``rouge1``, ``bertscore-f``) stands for that metric with those variants. ``keep_names`` (imported metrics'
+    names) are left as they are. ``every_by_default`` (``learn``, whose variants are features): a metric without a
+    chosen variant keeps every variant instead of :data:`DEFAULT_RULE`. A name that names variants of two metrics,
+    or nothing, raises :class:`MetaEvalError` (the latter with the registry's message and the close variants).
+    """
+    import meta_eval.metrics.registry as registry
+
+    given = parse_variants(variants)
+    requested = requested_names(requested)
+    if not requested:
+        return requested, VariantChoice(given, {}, set(), every_by_default)
+    keep = set(keep_names)
+    names, through, named = [], {}, set()
+    for token in [m.strip() for m in requested.split(",") if m.strip()]:
+        if token == registry.ALL or token in keep or registry.is_named_only(token) or registry.known(token):
+            names.append(token)
+            named.add(token)
+            continue
+        owners = registry.variant_owners(token)
+        if len(owners) > 1:
+            raise MetaEvalError(f"-m {token}: names variants of {len(owners)} metrics ("
+                                + "; ".join(f"{m}: {', '.join(vs)}" for m, vs in owners.items())
+                                + "); name the metric, with --variants")
+        if not owners:
+            try:
+                registry.get_class(token)  # the registry's message (close names, broken plugins)
+            except registry.UnknownMetricError as exc:
+                close = registry.close_variants(token)
+                owners = {m: vs for v in close for m, vs in registry.variant_owners(v).items()}
+                hint = "; ".join(f"{m}'s variants: {', '.join(registry.get_class(m).variants)}" for m in owners)
+                raise MetaEvalError(f"unknown metric or variant {token!r}"
+                                    + (f" (did you mean {', '.join(close)}?); {hint}" if close else "")
+                                    + f"; {exc}") from None
+            names.append(token)
+            named.add(token)
+            continue
+        (metric, _), = owners.items()
+        names.append(metric)
+        through.setdefault(metric, []).append(token)
+    names = list(dict.fromkeys(names))
+    return ",".join(names), VariantChoice(given, through, named, every_by_default)

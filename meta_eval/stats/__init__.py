@@ -30,7 +30,18 @@ between the two metrics, Deutsch et al. 2021) for the correlations, PDP and ``ac
 the swap of the two metrics' per-pair outcomes, each keeping its own epsilon (mt-metrics-eval's
 ``PairwisePermutationSigDiff``, which the WMT23/24 tasks use for acc-t); for SPA WMT24's cell-swap test with both
 SPAs recomputed. The global level of the correlations keeps the Williams test (Clark et al. 2019, Graham &
-Baldwin 2014) in :func:`meta_eval.evaluate.evaluate`.
+Baldwin 2014), the SMS paper's test, for the table (:func:`meta_eval.evaluate.evaluate`) AND the all-pairs matrix,
+clusters and boards: it is what the published global-level results report, it is exact (no resamples, so no seed),
+and one test per (statistic, level) means the clusters must use it too. It treats the rows as independent; where
+rows share documents, the summary and system levels' permutation tests are the ones to lean on.
+
+One draw per question: :func:`versus` and :func:`pvalue_matrix` give the same p-value for the same pair, bit for
+bit, whatever the other metrics: each pair's resamples come from ``numpy.random.default_rng(seed)`` alone (common
+random numbers: all pairs see the same permutation masks), and each pair is computed once, in a canonical order of
+its two metrics, and read from its two tails.
+
+Intervals: BOOT-BOTH at every level, the global one included (the same draws as the leaderboards), and
+:func:`interval_label` says what every interval is.
 
 Every function takes a stack ``X`` (n_metrics, n_docs, n_systems) oriented so that higher is better, and the human
 matrix ``Z`` (n_docs, n_systems), NaN where a cell is missing (see :mod:`meta_eval.matrix`).
@@ -55,13 +66,17 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "StatisticError", "Estimate",
-           "check_statistic", "describe", "point", "interval", "versus", "pvalue_matrix", "ceiling", "tie_baseline"]
+           "check_statistic", "describe", "interval_label", "point", "interval", "versus", "pvalue_matrix", "ceiling",
+           "tie_baseline", "SPA_BLOCK"]
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
 STATISTICS = CORRELATIONS + ("pdp",) + PAIRWISE + ("spa",)
 LEVELS = ("global", "summary", "system")
 GROUPING = {"global": "none", "summary": "item", "system": "system"}
+#: SPA's tests stop early as WMT24's ``Task`` does: every 100 resamples, when p < 0.02 or p > 0.5 (one rule for
+#: :func:`versus` and :func:`pvalue_matrix`).
+SPA_BLOCK = 100
 _RESAMPLING = CORRELATIONS + ("pdp",)  # computed by meta_eval.stats.resampling (PDP through meta_eval.stats.pdp)
 _LEVELS_OF = {**{s: LEVELS for s in CORRELATIONS + PAIRWISE}, "pdp": ("summary",), "spa": ("system",)}
 _WHY_NOT = {"spa": "WMT24's soft pairwise accuracy compares systems through permutation tests over their segments",
@@ -115,13 +130,16 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
              epsilon: float | None = None, n_permutations: int | None = None, confidence: float = 0.95,
              spa_seed: int | None = None) -> dict:
     """What a result was computed with: statistic, paper, level, WMT23 grouping, resampling, test and seed (SPA:
-    also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first)."""
+    also the seed of its permutation signs, ``spa_seed``; None: drawn from ``seed`` first; and the early stopping of
+    its test). ``test`` is the one test of (statistic, level): the table, the p-value matrix, the clusters, the
+    heatmap, the JSON and the boards all use it (``williams`` at the global level of the correlations)."""
     check_statistic(statistic, level)
     global_corr = statistic in CORRELATIONS and level == "global"
+    resampling = {"method": "boot-documents" if statistic == "spa" else "boot-both", "n_resamples": n_resamples,
+                  "confidence": confidence, "seed": seed}
+    resampling["label"] = interval_label(resampling)
     doc = {"statistic": statistic, "paper": _PAPER[statistic], "level": level, "grouping": GROUPING[level],
-           "resampling": None if global_corr else {
-               "method": "boot-documents" if statistic == "spa" else "boot-both", "n_resamples": n_resamples,
-               "confidence": confidence, "seed": seed},
+           "resampling": resampling,
            "test": _test_name(statistic, level), "test_resamples": None if global_corr else n_resamples,
            "seed": seed}
     if statistic == "acc-eq":
@@ -129,7 +147,42 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
     if statistic == "spa":
         doc["n_permutations"] = n_permutations
         doc["spa_seed"] = spa_seed
+        doc["early_stopping"] = f"every {SPA_BLOCK} resamples, p < 0.02 or p > 0.5 (WMT24)"
     return doc
+
+
+#: What each resampling method draws with replacement (the units of the interval's label).
+RESAMPLED = {"boot-both": "BOOT-BOTH: documents (items) and systems drawn with replacement",
+             "boot-documents": "documents (items) drawn with replacement, every system kept",
+             "boot-both within groups": "BOOT-BOTH within each language pair: documents (items) and systems drawn "
+                                        "with replacement inside their pair"}
+
+
+def interval_label(resampling: dict | None, short: bool = False) -> str:
+    """What an interval is, in one phrase: confidence, percentile bootstrap, the units resampled, resamples, seed.
+
+    The one label printed under ``meta-eval run``'s table, kept in the JSON (``resampling["label"]``) and on the
+    leaderboards, so that every output says the same thing about the same interval. Every level resamples the
+    (document x system) matrix (Deutsch, Dror & Roth 2021, section 4): at the global level a row is in a resample
+    through its document and its system.
+
+    >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0})
+    '95% percentile bootstrap interval (BOOT-BOTH: documents (items) and systems drawn with replacement; 1000 resamples, seed 0)'
+    >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0}, short=True)
+    '95% percentile bootstrap CI (boot-both, 1000 resamples, seed 0)'
+    >>> interval_label(None)
+    'no interval'
+
+    ``short``: the same facts in the method's name, for a figure's axis.
+    """
+    if not resampling:
+        return "no interval"
+    conf = 100 * float(resampling.get("confidence") or 0.95)
+    n, seed = resampling.get("n_resamples"), resampling.get("seed")
+    what, units, sep = ("CI", resampling["method"], ", ") if short else \
+        ("interval", RESAMPLED.get(resampling["method"], resampling["method"]), "; ")
+    return (f"{conf:g}% percentile bootstrap {what} ({units}"
+            + (f"{sep}{n} resamples" if n is not None else "") + (f", seed {seed}" if seed is not None else "") + ")")
 
 
 def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutations: int = 1000,
@@ -208,12 +261,20 @@ def interval(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed:
 
 def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
            epsilon: float = 0.0, n_permutations: int = 1000, spa_seed: int | None = None) -> float:
-    """One-sided p-value that metric A's statistic is higher than metric B's (the test of :func:`describe`)."""
+    """One-sided p-value that metric A's statistic is higher than metric B's (the test of :func:`describe`).
+
+    A pure function of (X_a, X_b, Z, statistic, level, n_resamples, seed, options): equal bit for bit to
+    ``pvalue_matrix(X, ...)[i, j]`` for X[i] = X_a and X[j] = X_b, whatever else X holds. The global level of the
+    correlations is the Williams test of Clark et al. (2019) over the judged cells (no resamples); every other
+    (statistic, level) a permutation test drawn from ``numpy.random.default_rng(seed)``; SPA with WMT24's early
+    stopping (:data:`SPA_BLOCK`).
+    """
     check_statistic(statistic, level)
     if statistic in _RESAMPLING:
         if level == "global":
-            raise StatisticError("at the global level the correlations are compared with the Williams test "
-                                 "(meta_eval.evaluate.evaluate)")
+            from meta_eval.stats.significance import williams_pair
+
+            return williams_pair(*_cells(Z, X_a, X_b), statistic)
         from meta_eval.stats.resampling import permutation_test
 
         return float(permutation_test(X_a, X_b, Z, level, statistic, n_resamples, seed))
@@ -225,7 +286,16 @@ def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
                                       **({"epsilon": epsilon} if statistic == "acc-eq" else {})))
     from meta_eval.stats.spa import spa_permutation_test
 
-    return float(spa_permutation_test(X_a, X_b, Z, n_resamples, n_permutations, seed, sign_seed=spa_seed).pvalue)
+    return float(spa_permutation_test(X_a, X_b, Z, n_resamples, n_permutations, seed, block_size=SPA_BLOCK,
+                                      sign_seed=spa_seed).pvalue)
+
+
+def _cells(Z, *X) -> list[np.ndarray]:
+    """The judged cells of Z and of each matrix in X, flattened in (document, system) order: the rows of the global
+    level."""
+    Z = np.asarray(Z, dtype=float)
+    keep = ~np.isnan(Z)
+    return [Z[keep]] + [np.asarray(x, dtype=float)[keep] for x in X]
 
 
 def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
@@ -233,10 +303,20 @@ def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
     """p[i, j]: one-sided p-value that metric i beats metric j, for
     :func:`meta_eval.stats.clusters.significance_clusters`.
 
-    SPA uses WMT24's early stopping (checks every 100 resamples; stops when p < 0.02 or p > 0.5), which the
-    leaderboards state; the other statistics run all ``n_resamples``.
+    ``p[i, j]`` equals :func:`versus` of (X[i], X[j]) with the same arguments exactly, whatever the other metrics
+    and their order: every pair's resamples come from a generator seeded by ``seed`` alone (common random numbers:
+    every pair sees the same permutation masks), each pair computed once in a canonical order of its two metrics.
+    The global level of the correlations is the Williams test (deterministic, :func:`meta_eval.stats.significance.
+    williams_pvalues` over the judged cells), as in :func:`versus` and the table. SPA uses WMT24's early stopping
+    (checks every 100 resamples; stops when the p-value of the metric with the higher SPA is < 0.02 or > 0.5) here
+    and in :func:`versus`; the other statistics run all ``n_resamples``.
     """
     check_statistic(statistic, level)
+    if statistic in CORRELATIONS and level == "global":
+        from meta_eval.stats.significance import williams_pvalues
+
+        z, *xs = _cells(Z, *np.asarray(X, dtype=float))
+        return williams_pvalues(z, xs, statistic)
     if statistic in _RESAMPLING:
         from meta_eval.stats.resampling import pairwise_permutation_pvalues
 
@@ -249,5 +329,5 @@ def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
                                             **({"epsilon": epsilon} if statistic == "acc-eq" else {}))
     from meta_eval.stats.spa import pairwise_spa_pvalues
 
-    return pairwise_spa_pvalues(X, Z, n_resamples, n_permutations, seed, block_size=100,
+    return pairwise_spa_pvalues(X, Z, n_resamples, n_permutations, seed, block_size=SPA_BLOCK,
                                 sign_seed=spa_seed).pvalues

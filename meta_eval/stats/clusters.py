@@ -32,9 +32,27 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "holm", "adjust_pvalues", "significance_clusters"]
+__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "holm", "adjust_pvalues", "family_label", "significance_clusters"]
 
 CORRECTIONS = ("holm", "bh", "none")
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+
+
+def family_label(correction: str, m: int, family: str, every: bool = False) -> str:
+    """The multiple-comparison rule and its family in words, as every star, cluster and "significantly" names it.
+
+    Examples
+    --------
+    >>> family_label("holm", 11, "comparisons with the baseline")
+    'Holm over the 11 comparisons with the baseline'
+    >>> family_label("holm", 66, "pairs", every=True), family_label("none", 3, "pairs", every=True)
+    ('Holm over all 66 pairs', 'unadjusted (no correction over all 3 pairs)')
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
+    over = f"{'all' if every else 'the'} {m} {family}"
+    return f"unadjusted (no correction over {over})" if correction == "none" else \
+        f"{CORRECTION_NAMES[correction]} over {over}"
 
 
 def _pvalues(p) -> np.ndarray:

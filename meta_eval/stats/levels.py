@@ -9,6 +9,11 @@ Missing values are explicit: NaN in ``metric`` or ``human`` raises ``ValueError`
 which drops those rows first (and reports how many in the result). At the summary level, documents with fewer than
 3 scored systems or with constant scores have no correlation; they are left out of the average and counted.
 
+These functions take one row per (document, system) cell. For a judgment set, pass the cells of
+:func:`meta_eval.units.level_cells` (a repeated pair averaged into one cell under the set's duplicates policy, a row
+whose system names two systems, chaganty's ``ml;ml+rl``, in the cell of each): then the value and ``n`` are those
+``meta-eval run`` prints at that level.
+
 Example
 -------
 >>> import numpy as np

@@ -76,7 +76,8 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
-                                  _draw_indices, _metric_stack, _pair, _positive_int, _rng, _standardize,
+                                  _common_seed, _draw_indices, _fresh, _metric_stack, _pair, _positive_int,
+                                  _reversed, _rng, _standardize,
                                   _system_means, percentile_interval, snap)
 
 __all__ = ["LEVELS", "STATISTICS", "PERMUTATION_METHODS", "GLOBAL_MAX_CELLS", "PairwiseStat", "pairwise_accuracy",
@@ -672,10 +673,33 @@ def _pair_counts(pair, Z, level, epsilons) -> tuple[np.ndarray, np.ndarray, np.n
     return weight, (ca & ~cb).reshape(shape).sum(axis=1), (cb & ~ca).reshape(shape).sum(axis=1)
 
 
+def _ordered_counts(a: np.ndarray, b: np.ndarray, Z: np.ndarray, level: str, statistic: str, eps2: np.ndarray,
+                    n_resamples: int, seed, resample: str,
+                    swaps: np.ndarray | None = None) -> tuple[int, int, int]:
+    """(#(delta* >= observed), #(delta* <= observed), #valid) for H1: a beats b, computed in the canonical order of
+    the pair (:func:`meta_eval.stats.resampling._reversed`) from ``default_rng(seed)`` (common random numbers:
+    ``swaps``, the score-swap masks, are the same for every pair), so that (a, b) and (b, a) are one computation."""
+    flip = _reversed(a, b)
+    pair = np.stack([b, a] if flip else [a, b])
+    eps = eps2[::-1] if flip else eps2
+    if swaps is None and resample != "pairs":
+        swaps = _swap_masks(seed, n_resamples, Z, resample)
+    _, ge, le, valid = _permutation_counts(pair, Z, level, statistic, eps, n_resamples,
+                                           _fresh(seed), resample, swaps)
+    return (le, ge, valid) if flip else (ge, le, valid)
+
+
+def _swap_masks(seed, n_resamples: int, Z: np.ndarray, resample: str) -> np.ndarray:
+    n_docs, n_systems = Z.shape
+    mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
+    return _fresh(seed).random((n_resamples, *mask_shape)) < 0.5
+
+
 def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: str, eps2: np.ndarray,
-                        n_resamples: int, rng: np.random.Generator, resample: str) -> tuple[float, int, int, int]:
+                        n_resamples: int, rng: np.random.Generator, resample: str,
+                        swaps: np.ndarray | None = None) -> tuple[float, int, int, int]:
     """Observed delta = stat(A) - stat(B) and, over the permutations, #(delta >= observed), #(delta <= observed),
-    #valid permutations."""
+    #valid permutations (``swaps``: the score-swap masks, else drawn from ``rng``)."""
     if resample == "pairs":
         if statistic == "acc-t":
             eps2 = _evaluate(pair[:, None], Z[None], level, "acc-t")[1][:, 0]
@@ -699,9 +723,10 @@ def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: 
     observed = float(values[0] - values[1])
     if np.isnan(observed):
         raise ValueError(f"the {level}-level {statistic} is undefined (no valid pair)")
-    n_docs, n_systems = Z.shape
-    mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
-    swaps = rng.random((n_resamples, *mask_shape)) < 0.5
+    if swaps is None:
+        n_docs, n_systems = Z.shape
+        mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
+        swaps = rng.random((n_resamples, *mask_shape)) < 0.5
     deltas = _swap_deltas_summary if level == "summary" else _swap_deltas
     delta = deltas(pair, Z, level, statistic, swaps)
     ok = ~np.isnan(delta)
@@ -853,7 +878,8 @@ def permutation_test(X_a, X_b, Z, level: str = "system", statistic: str = "acc-t
     level, statistic, n_resamples, resample, eps = _test_setup(level, statistic, n_resamples, resample, epsilon, 2)
     pair, Z = _pair(X_a, X_b, Z)
     _check_global(Z, level)
-    _, ge, _, valid = _permutation_counts(pair, Z, level, statistic, eps, n_resamples, _rng(seed), resample)
+    ge, _, valid = _ordered_counts(pair[0], pair[1], Z, level, statistic, eps, n_resamples, _common_seed(seed),
+                                   resample)
     return (ge + 1) / (valid + 1) if add_one else ge / valid
 
 
@@ -865,8 +891,11 @@ def pairwise_permutation_pvalues(X, Z, level: str = "system", statistic: str = "
 
     ``P[i, j]`` is the one-sided p-value for H1: metric i's statistic beats metric j's; the diagonal is NaN. One run
     of permutations per unordered pair serves both directions (swapping the roles negates every permuted delta, so
-    P[j, i] is the share of deltas <= the observed one), the pairs drawing their permutations one after the other
-    from one generator, as :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`.
+    P[j, i] is the share of deltas <= the observed one). Each pair draws from ``numpy.random.default_rng(seed)``
+    (common random numbers: the same swap masks for every pair; "pairs": the same generator state) in the
+    canonical order of its two matrices, so ``P[i, j]`` equals :func:`permutation_test` of (X[i], X[j]) with the
+    same seed bit for bit, whatever the other metrics, as
+    :func:`meta_eval.stats.resampling.pairwise_permutation_pvalues`.
 
     Parameters
     ----------
@@ -895,7 +924,8 @@ def pairwise_permutation_pvalues(X, Z, level: str = "system", statistic: str = "
     n = X3.shape[0]
     level, statistic, n_resamples, resample, eps = _test_setup(level, statistic, n_resamples, resample, epsilon, n)
     _check_global(Z2, level)
-    rng = _rng(seed)
+    seed = _common_seed(seed)
+    swaps = None if resample == "pairs" else _swap_masks(seed, n_resamples, Z2, resample)  # once, for every pair
     if resample == "pairs" and statistic == "acc-t":  # calibrate each metric once, not once per pair
         eps = _evaluate(X3[:, None], Z2[None], level, "acc-t")[1][:, 0]
         statistic = "acc-eq"
@@ -903,8 +933,8 @@ def pairwise_permutation_pvalues(X, Z, level: str = "system", statistic: str = "
     extra = 1 if add_one else 0
     for i in range(n):
         for j in range(i + 1, n):
-            _, ge, le, valid = _permutation_counts(X3[[i, j]], Z2, level, statistic, eps[[i, j]], n_resamples, rng,
-                                                   resample)
+            ge, le, valid = _ordered_counts(X3[i], X3[j], Z2, level, statistic, eps[[i, j]], n_resamples, seed,
+                                            resample, swaps)
             P[i, j] = (ge + extra) / (valid + extra)
             P[j, i] = (le + extra) / (valid + extra)
     return P

@@ -91,8 +91,9 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.pairwise import _CHUNK, _accuracy, _calibrate, _diffs, _human, _offset_diffs, _pair_index
-from meta_eval.stats.resampling import (_TIE_TOL, _draw_indices, _metric_stack, _pair, _positive_int, _rng,
-                                        _standardize, _system_means, percentile_interval, snap)
+from meta_eval.stats.resampling import (_TIE_TOL, _common_seed, _draw_indices, _fresh, _metric_stack, _pair,
+                                        _positive_int, _reversed, _rng, _standardize, _system_means,
+                                        percentile_interval, snap)
 
 __all__ = ["STATISTICS", "PooledEstimate", "pooled_point", "pooled_samples", "pooled_interval", "pooled_versus",
            "pooled_pvalue_matrix", "pooled_describe"]
@@ -333,10 +334,25 @@ def _outcome_counts(pair: np.ndarray, Z: np.ndarray, g: _Groups, eps2: np.ndarra
     return 1.0 / total, int(np.count_nonzero(ca & ~cb)), int(np.count_nonzero(cb & ~ca))
 
 
+def _ordered_counts(a: np.ndarray, b: np.ndarray, Z: np.ndarray, g: _Groups, statistic: str,
+                    eps2: np.ndarray | None, n_resamples: int, seed,
+                    swaps: np.ndarray | None = None) -> tuple[int, int, int]:
+    """:func:`_counts` for H1: a beats b, run in the canonical order of the pair
+    (:func:`meta_eval.stats.resampling._reversed`) from ``default_rng(seed)`` (common random numbers: the same
+    swap masks for every pair), so that (a, b) and (b, a) are one computation."""
+    flip = _reversed(a, b)
+    pair = np.stack([b, a] if flip else [a, b])
+    eps = None if eps2 is None else (eps2[::-1] if flip else eps2)
+    if swaps is None and statistic != "acc-t":
+        swaps = _fresh(seed).random((n_resamples, *Z.shape)) < 0.5
+    ge, le, valid = _counts(pair, Z, g, statistic, eps, n_resamples, _fresh(seed), swaps)
+    return (le, ge, valid) if flip else (ge, le, valid)
+
+
 def _counts(pair: np.ndarray, Z: np.ndarray, g: _Groups, statistic: str, eps2: np.ndarray | None, n_resamples: int,
-            rng: np.random.Generator) -> tuple[int, int, int]:
+            rng: np.random.Generator, swaps: np.ndarray | None = None) -> tuple[int, int, int]:
     """Over the permutations: #(delta >= observed), #(delta <= observed), #valid permutations; ``eps2`` the two
-    pooled epsilons of "acc-t" (None: calibrate them here)."""
+    pooled epsilons of "acc-t" (None: calibrate them here); ``swaps`` the swap masks (else drawn from ``rng``)."""
     if statistic == "acc-t":
         if eps2 is None:
             eps2 = _score(_pooled_diffs(pair, g)[:, None], _pooled_diffs(Z[None], g), "acc-t")[1][:, 0]
@@ -356,7 +372,8 @@ def _counts(pair: np.ndarray, Z: np.ndarray, g: _Groups, statistic: str, eps2: n
     if np.isnan(observed):
         raise ValueError("the pooled system-level accuracy is undefined (no group has a valid pair)")
     n_docs, n_systems = Z.shape
-    swaps = rng.random((n_resamples, n_docs, n_systems)) < 0.5
+    if swaps is None:
+        swaps = rng.random((n_resamples, n_docs, n_systems)) < 0.5
     step = max(1, _CHUNK // (2 * n_docs * n_systems))
     delta = np.concatenate(run_chunks(f"permutations (pooled system {statistic})", _swap_chunk,
                                       (pair, Z, g, statistic),
@@ -407,7 +424,7 @@ def pooled_versus(X_a, X_b, Z, groups, statistic: str = "accuracy", n_resamples:
     n_resamples = _positive_int("n_resamples", n_resamples)
     pair, Z2 = _pair(X_a, X_b, Z)
     g = _groups(groups, Z2.shape[1])
-    ge, _, valid = _counts(pair, Z2, g, statistic, None, n_resamples, _rng(seed))
+    ge, _, valid = _ordered_counts(pair[0], pair[1], Z2, g, statistic, None, n_resamples, _common_seed(seed))
     return ge / valid
 
 
@@ -416,9 +433,10 @@ def pooled_pvalue_matrix(X, Z, groups, statistic: str = "accuracy", n_resamples:
     """p[i, j]: :func:`pooled_versus` p-value that metric i beats metric j (diagonal NaN), for
     :func:`meta_eval.stats.clusters.significance_clusters`.
 
-    One run of permutations per unordered pair serves both directions, the pairs drawing one after the other from
-    one generator ("acc-t": each metric calibrated once), as :func:`meta_eval.stats.pvalue_matrix`, which it equals
-    for one group.
+    One run of permutations per unordered pair serves both directions; every pair draws from
+    ``numpy.random.default_rng(seed)`` (the same swap masks for every pair) in the canonical order of its two
+    matrices ("acc-t": each metric calibrated once), so ``p[i, j]`` equals :func:`pooled_versus` of (X[i], X[j])
+    bit for bit, as :func:`meta_eval.stats.pvalue_matrix`, which it equals for one group.
     """
     statistic = _statistic(statistic)
     n_resamples = _positive_int("n_resamples", n_resamples)
@@ -426,16 +444,18 @@ def pooled_pvalue_matrix(X, Z, groups, statistic: str = "accuracy", n_resamples:
     if single or X3.shape[0] < 2:
         raise ValueError("X must hold at least 2 metrics: shape (n_metrics, n_docs, n_systems)")
     g = _groups(groups, Z2.shape[1])
-    rng = _rng(seed)
+    seed = _common_seed(seed)
     n = X3.shape[0]
-    eps = None
+    eps, swaps = None, None
     if statistic == "acc-t":
         eps = _score(_pooled_diffs(X3, g)[:, None], _pooled_diffs(Z2[None], g), "acc-t")[1][:, 0]
+    else:  # drawn once: every pair sees the same swaps
+        swaps = _fresh(seed).random((n_resamples, *Z2.shape)) < 0.5
     P = np.full((n, n), np.nan)
     for i in range(n):
         for j in range(i + 1, n):
-            ge, le, valid = _counts(X3[[i, j]], Z2, g, statistic, None if eps is None else eps[[i, j]], n_resamples,
-                                    rng)
+            ge, le, valid = _ordered_counts(X3[i], X3[j], Z2, g, statistic, None if eps is None else eps[[i, j]],
+                                            n_resamples, seed, swaps)
             P[i, j], P[j, i] = ge / valid, le / valid
     return P
 
@@ -443,11 +463,12 @@ def pooled_pvalue_matrix(X, Z, groups, statistic: str = "accuracy", n_resamples:
 def pooled_describe(statistic: str = "accuracy", *, n_resamples: int | None = None, seed: int | None = None,
                     confidence: float = 0.95) -> dict:
     """What a pooled result was computed with, in the keys of :func:`meta_eval.stats.describe`."""
-    from meta_eval.stats import describe
+    from meta_eval.stats import describe, interval_label
 
     doc = describe(_statistic(statistic), "system", n_resamples=n_resamples, seed=seed, confidence=confidence)
     doc["grouping"] = "system, pooled over groups"
     doc["resampling"]["method"] = "boot-both within groups"
+    doc["resampling"]["label"] = interval_label(doc["resampling"])
     doc["test"] = "perm-both within groups" if statistic == "accuracy" else "perm-pairs (pooled pairs)"
     doc["paper"] += "; pooled over language pairs as WMT21-23 (Kocmi et al. 2021, Freitag et al. 2023)"
     return doc

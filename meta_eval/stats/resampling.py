@@ -16,8 +16,9 @@ means better (negate error rates and distances first): every test here is one-si
   matrices of one-sided p-values that :func:`meta_eval.stats.clusters.significance_clusters` turns into ranks.
 
 Every random function takes ``seed``, an int or a :class:`numpy.random.Generator` (never the global RNG): the same
-int gives the same numbers; a Generator is advanced. All indices are drawn before any work, so the numbers do not
-depend on the chunk size used to bound memory. Undefined correlations (fewer than 3 units, constant scores) are NaN.
+int gives the same numbers; a Generator is advanced (the tests restart every pair from a copy of it instead: common
+random numbers, so that a pair's p-value does not depend on the other metrics). All indices are drawn before any
+work, so the numbers do not depend on the chunk size used to bound memory. Undefined correlations (fewer than 3 units, constant scores) are NaN.
 
 References
 ----------
@@ -109,6 +110,33 @@ def _rng(seed) -> np.random.Generator:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative int or a numpy.random.Generator, got {seed!r}")
     return np.random.default_rng(int(seed))
+
+
+def _common_seed(seed):
+    """The seed every pair of a test restarts from (common random numbers): ``seed`` itself if an int, else a
+    copy of the Generator's state (the same draws as the Generator would give; it is not advanced)."""
+    if isinstance(seed, np.random.Generator):
+        import copy
+
+        return copy.deepcopy(seed)
+    _rng(seed)  # validates
+    return int(seed)
+
+
+def _fresh(seed) -> np.random.Generator:
+    """A new generator at the start of a test's draws: ``default_rng(seed)``, or a copy of a Generator snapshot
+    (:func:`_common_seed`)."""
+    if isinstance(seed, np.random.Generator):
+        import copy
+
+        return copy.deepcopy(seed)
+    return np.random.default_rng(seed)
+
+
+def _reversed(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a pair test runs as (b, a): a canonical order of the two matrices (their bytes), so that the test of
+    (a, b) and the test of (b, a) are one computation read from its two tails, bit for bit."""
+    return np.ascontiguousarray(a, dtype=float).tobytes() > np.ascontiguousarray(b, dtype=float).tobytes()
 
 
 def _float_array(name: str, value, min_ndim: int) -> np.ndarray:
@@ -763,25 +791,43 @@ def _pair(X_a, X_b, Z) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(mats), Z
 
 
-def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, kind: str, n_resamples: int,
-                        rng: np.random.Generator, resample: str) -> tuple[float, int, int, int]:
-    """Observed delta = r(A) - r(B) and, over the permutations, #(delta >= observed), #(delta <= observed), #valid."""
+def _swap_masks(seed, n_resamples: int, Z: np.ndarray, resample: str) -> np.ndarray:
+    """The permutation masks of a test with this seed: ``default_rng(seed).random((n, *mask)) < 0.5``, the same for
+    every pair of metrics (common random numbers)."""
+    n_docs, n_systems = Z.shape
+    mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
+    return _fresh(seed).random((n_resamples, *mask_shape)) < 0.5
+
+
+def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, kind: str,
+                        swaps: np.ndarray) -> tuple[float, int, int, int]:
+    """Observed delta = r(A) - r(B) and, over the permutations ``swaps``, #(delta >= observed),
+    #(delta <= observed), #valid."""
     pair = np.stack([_standardize(pair[0]), _standardize(pair[1])])
     r = _level(pair, Z[None], level, kind)
     observed = float(r[0] - r[1])
     if np.isnan(observed):
-        raise ValueError(f"the {level}-level {kind} correlation is undefined on the full data for "
-                         f"{'X_a' if np.isnan(r[0]) else 'X_b'} (constant scores or too few units)")
+        raise ValueError(f"the {level}-level {kind} correlation is undefined on the full data for one of the two "
+                         "metrics (constant scores or too few units)")
     n_docs, n_systems = Z.shape
-    mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
-    swaps = rng.random((n_resamples, *mask_shape)) < 0.5
     step = _chunk(2, n_docs, n_systems, level, kind)
     counts = run_chunks(f"permutations ({level} {kind})", _permutation_chunk, (pair, Z, level, kind, observed),
-                        [(swaps[start:start + step],) for start in range(0, n_resamples, step)])
+                        [(swaps[start:start + step],) for start in range(0, len(swaps), step)])
     ge, le, valid = (sum(c[k] for c in counts) for k in range(3))
     if valid == 0:
         raise ValueError("no permutation gave a defined correlation difference")
     return observed, ge, le, valid
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray, Z: np.ndarray, level: str, kind: str,
+                 swaps: np.ndarray) -> tuple[int, int, int]:
+    """(#(delta* >= observed), #(delta* <= observed), #valid) for H1: a beats b, computed in the canonical order
+    of the pair (:func:`_reversed`), so that (a, b) and (b, a) are one computation."""
+    if _reversed(a, b):
+        _, ge, le, valid = _permutation_counts(np.stack([b, a]), Z, level, kind, swaps)
+        return le, ge, valid
+    _, ge, le, valid = _permutation_counts(np.stack([a, b]), Z, level, kind, swaps)
+    return ge, le, valid
 
 
 def _permutation_chunk(pair: np.ndarray, Z: np.ndarray, level: str, kind: str, observed: float,
@@ -847,7 +893,8 @@ def permutation_test(X_a, X_b, Z, level: str, kind: str = "spearman", n_resample
     resample = _choice("resample", resample, RESAMPLE_METHODS)
     n_resamples = _positive_int("n_resamples", n_resamples)
     pair, Z = _pair(X_a, X_b, Z)
-    _, ge, _, valid = _permutation_counts(pair, Z, level, kind, n_resamples, _rng(seed), resample)
+    swaps = _swap_masks(_common_seed(seed), n_resamples, Z, resample)
+    ge, _, valid = _pair_counts(pair[0], pair[1], Z, level, kind, swaps)
     return (ge + 1) / (valid + 1) if add_one else ge / valid
 
 
@@ -929,8 +976,11 @@ def pairwise_permutation_pvalues(X, Z, level: str, kind: str = "spearman", n_res
 
     ``P[i, j]`` is the one-sided p-value for H1: metric i correlates more than metric j; the diagonal is NaN. One
     run of permutations per unordered pair serves both directions: swapping the roles of i and j negates every
-    permuted difference, so P[j, i] is the share of permuted differences <= the observed one. The pairs draw
-    their permutations one after the other from one generator seeded by ``seed``.
+    permuted difference, so P[j, i] is the share of permuted differences <= the observed one. Every pair sees the
+    same permutation masks, drawn once from ``numpy.random.default_rng(seed)`` (common random numbers; a Generator
+    gives one int seed first), and each pair runs in the canonical order of its two matrices, so ``P[i, j]``
+    equals ``permutation_test(X[i], X[j], ...)`` with the same seed bit for bit, whatever the other metrics and
+    their order.
 
     Parameters
     ----------
@@ -950,13 +1000,13 @@ def pairwise_permutation_pvalues(X, Z, level: str, kind: str = "spearman", n_res
     X3, Z, single = _metric_stack(X, Z)
     if single or X3.shape[0] < 2:
         raise ValueError("X must hold at least 2 metrics: shape (n_metrics, n_docs, n_systems)")
-    rng = _rng(seed)
+    swaps = _swap_masks(_common_seed(seed), n_resamples, Z, resample)  # drawn once, shared by every pair
     n = X3.shape[0]
     P = np.full((n, n), np.nan)
     extra = 1 if add_one else 0
     for i in range(n):
         for j in range(i + 1, n):
-            _, ge, le, valid = _permutation_counts(X3[[i, j]], Z, level, kind, n_resamples, rng, resample)
+            ge, le, valid = _pair_counts(X3[i], X3[j], Z, level, kind, swaps)
             P[i, j] = (ge + extra) / (valid + extra)
             P[j, i] = (le + extra) / (valid + extra)
     return P

@@ -155,3 +155,58 @@ def williams_from_scores(human, a, b, kind: str = "spearman") -> float:
             raise ValueError(f"{kind} correlation of ({label}) is undefined: {c.note}")
         rs.append(c.r)
     return williams_test(rs[0], rs[1], rs[2], c.n)
+
+
+def williams_pair(human, a, b, kind: str = "spearman") -> float:
+    """One-sided Williams p-value that ``a`` correlates more with ``human`` than ``b`` (:func:`williams_test` with
+    r12 = corr(human, a), r13 = corr(human, b), r23 = corr(a, b), all of ``kind``); NaN where it is undefined (a
+    correlation undefined, or |r23| = 1: the two metrics rank the items identically).
+
+    The one function behind every Williams p-value of a run: the table's p against the baseline
+    (:func:`meta_eval.evaluate.evaluate`) and the all-pairs matrix (:func:`williams_pvalues`), so the two agree
+    exactly.
+
+    Examples
+    --------
+    >>> h = [1, 2, 3, 4, 5, 6]
+    >>> round(williams_pair(h, h, [2, 1, 4, 3, 6, 5]), 4) == round(williams_from_scores(h, h, [2, 1, 4, 3, 6, 5]), 4)
+    True
+    >>> import math; math.isnan(williams_pair(h, h, h))
+    True
+    """
+    r12, r13, r23 = correlate(human, a, kind).r, correlate(human, b, kind).r, correlate(a, b, kind).r
+    return _williams_or_nan(r12, r13, r23, len(human))
+
+
+def _williams_or_nan(r12, r13, r23, n: int) -> float:
+    if r12 is None or r13 is None or r23 is None or abs(r23) >= 1.0:
+        return float("nan")
+    try:
+        return williams_test(r12, r13, r23, n)
+    except ValueError:
+        return float("nan")
+
+
+def williams_pvalues(human, scores, kind: str = "spearman"):
+    """P[i, j]: :func:`williams_pair` p-value that ``scores[i]`` correlates more with ``human`` than ``scores[j]``
+    (NaN on the diagonal and where undefined): the global-level p-value matrix of the correlations, for
+    :func:`meta_eval.stats.clusters.significance_clusters`. Deterministic (no resamples); equal bit for bit to
+    :func:`williams_pair` for every pair.
+
+    Examples
+    --------
+    >>> h = [1, 2, 3, 4, 5, 6, 7, 8]
+    >>> P = williams_pvalues(h, [h, [2, 1, 4, 3, 6, 5, 8, 7], [8, 1, 2, 7, 3, 6, 4, 5]])
+    >>> bool(P[0, 2] < 0.05 and P[2, 0] > 0.95), bool(P[1, 0] == williams_pair(h, [2, 1, 4, 3, 6, 5, 8, 7], h))
+    (True, True)
+    """
+    import numpy as np
+
+    n = len(scores)
+    r_h = [correlate(human, s, kind).r for s in scores]
+    P = np.full((n, n), np.nan)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                P[i, j] = _williams_or_nan(r_h[i], r_h[j], correlate(scores[i], scores[j], kind).r, len(human))
+    return P

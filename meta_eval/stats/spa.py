@@ -82,7 +82,7 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.resampling import (_CHUNK_CELLS, _TIE_TOL, _confidence, _float_array, _metric_stack, _pair,
-                                  _positive_int, _rng, _standardize)
+                                  _positive_int, _reversed, _rng, _standardize)
 
 __all__ = ["SPAResult", "SPATest", "PairwiseSPA", "SPAInterval", "permutation_signs", "exact_signs", "pair_pvalues",
            "system_pair_pvalues", "spa_from_pvalues", "soft_pairwise_accuracy", "spa_permutation_test",
@@ -634,9 +634,10 @@ def spa_permutation_test(X_a, X_b, Z, n_resamples: int = 1000, n_permutations: i
     (:func:`permutation_signs`) and then the swaps, ``rng.random((n_resamples, n_docs, n_systems)) < 0.5`` over the
     scored documents.
 
-    With ``block_size`` set, the resamples run in blocks and stop after a block when the p-value so far is below
-    ``early_min`` or above ``early_max`` (WMT24: ``block_size=100``, 0.02, 0.5, and A the metric with the higher
-    SPA); ``n_resamples`` in the result says how many ran.
+    With ``block_size`` set, the resamples run in blocks and stop after a block when the p-value so far of the
+    metric with the higher SPA is below ``early_min`` or above ``early_max`` (WMT24: ``block_size=100``, 0.02,
+    0.5); ``n_resamples`` in the result says how many ran. The pair runs in the canonical order of its two
+    matrices, so the test of (B, A) is this one read from its other tail (:func:`pairwise_spa_pvalues`).
 
     Parameters
     ----------
@@ -681,11 +682,22 @@ def spa_permutation_test(X_a, X_b, Z, n_resamples: int = 1000, n_permutations: i
     X3, Z2, _, lay, defined = _prepared(pair, Z2)
     rng = _rng(seed)
     signs, ge_human, std = _test_setup(X3, Z2, lay, rng, n_permutations, sign_seed)
-    test = _SwapTest(std[0], std[1], signs, lay, defined, ge_human)
     masks = rng.random((n_resamples, *Z2.shape)) < 0.5
-    ge, _, used = _run_test(test, masks, block, lo, hi, a_better=True)
+    ge, le, used, observed = _pair_test(X3[0], X3[1], std[0], std[1], signs, lay, defined, ge_human, masks, block,
+                                        lo, hi)
     p = (ge + 1) / (used + 1) if add_one else ge / used
-    return SPATest(float(p), test.observed, used, n_permutations)
+    return SPATest(float(p), observed, used, n_permutations)
+
+
+def _pair_test(a, b, std_a, std_b, signs, lay, defined, ge_human, masks, block, lo, hi):
+    """(#(delta* >= observed), #(delta* <= observed), resamples used, SPA(a) - SPA(b)) for H1: a beats b, run in
+    the canonical order of the pair (:func:`meta_eval.stats.resampling._reversed`) with early stopping on the
+    p-value of the metric with the higher SPA, so that (a, b) and (b, a) are one computation."""
+    flip = _reversed(a, b)
+    test = _SwapTest(std_b, std_a, signs, lay, defined, ge_human) if flip else \
+        _SwapTest(std_a, std_b, signs, lay, defined, ge_human)
+    ge, le, used = _run_test(test, masks, block, lo, hi, a_better=test.observed >= 0)
+    return (le, ge, used, -test.observed) if flip else (ge, le, used, test.observed)
 
 
 def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 1000,
@@ -699,8 +711,10 @@ def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 10
     set of K sign vectors (drawn first from ``seed``; the human p-values are computed once), so ``spa`` equals
     :func:`soft_pairwise_accuracy` with the same seed. One run of swap resamples per unordered pair serves both
     directions: exchanging the roles of i and j negates every resampled difference, so ``pvalues[j, i]`` is the
-    share of differences <= the observed one. The pairs draw their swaps one after the other from the same
-    generator. With ``block_size``, early stopping looks at the p-value of the metric with the higher SPA, as
+    share of differences <= the observed one. Every pair sees the same swap masks, drawn once after the signs
+    (common random numbers), and runs in the canonical order of its two matrices, so ``pvalues[i, j]`` equals
+    :func:`spa_permutation_test` of (X[i], X[j]) with the same seed and early stopping bit for bit, whatever the
+    other metrics. With ``block_size``, early stopping looks at the p-value of the metric with the higher SPA, as
     WMT24 does; ``n_resamples[i, j]`` says how many resamples each pair used.
 
     Parameters
@@ -736,11 +750,11 @@ def pairwise_spa_pvalues(X, Z, n_resamples: int = 1000, n_permutations: int = 10
     spa = _spa(ge_human, _matrix_counts(std, signs, lay), n_permutations, defined)
     P, N = np.full((n, n), np.nan), np.zeros((n, n), dtype=int)
     extra = 1 if add_one else 0
+    masks = rng.random((n_resamples, *Z2.shape)) < 0.5  # drawn once: every pair sees the same swaps
     for a in range(n):
         for b in range(a + 1, n):
-            test = _SwapTest(std[a], std[b], signs, lay, defined, ge_human)
-            masks = rng.random((n_resamples, *Z2.shape)) < 0.5
-            ge, le, used = _run_test(test, masks, block, lo, hi, a_better=bool(spa[a] >= spa[b]))
+            ge, le, used, _ = _pair_test(X3[a], X3[b], std[a], std[b], signs, lay, defined, ge_human, masks, block,
+                                         lo, hi)
             P[a, b], P[b, a] = (ge + extra) / (used + extra), (le + extra) / (used + extra)
             N[a, b] = N[b, a] = used
     return PairwiseSPA(P, N, spa, n_permutations)
