@@ -91,7 +91,8 @@ def run(
                                            "rougeL-f when scored]"),
     statistic: Optional[str] = typer.Option(None, "--statistic", help="spearman, pearson, kendall, accuracy "
                                             "(Kocmi et al. 2021), acc-eq (Deutsch et al. 2023, at --epsilon), acc-t "
-                                            "(tie calibration), spa (Thompson et al. 2024; system level): sorts the "
+                                            "(tie calibration), spa (Thompson et al. 2024; system level), pdp "
+                                            "(mt-metrics-eval's pairwise difference Pearson; summary level): sorts the "
                                             "table and is used by the intervals and tests [default: spearman]"),
     correlation: Optional[str] = typer.Option(None, "--correlation", help="Same as --statistic, for spearman, "
                                               "pearson or kendall"),

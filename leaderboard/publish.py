@@ -15,7 +15,9 @@ for a variant (constant scores, fewer than 3 units) leaves that variant out of t
 Beside the correlations, the statistics the field reports since 2021 (:mod:`meta_eval.stats`), where they
 apply: system-level pairwise accuracy (Kocmi et al. 2021) and soft pairwise accuracy (SPA, Thompson et al. 2024;
 the WMT24 meta-metric), and acc-t grouped by item (Deutsch, Foster & Freitag 2023; WMT23's segment-level
-statistic), each with its interval, its own significance test and clusters. Every block carries the human ceiling
+statistic), each with its interval, its own significance test and clusters; on MT sets also
+mt-metrics-eval's pairwise difference Pearson grouped by item (2025, :mod:`meta_eval.stats.pdp`; no WMT task set
+uses it yet). Every block carries the human ceiling
 (leave-one-annotator-out, :mod:`meta_eval.stats.ceiling`) at its statistic and level, or why a set has none.
 
 The schema of ``results.json`` is documented in ``leaderboard/SCHEMA.md``.
@@ -43,15 +45,18 @@ from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise
 from meta_eval.scoring.runner import MetricScores
 from meta_eval.metrics.base import package_version
 
-__all__ = ["SCHEMA", "EXTRA_STATISTICS", "publication_signature", "set_results", "write_leaderboard",
-           "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError", "publish",
-           "publish_blocks", "render_board"]
+__all__ = ["SCHEMA", "EXTRA_STATISTICS", "TASK_STATISTICS", "publication_signature", "set_results",
+           "write_leaderboard", "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError",
+           "publish", "publish_blocks", "render_board"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
 KINDS = ("spearman", "pearson", "kendall")
 LEVELS_FOR = {"essays": ("global",)}  # one prompt, each essay its own "system": only the global level is meaningful
 EXTRA_STATISTICS = (("system", "accuracy"), ("system", "spa"), ("summary", "acc-t"))
+#: Statistics published only on the sets of one task: on MT sets mt-metrics-eval's pairwise difference Pearson
+#: grouped by item (stats.py ``Pearson(average_by='item', pdp=True)``, 2025; meta_eval.stats.pdp)
+TASK_STATISTICS = {"MT": (("summary", "pdp"),)}
 N_PERMUTATIONS = 1000  # SPA: permutations behind each system pair's p-value, as WMT24
 
 
@@ -165,7 +170,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
     """The leaderboard block of one judgment set (see SCHEMA.md), from its metric scores.
 
     ``pairwise=False`` leaves out the significance tests (ranks None); ``extra=False`` the blocks of
-    :data:`EXTRA_STATISTICS` (pairwise accuracy, SPA, acc-t).
+    :data:`EXTRA_STATISTICS` (pairwise accuracy, SPA, acc-t) and of :data:`TASK_STATISTICS` (MT sets: PDP).
     """
     from meta_eval.evaluate import oriented_system_values
 
@@ -225,7 +230,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                            "ceiling": _ceiling(jset, dimension, kind, level, n_resamples, seed, confidence,
                                                pairs)})
     if extra:
-        for level, statistic in EXTRA_STATISTICS:
+        for level, statistic in EXTRA_STATISTICS + TASK_STATISTICS.get(jset.task, ()):
             if level not in LEVELS_FOR.get(jset.name, ALL_LEVELS):
                 continue
             X_all = X_sys if level == "system" and statistic != "spa" else X_rows
@@ -294,7 +299,9 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                                "alpha": alpha, "correction": correction, "ci_method": "boot-both",
                                "test": f"perm-both on {primary} (williams at the global level)", "primary": primary,
                                "statistics": ["spearman", "pearson", "kendall"]
-                               + [f"{stat} ({level})" for level, stat in EXTRA_STATISTICS],
+                               + [f"{stat} ({level})" for level, stat in EXTRA_STATISTICS]
+                               + [f"{stat} ({level}, {task} sets)" for task, extra in TASK_STATISTICS.items()
+                                  for level, stat in extra],
                                "n_permutations": N_PERMUTATIONS,
                                "ceiling": "leave-one-annotator-out: each annotator against the mean of the "
                                           "others, same statistic, level and bootstrap draws"},

@@ -40,7 +40,7 @@ File format (TOML)::
     human = "overall"                            # the human dimension
     level = "global"                             # global | summary | system
     correlation = "spearman"                     # spearman | pearson | kendall, or statistic = "accuracy" |
-                                                 # "acc-t" | "spa" (a pairwise statistic; the key is either name)
+                                                 # "acc-t" | "spa" | "pdp" (the key is either name)
     permutations = 1000                          # optional, spa: permutations behind each system pair's p-value
     spa_seed = 4                                 # optional, spa: the seed of the permutation signs (WMT24: 4)
     metrics = ["rouge", "wms", "sms", "s+wms"]
@@ -267,8 +267,9 @@ def _strings(table: object, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in table.items()}
 
 
-#: What a part may compute besides the correlations (``statistic = ...``)
-PAIRWISE = ("accuracy", "acc-t", "spa")
+#: What a part may compute besides the correlations (``statistic = ...``); pdp: mt-metrics-eval's pairwise
+#: difference Pearson, grouped by item
+PAIRWISE = ("accuracy", "acc-t", "spa", "pdp")
 
 
 def _statistic(table: dict, where: str) -> str:
@@ -279,6 +280,9 @@ def _statistic(table: dict, where: str) -> str:
     statistic = _get(table, key, str, where, choices=CORRELATIONS + PAIRWISE)
     if statistic == "spa" and table.get("level") != "system":
         raise ProtocolError(f"{where}: spa is computed at level = \"system\" only")
+    if statistic == "pdp" and table.get("level") != "summary":
+        raise ProtocolError(f"{where}: pdp is computed at level = \"summary\" only (pairs of systems within each "
+                            f"item; over one group it equals pearson)")
     if ("spa_seed" in table or "permutations" in table) and statistic != "spa":
         raise ProtocolError(f"{where}: 'spa_seed' and 'permutations' belong to statistic = \"spa\"")
     return statistic

@@ -41,9 +41,9 @@ def resolve_statistic(statistic: str | None, correlation: str | None, level: str
     """Check the statistic, level and the options that depend on them; ``(statistic, level, band)``.
 
     The rules of ``meta-eval run``: ``--correlation`` is one of the three correlations and agrees with
-    ``--statistic``; the statistic exists at the level (SPA only at the system level, its default); ``epsilon`` only
-    for acc-eq; ``control="system"`` (FRANK's partial correlation) at the global level with Pearson or Spearman; a
-    ``delta_band`` ``"LO:HI"`` (or a pair) at the system level.
+    ``--statistic``; the statistic exists at the level (SPA only at the system level, PDP only at the summary level,
+    their defaults); ``epsilon`` only for acc-eq; ``control="system"`` (FRANK's partial correlation) at the global
+    level with Pearson or Spearman; a ``delta_band`` ``"LO:HI"`` (or a pair) at the system level.
     """
     from meta_eval import stats
 
@@ -54,7 +54,7 @@ def resolve_statistic(statistic: str | None, correlation: str | None, level: str
     if correlation is not None and statistic is not None and correlation != statistic:
         raise MetaEvalError(f"--correlation {correlation} and --statistic {statistic} disagree; give one of them")
     statistic = statistic or correlation or "spearman"
-    level = level or ("system" if statistic == "spa" else "global")
+    level = level or {"spa": "system", "pdp": "summary"}.get(statistic, "global")
     try:
         stats.check_statistic(statistic, level)
     except stats.StatisticError as exc:

@@ -6,8 +6,8 @@ Every command that counts the units behind a level (``meta-eval judgments``, ``r
 - global level ("no grouping"): the rows with a human score (each judged text is one unit, Clark et al. 2019; a
   repeated (document, system) pair counts every row, a row naming several systems counts once);
 - summary level ("group by item", Deutsch, Dror & Roth 2021, section 2): the documents (MT: items, i.e. source
-  segments) judged for 3 or more systems (2 for the pairwise accuracies) whose human scores are not all equal for a
-  correlation: the documents whose correlation the human scores define;
+  segments) judged for 3 or more systems (2 for the pairwise accuracies and PDP, whose units are pairs of systems)
+  whose human scores are not all equal for a correlation: the documents whose correlation the human scores define;
 - system level: the systems with at least one judged cell.
 
 The summary and system levels work on the documents x systems matrix of :func:`meta_eval.matrix.judgment_matrices`:
@@ -115,7 +115,7 @@ def count_units(Z: np.ndarray, level: str, statistic: str = "spearman") -> int:
         return int(valid.sum())
     if level != "summary":
         raise ValueError(f"level must be global, summary or system, not {level!r}")
-    if statistic in PAIRWISE:
+    if statistic in PAIRWISE or statistic == "pdp":  # an item counts from its first pair of systems
         return int((valid.sum(axis=1) >= 2).sum())
     lo = np.where(valid, Z, np.inf).min(axis=1)
     hi = np.where(valid, Z, -np.inf).max(axis=1)

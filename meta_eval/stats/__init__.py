@@ -8,6 +8,7 @@ statistic      paper                                               levels       
 spearman       Spearman (1904)                                     global, summary, system        resampling
 pearson        Pearson (1895)                                      global, summary, system        resampling
 kendall        Kendall (1945), tau-b                               global, summary, system        resampling
+pdp            mt-metrics-eval (2025), pair-difference Pearson     summary                        pdp
 accuracy       Kocmi et al. (2021), pairwise accuracy              global, summary, system        pairwise
 acc-eq         Deutsch, Foster & Freitag (2023), fixed epsilon     global, summary, system        pairwise
 acc-t          Deutsch, Foster & Freitag (2023), tie calibration   global, summary, system        pairwise
@@ -18,13 +19,15 @@ Levels are WMT23's groupings (Freitag et al. 2023, "Results of WMT23 Metrics Sha
 "no grouping" (one statistic over all (document, system) cells), ``summary`` = "group by item" (the statistic
 within each document, averaged over documents), ``system`` = system level (per-system means; SPA: per-system
 segment scores). SPA exists only at the system level: it compares systems through permutation tests over their
-segments.
+segments. PDP (mt-metrics-eval's ``Pearson(pdp=True)``) is one Pearson's r over the differences of every pair of
+systems on the same item, pooled over the items: it exists grouped by item only, since with one group (global,
+system) it equals Pearson's r.
 
 Resampling (percentile intervals, seeded): BOOT-BOTH (documents and systems drawn with replacement, Deutsch, Dror &
-Roth 2021) for the correlations and the pairwise accuracies; documents only for SPA (drawing a system twice would
-pair it with itself). Tests against a baseline, one-sided (the variant is better): PERM-BOTH (cells swapped between
-the two metrics, Deutsch et al. 2021) for the correlations and ``accuracy``; for ``acc-t`` and ``acc-eq`` the
-swap of the two metrics' per-pair outcomes, each keeping its own epsilon (mt-metrics-eval's
+Roth 2021) for the correlations, PDP and the pairwise accuracies; documents only for SPA (drawing a system twice
+would pair it with itself). Tests against a baseline, one-sided (the variant is better): PERM-BOTH (cells swapped
+between the two metrics, Deutsch et al. 2021) for the correlations, PDP and ``accuracy``; for ``acc-t`` and ``acc-eq``
+the swap of the two metrics' per-pair outcomes, each keeping its own epsilon (mt-metrics-eval's
 ``PairwisePermutationSigDiff``, which the WMT23/24 tasks use for acc-t); for SPA WMT24's cell-swap test with both
 SPAs recomputed. The global level of the correlations keeps the Williams test (Clark et al. 2019, Graham &
 Baldwin 2014), the SMS paper's test, for the table (:func:`meta_eval.evaluate.evaluate`) AND the all-pairs matrix,
@@ -68,16 +71,20 @@ __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "Stat
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
-STATISTICS = CORRELATIONS + PAIRWISE + ("spa",)
+STATISTICS = CORRELATIONS + ("pdp",) + PAIRWISE + ("spa",)
 LEVELS = ("global", "summary", "system")
 GROUPING = {"global": "none", "summary": "item", "system": "system"}
 #: SPA's tests stop early as WMT24's ``Task`` does: every 100 resamples, when p < 0.02 or p > 0.5 (one rule for
 #: :func:`versus` and :func:`pvalue_matrix`).
 SPA_BLOCK = 100
-_LEVELS_OF = {**{s: LEVELS for s in CORRELATIONS + PAIRWISE}, "spa": ("system",)}
-_WHY_NOT = {"spa": "WMT24's soft pairwise accuracy compares systems through permutation tests over their segments"}
+_RESAMPLING = CORRELATIONS + ("pdp",)  # computed by meta_eval.stats.resampling (PDP through meta_eval.stats.pdp)
+_LEVELS_OF = {**{s: LEVELS for s in CORRELATIONS + PAIRWISE}, "pdp": ("summary",), "spa": ("system",)}
+_WHY_NOT = {"spa": "WMT24's soft pairwise accuracy compares systems through permutation tests over their segments",
+            "pdp": "it pairs the systems within each item, as mt-metrics-eval's average_by='item'; over a single "
+                   "group, every pair of cells or of system means, it equals Pearson's r: use --statistic pearson"}
 _PAPER = {
     "spearman": "Spearman (1904)", "pearson": "Pearson (1895)", "kendall": "Kendall (1945), tau-b",
+    "pdp": "mt-metrics-eval (2025), pairwise difference Pearson (Pearson(pdp=True), grouped by item)",
     "accuracy": "Kocmi et al. (2021), pairwise accuracy",
     "acc-eq": "Deutsch, Foster & Freitag (2023), acc_eq at a fixed epsilon",
     "acc-t": "Deutsch, Foster & Freitag (2023), acc_eq with tie calibration",
@@ -112,7 +119,7 @@ def check_statistic(statistic: str, level: str) -> None:
 def _test_name(statistic: str, level: str) -> str:
     if statistic in CORRELATIONS:
         return "williams" if level == "global" else "perm-both"
-    if statistic == "accuracy":
+    if statistic in ("accuracy", "pdp"):
         return "perm-both"
     if statistic in ("acc-t", "acc-eq"):
         return "perm-pairs"
@@ -184,7 +191,7 @@ def point(X, Z, statistic: str, level: str, *, epsilon: float = 0.0, n_permutati
     check_statistic(statistic, level)
     X = np.asarray(X, dtype=float)
     nan = np.full(X.shape[0], np.nan)
-    if statistic in CORRELATIONS:
+    if statistic in _RESAMPLING:
         from meta_eval.stats.resampling import level_correlation
 
         return Estimate(np.atleast_1d(np.asarray(level_correlation(X, Z, level, statistic), dtype=float)), nan)
@@ -225,7 +232,7 @@ def samples(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, seed: 
     for what each statistic resamples)."""
     check_statistic(statistic, level)
     X = np.asarray(X, dtype=float)
-    if statistic in CORRELATIONS:
+    if statistic in _RESAMPLING:
         from meta_eval.stats.resampling import bootstrap_samples
 
         out = bootstrap_samples(X, Z, level, statistic, "both", n_resamples, seed)
@@ -263,7 +270,7 @@ def versus(X_a, X_b, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
     stopping (:data:`SPA_BLOCK`).
     """
     check_statistic(statistic, level)
-    if statistic in CORRELATIONS:
+    if statistic in _RESAMPLING:
         if level == "global":
             from meta_eval.stats.significance import williams_pair
 
@@ -310,7 +317,7 @@ def pvalue_matrix(X, Z, statistic: str, level: str, *, n_resamples: int = 1000, 
 
         z, *xs = _cells(Z, *np.asarray(X, dtype=float))
         return williams_pvalues(z, xs, statistic)
-    if statistic in CORRELATIONS:
+    if statistic in _RESAMPLING:
         from meta_eval.stats.resampling import pairwise_permutation_pvalues
 
         return pairwise_permutation_pvalues(X, Z, level, statistic, n_resamples, seed)

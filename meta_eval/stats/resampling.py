@@ -54,13 +54,14 @@ from scipy import stats
 
 from meta_eval.scoring.chunks import run_chunks
 
-__all__ = ["LEVELS", "KINDS", "RESAMPLE_METHODS", "Interval", "snap", "average_ranks", "batch_pearson",
+__all__ = ["LEVELS", "KINDS", "LEVEL_KINDS", "RESAMPLE_METHODS", "Interval", "snap", "average_ranks", "batch_pearson",
            "batch_spearman", "batch_kendall", "batch_correlation", "level_correlation", "level_n", "bootstrap_samples",
            "bootstrap_ci", "percentile_interval", "fisher_ci", "permutation_test", "paired_bootstrap_test",
            "pairwise_permutation_pvalues", "pairwise_bootstrap_pvalues"]
 
 LEVELS = ("summary", "system", "global")
 KINDS = ("pearson", "spearman", "kendall")
+LEVEL_KINDS = KINDS + ("pdp",)  # also at the levels: pairwise difference Pearson (meta_eval.stats.pdp)
 RESAMPLE_METHODS = ("both", "systems", "documents")
 
 _TIE_TOL = 1e-12  # correlation differences closer than this are equal (rounding of equal sums in another order)
@@ -476,6 +477,10 @@ def _system_means(X: np.ndarray) -> np.ndarray:
 
 def _level(X: np.ndarray, Z: np.ndarray, level: str, kind: str) -> np.ndarray:
     """Unvalidated level correlation of X (..., D, S) with Z (..., D, S), broadcast over leading axes."""
+    if kind == "pdp":
+        from meta_eval.stats.pdp import level_pdp
+
+        return level_pdp(X, Z, level)
     corr = _CORE[kind]
     if level == "system":
         if kind == "pearson":
@@ -506,7 +511,9 @@ def level_correlation(X, Z, level: str, kind: str = "spearman"):
         Shape (..., n_docs, n_systems); leading axes (metrics, resamples) broadcast against each other. X and Z must
         be NaN in the same cells.
     level : {"summary", "system", "global"}
-    kind : {"spearman", "pearson", "kendall"}
+    kind : {"spearman", "pearson", "kendall", "pdp"}
+        ``"pdp"``: pairwise difference Pearson (:mod:`meta_eval.stats.pdp`), the pairs of systems within each
+        document pooled at the summary level.
 
     Returns
     -------
@@ -526,7 +533,7 @@ def level_correlation(X, Z, level: str, kind: str = "spearman"):
     >>> level_correlation(X, Z, "summary", "spearman")
     0.5
     """
-    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, KINDS)
+    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, LEVEL_KINDS)
     X, Z = _float_array("X", X, 2), _float_array("Z", Z, 2)
     try:
         shape = np.broadcast_shapes(X.shape, Z.shape)
@@ -609,7 +616,7 @@ def bootstrap_samples(X, Z, level: str, kind: str = "spearman", resample: str = 
     >>> samples.shape, bool(np.allclose(samples, 1.0))
     ((5,), True)
     """
-    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, KINDS)
+    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, LEVEL_KINDS)
     resample = _choice("resample", resample, RESAMPLE_METHODS)
     n_resamples = _positive_int("n_resamples", n_resamples)
     X3, Z, single = _metric_stack(X, Z)
@@ -690,7 +697,7 @@ def bootstrap_ci(X, Z, level: str, kind: str = "spearman", resample: str = "both
     True
     """
     confidence = _confidence(confidence)
-    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, KINDS)
+    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, LEVEL_KINDS)
     X3, Z2, single = _metric_stack(X, Z)
     point = _level(X3, Z2[None], level, kind)
     if np.isnan(point).any():
@@ -882,7 +889,7 @@ def permutation_test(X_a, X_b, Z, level: str, kind: str = "spearman", n_resample
     >>> permutation_test(good, good, Z, "global", "pearson", n_resamples=200, seed=0)
     1.0
     """
-    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, KINDS)
+    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, LEVEL_KINDS)
     resample = _choice("resample", resample, RESAMPLE_METHODS)
     n_resamples = _positive_int("n_resamples", n_resamples)
     pair, Z = _pair(X_a, X_b, Z)
@@ -987,7 +994,7 @@ def pairwise_permutation_pvalues(X, Z, level: str, kind: str = "spearman", n_res
     numpy.ndarray
         Shape (n_metrics, n_metrics).
     """
-    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, KINDS)
+    level, kind = _choice("level", level, LEVELS), _choice("kind", kind, LEVEL_KINDS)
     resample = _choice("resample", resample, RESAMPLE_METHODS)
     n_resamples = _positive_int("n_resamples", n_resamples)
     X3, Z, single = _metric_stack(X, Z)
