@@ -88,8 +88,8 @@ def test_holm_matches_a_hand_computed_example_and_statsmodels():
 def summeval_system(shared_data):
     from meta_eval import run
 
-    return run("summeval", metrics="rouge", level="system", resamples=200, data_dir=shared_data,
-               progress=False)
+    return run("summeval", metrics="rouge", variants="all", level="system", resamples=200, data_dir=shared_data,
+               progress=False)  # all 12 ROUGE variants: 66 pairs, 11 comparisons with the baseline
 
 
 def test_the_tables_p_vs_the_baseline_is_the_matrix_entry_and_the_stars_are_adjusted(summeval_system):
@@ -168,16 +168,16 @@ def test_run_correction_on_the_command_line(shared_data, tmp_path):
 
     runner = CliRunner()
     out = tmp_path / "r.json"
-    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--level", "system", "--resamples", "200",
-                              "--correction", "none", "--output", str(out), "--data-dir", str(shared_data)])
+    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--variants", "all", "--level", "system",
+                              "--resamples", "200", "--correction", "none", "--output", str(out), "--data-dir", str(shared_data)])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["multiple_comparisons"]["correction"] == "none"
     assert all(r["p_adjusted_vs_baseline"] == r["perm_p_vs_baseline"] for r in doc["results"])
     text = " ".join(res.output.split())
     assert "unadjusted (no correction over the 11 comparisons with the baseline)" in text
-    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--level", "system", "--resamples", "200",
-                              "--pairwise", "--data-dir", str(shared_data)])
+    res = runner.invoke(app, ["run", "-j", "summeval", "-m", "rouge", "--variants", "all", "--level", "system",
+                              "--resamples", "200", "--pairwise", "--data-dir", str(shared_data)])
     text = " ".join(res.output.split())
     assert res.exit_code == 0 and "(Holm over the 11 comparisons with the baseline)" in text
     assert "Holm over all 66 pairs" in text
