@@ -364,9 +364,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     empty_columns = {}
     if baseline is None:
         test = "Williams p" if williams else "perm. p"
-        why = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
-        empty_columns[test] = why
-        warnings.append({"kind": "no-baseline", "message": why})
+        no_test = f"no test against a baseline: {baseline_note or 'no baseline was chosen'}"
+        empty_columns[test] = no_test
+        warnings.append({"kind": "no-baseline", "message": no_test})
     result = RunResult(
         judgments=jset.name, subset=jset.subset, human=dim, human_chosen_because=why, n=len(jset),
         rows_without_human=dropped, duplicates=dup_report.as_dict(), notes=set_notes, setting=setting,

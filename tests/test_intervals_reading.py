@@ -30,8 +30,8 @@ B = 100  # resamples: enough to exercise the draws, cheap on 2 cores
 @pytest.fixture(scope="module")
 def chaganty_runs(shared_data, tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache") / "scores.sqlite"
-    return {level: run("chaganty", "rouge,chrf", level=level, resamples=B, seed=3, data_dir=shared_data,
-                       cache=cache, progress=False)
+    return {level: run("chaganty", "rouge,chrf", variants="all", level=level, resamples=B, seed=3,
+                       data_dir=shared_data, cache=cache, progress=False)
             for level in ("global", "summary", "system")}
 
 
@@ -106,7 +106,7 @@ def test_tie_means_equal_values_not_equal_print():
 
 def test_chaganty_system_level_names_both_tied_variants(shared_data):
     res = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--no-cache", "-m",
-                              "rouge,sms", "--level", "system", "--resamples", str(B)])
+                              "rouge,sms", "--variants", "all", "--level", "system", "--resamples", str(B)])
     assert res.exit_code == 0, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("reading:"))
     assert line.startswith("reading: rouge2-p and sms tie for the best agreement with the humans (spearman 1.000)")
@@ -122,7 +122,7 @@ def test_warnings_come_first_in_one_ordered_list(shared_data, tmp_path):
     doc = json.loads(out.read_text())
     assert [w["kind"] for w in doc["warnings"]] == ["few-units", "no-baseline"]
     assert doc["warnings"][0]["message"] == doc["level_warning"]
-    assert "rougeL-f, the default baseline, is not among the 1 scored variants" in doc["warnings"][1]["message"]
+    assert "the chaganty set's default baseline rougeL-f is not among the chosen metrics" in doc["warnings"][1]["message"]
     lines = res.output.splitlines()
     at = {key: next(i for i, x in enumerate(lines) if key(x)) for key in (
         lambda x: x.startswith("warning (!): only 4 systems"),

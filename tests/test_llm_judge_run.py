@@ -4,6 +4,7 @@ answer store with ``--no-cache``, the server recorded by ``leaderboard publish``
 asking every distinct row exactly once."""
 from __future__ import annotations
 
+import csv as _csv
 import json
 import re
 import sqlite3
@@ -93,7 +94,8 @@ def test_run_reports_unparsed_in_table_and_json_and_progress_lines(files, tmp_pa
         assert server.counts["chat"] == 30
         assert json.loads((tmp_path / "r2.json").read_text())["unparsed"] == data_out["unparsed"]
         csv = [line for line in again.output.splitlines() if line.startswith(("metric,", "llm-judge,"))]
-        assert csv[1].split(",")[csv[0].split(",").index("unparsed")] == "3 of 30"
+        header, judge = (next(_csv.reader([line])) for line in csv)  # the interval cell "[a, b]" is quoted
+        assert judge[header.index("unparsed")] == "3 of 30"
         assert not [line for line in again.output.splitlines() if "rows;" in line]  # nothing asked: no line
 
 
