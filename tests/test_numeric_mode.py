@@ -257,3 +257,10 @@ def test_on_this_cpu_the_neural_metrics_run_in_the_portable_mode_with_what_mkl_h
                   "print(numeric.ident(), numeric.effective()['MKL_CBWR'])").stdout.split()
     assert out == ([f"num:portable(MKL_CBWR={mkl_vendor.HELD})", mkl_vendor.HELD] if VENDOR else
                    ["num:portable", "AVX2,STRICT"])
+
+
+def test_mkl_vendor_examples():
+    import doctest
+
+    result = doctest.testmod(mkl_vendor, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -207,3 +207,16 @@ def test_the_global_level_board_uses_runs_williams_pvalues_and_clusters(shared_d
 
 def test_describe_names_spas_early_stopping():
     assert stats.describe("spa", "system")["early_stopping"] == "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"
+
+
+def test_the_rule_is_worded_in_the_singular_for_one_comparison_and_the_module_examples_hold():
+    import doctest
+
+    from meta_eval.stats import clusters
+
+    assert clusters.family_label("holm", 1, "comparisons with the baseline") == \
+        "Holm over the 1 comparison with the baseline"
+    assert clusters.family_label("bh", 2, "comparisons with the baseline") == \
+        "Benjamini-Hochberg over the 2 comparisons with the baseline"
+    result = doctest.testmod(clusters, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

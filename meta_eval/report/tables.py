@@ -395,7 +395,8 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                         markup=False)
         else:
             notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
-    if result.baseline:
+    tested = any(p is not None for p in result.pvalues_vs_baseline.values())  # none where all are withheld
+    if result.baseline and tested:
         kind = "two-sided" if two_sided else "one-sided"
         claim = "differs from" if two_sided else "exceeds"
         adjusted = "p" if result.correction == "none" else "adjusted p"

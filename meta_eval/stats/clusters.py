@@ -47,9 +47,14 @@ def family_label(correction: str, m: int, family: str, every: bool = False) -> s
     'Holm over the 11 comparisons with the baseline'
     >>> family_label("holm", 66, "pairs", every=True), family_label("none", 3, "pairs", every=True)
     ('Holm over all 66 pairs', 'unadjusted (no correction over all 3 pairs)')
+    >>> family_label("holm", 1, "comparisons with the baseline")
+    'Holm over the 1 comparison with the baseline'
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
+    if m == 1:  # the family's noun (its first word) in the singular
+        noun, _, rest = family.partition(" ")
+        family = noun.removesuffix("s") + (f" {rest}" if rest else "")
     over = f"{'all' if every else 'the'} {m} {family}"
     return f"unadjusted (no correction over {over})" if correction == "none" else \
         f"{CORRECTION_NAMES[correction]} over {over}"
