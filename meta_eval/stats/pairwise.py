@@ -76,8 +76,8 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
-                                  _common_seed, _draw_indices, _fresh, _metric_stack, _pair, _positive_int,
-                                  _reversed, _rng, _standardize,
+                                  _draw_indices, _fresh, _metric_stack, _pair, _positive_int,
+                                  _reversed, _rng, _standardize, _swap_masks,
                                   _system_means, percentile_interval, snap)
 
 __all__ = ["LEVELS", "STATISTICS", "PERMUTATION_METHODS", "GLOBAL_MAX_CELLS", "PairwiseStat", "pairwise_accuracy",
@@ -689,17 +689,11 @@ def _ordered_counts(a: np.ndarray, b: np.ndarray, Z: np.ndarray, level: str, sta
     return (le, ge, valid) if flip else (ge, le, valid)
 
 
-def _swap_masks(seed, n_resamples: int, Z: np.ndarray, resample: str) -> np.ndarray:
-    n_docs, n_systems = Z.shape
-    mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
-    return _fresh(seed).random((n_resamples, *mask_shape)) < 0.5
-
-
 def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: str, eps2: np.ndarray,
                         n_resamples: int, rng: np.random.Generator, resample: str,
                         swaps: np.ndarray | None = None) -> tuple[float, int, int, int]:
     """Observed delta = stat(A) - stat(B) and, over the permutations, #(delta >= observed), #(delta <= observed),
-    #valid permutations (``swaps``: the score-swap masks, else drawn from ``rng``)."""
+    #valid permutations (``swaps``: the score-swap masks; ``rng``: the outcome swaps of resample "pairs")."""
     if resample == "pairs":
         if statistic == "acc-t":
             eps2 = _evaluate(pair[:, None], Z[None], level, "acc-t")[1][:, 0]
@@ -723,10 +717,6 @@ def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: 
     observed = float(values[0] - values[1])
     if np.isnan(observed):
         raise ValueError(f"the {level}-level {statistic} is undefined (no valid pair)")
-    if swaps is None:
-        n_docs, n_systems = Z.shape
-        mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
-        swaps = rng.random((n_resamples, *mask_shape)) < 0.5
     deltas = _swap_deltas_summary if level == "summary" else _swap_deltas
     delta = deltas(pair, Z, level, statistic, swaps)
     ok = ~np.isnan(delta)
@@ -878,7 +868,7 @@ def permutation_test(X_a, X_b, Z, level: str = "system", statistic: str = "acc-t
     level, statistic, n_resamples, resample, eps = _test_setup(level, statistic, n_resamples, resample, epsilon, 2)
     pair, Z = _pair(X_a, X_b, Z)
     _check_global(Z, level)
-    ge, _, valid = _ordered_counts(pair[0], pair[1], Z, level, statistic, eps, n_resamples, _common_seed(seed),
+    ge, _, valid = _ordered_counts(pair[0], pair[1], Z, level, statistic, eps, n_resamples, seed,
                                    resample)
     return (ge + 1) / (valid + 1) if add_one else ge / valid
 
@@ -924,7 +914,6 @@ def pairwise_permutation_pvalues(X, Z, level: str = "system", statistic: str = "
     n = X3.shape[0]
     level, statistic, n_resamples, resample, eps = _test_setup(level, statistic, n_resamples, resample, epsilon, n)
     _check_global(Z2, level)
-    seed = _common_seed(seed)
     swaps = None if resample == "pairs" else _swap_masks(seed, n_resamples, Z2, resample)  # once, for every pair
     if resample == "pairs" and statistic == "acc-t":  # calibrate each metric once, not once per pair
         eps = _evaluate(X3[:, None], Z2[None], level, "acc-t")[1][:, 0]

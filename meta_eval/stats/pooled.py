@@ -91,8 +91,8 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.pairwise import _CHUNK, _accuracy, _calibrate, _diffs, _human, _offset_diffs, _pair_index
-from meta_eval.stats.resampling import (_TIE_TOL, _common_seed, _draw_indices, _fresh, _metric_stack, _pair,
-                                        _positive_int, _reversed, _rng, _standardize, _system_means,
+from meta_eval.stats.resampling import (_TIE_TOL, _draw_indices, _fresh, _metric_stack, _pair,
+                                        _positive_int, _reversed, _rng, _standardize, _swap_masks, _system_means,
                                         percentile_interval, snap)
 
 __all__ = ["STATISTICS", "PooledEstimate", "pooled_point", "pooled_samples", "pooled_interval", "pooled_versus",
@@ -344,7 +344,7 @@ def _ordered_counts(a: np.ndarray, b: np.ndarray, Z: np.ndarray, g: _Groups, sta
     pair = np.stack([b, a] if flip else [a, b])
     eps = None if eps2 is None else (eps2[::-1] if flip else eps2)
     if swaps is None and statistic != "acc-t":
-        swaps = _fresh(seed).random((n_resamples, *Z.shape)) < 0.5
+        swaps = _swap_masks(seed, n_resamples, Z, "both")
     ge, le, valid = _counts(pair, Z, g, statistic, eps, n_resamples, _fresh(seed), swaps)
     return (le, ge, valid) if flip else (ge, le, valid)
 
@@ -424,7 +424,7 @@ def pooled_versus(X_a, X_b, Z, groups, statistic: str = "accuracy", n_resamples:
     n_resamples = _positive_int("n_resamples", n_resamples)
     pair, Z2 = _pair(X_a, X_b, Z)
     g = _groups(groups, Z2.shape[1])
-    ge, _, valid = _ordered_counts(pair[0], pair[1], Z2, g, statistic, None, n_resamples, _common_seed(seed))
+    ge, _, valid = _ordered_counts(pair[0], pair[1], Z2, g, statistic, None, n_resamples, seed)
     return ge / valid
 
 
@@ -444,13 +444,12 @@ def pooled_pvalue_matrix(X, Z, groups, statistic: str = "accuracy", n_resamples:
     if single or X3.shape[0] < 2:
         raise ValueError("X must hold at least 2 metrics: shape (n_metrics, n_docs, n_systems)")
     g = _groups(groups, Z2.shape[1])
-    seed = _common_seed(seed)
     n = X3.shape[0]
     eps, swaps = None, None
     if statistic == "acc-t":
         eps = _score(_pooled_diffs(X3, g)[:, None], _pooled_diffs(Z2[None], g), "acc-t")[1][:, 0]
     else:  # drawn once: every pair sees the same swaps
-        swaps = _fresh(seed).random((n_resamples, *Z2.shape)) < 0.5
+        swaps = _swap_masks(seed, n_resamples, Z2, "both")
     P = np.full((n, n), np.nan)
     for i in range(n):
         for j in range(i + 1, n):

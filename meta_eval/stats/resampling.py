@@ -112,25 +112,15 @@ def _rng(seed) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
-def _common_seed(seed):
-    """The seed every pair of a test restarts from (common random numbers): ``seed`` itself if an int, else a
-    copy of the Generator's state (the same draws as the Generator would give; it is not advanced)."""
-    if isinstance(seed, np.random.Generator):
-        import copy
-
-        return copy.deepcopy(seed)
-    _rng(seed)  # validates
-    return int(seed)
-
-
 def _fresh(seed) -> np.random.Generator:
-    """A new generator at the start of a test's draws: ``default_rng(seed)``, or a copy of a Generator snapshot
-    (:func:`_common_seed`)."""
+    """A new generator at the start of a test's draws (common random numbers: every pair restarts from it):
+    ``default_rng(seed)`` for an int (validated as :func:`_rng` does), a copy of a Generator (which is not
+    advanced, so it gives the draws its int seed would)."""
     if isinstance(seed, np.random.Generator):
         import copy
 
         return copy.deepcopy(seed)
-    return np.random.default_rng(seed)
+    return _rng(seed)
 
 
 def _reversed(a: np.ndarray, b: np.ndarray) -> bool:
@@ -893,7 +883,7 @@ def permutation_test(X_a, X_b, Z, level: str, kind: str = "spearman", n_resample
     resample = _choice("resample", resample, RESAMPLE_METHODS)
     n_resamples = _positive_int("n_resamples", n_resamples)
     pair, Z = _pair(X_a, X_b, Z)
-    swaps = _swap_masks(_common_seed(seed), n_resamples, Z, resample)
+    swaps = _swap_masks(seed, n_resamples, Z, resample)
     ge, _, valid = _pair_counts(pair[0], pair[1], Z, level, kind, swaps)
     return (ge + 1) / (valid + 1) if add_one else ge / valid
 
@@ -1000,7 +990,7 @@ def pairwise_permutation_pvalues(X, Z, level: str, kind: str = "spearman", n_res
     X3, Z, single = _metric_stack(X, Z)
     if single or X3.shape[0] < 2:
         raise ValueError("X must hold at least 2 metrics: shape (n_metrics, n_docs, n_systems)")
-    swaps = _swap_masks(_common_seed(seed), n_resamples, Z, resample)  # drawn once, shared by every pair
+    swaps = _swap_masks(seed, n_resamples, Z, resample)  # drawn once, shared by every pair
     n = X3.shape[0]
     P = np.full((n, n), np.nan)
     extra = 1 if add_one else 0

@@ -206,7 +206,8 @@ def williams_pvalues(human, scores, kind: str = "spearman"):
     r_h = [correlate(human, s, kind).r for s in scores]
     P = np.full((n, n), np.nan)
     for i in range(n):
-        for j in range(n):
-            if i != j:
-                P[i, j] = _williams_or_nan(r_h[i], r_h[j], correlate(scores[i], scores[j], kind).r, len(human))
+        for j in range(i + 1, n):
+            r23 = correlate(scores[i], scores[j], kind).r  # symmetric: once per unordered pair
+            P[i, j] = _williams_or_nan(r_h[i], r_h[j], r23, len(human))
+            P[j, i] = _williams_or_nan(r_h[j], r_h[i], r23, len(human))
     return P
