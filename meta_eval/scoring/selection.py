@@ -324,7 +324,7 @@ def available_variants(chosen: Sequence, skipped: Sequence[tuple[str, str]] = ()
     for name, _ in skipped:
         try:
             found.setdefault(name, list(registry.get_class(name).variants))
-        except (registry.UnknownMetricError, Exception):  # a broken plugin has no variants to offer
+        except Exception:  # an unknown name or a broken plugin has no variants to offer
             pass
     for imp in imported:
         found.setdefault(imp.name, list(imp.table.variants))
