@@ -158,6 +158,8 @@ class RunResult:
     metrics; None when a baseline ran or was not wanted."""
     empty_columns: dict = field(default_factory=dict)
     """Column name -> why every row of it is empty (e.g. the Williams column when no baseline ran)."""
+    _matrices: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    """:meth:`pvalue_matrix`'s tests by (resamples, seed), before any correction: each runs once."""
 
     @property
     def words(self):
@@ -365,12 +367,18 @@ class RunResult:
         :attr:`pvalues_vs_baseline` exactly. ``correction`` (holm, bh, none) and ``alpha`` default to the run's;
         they give the result's ``p_adjusted`` and ``ranks`` (the clusters).
         """
-        from meta_eval import stats
-
         n_resamples = self.resamples if n_resamples is None else n_resamples
         seed = (self.setting.get("seed") or 0) if seed is None else seed
         correction = self.correction if correction is None else correction
         alpha = self.alpha if alpha is None else alpha
+        if (n_resamples, seed) not in self._matrices:  # the tests run once: clusters, heatmap and rules share them
+            self._matrices[n_resamples, seed] = self._pvalues(n_resamples, seed)
+        return self._matrix(*self._matrices[n_resamples, seed], correction, alpha)
+
+    def _pvalues(self, n_resamples: int, seed: int) -> tuple:
+        """(variants, P, test, resamples, seed) of the run's all-pairs test, before any correction."""
+        from meta_eval import stats
+
         test = stats.describe(self.statistic, self.level)["test"]
         if test == "williams":  # the rows of evaluate(), not the grids: the table's numbers, exactly
             from meta_eval.stats.significance import williams_pvalues
@@ -378,7 +386,7 @@ class RunResult:
             oriented = {v: (s if ms.higher_is_better else -s) for ms in self.scores for v, s in ms.scores.items()}
             variants = [r.metric for r in self.results if r.metric in oriented and self.values[r.metric] is not None]
             P = williams_pvalues(self.jset.human(self.human), [oriented[v] for v in variants], self.statistic)
-            return self._matrix(variants, P, test, None, None, correction, alpha)
+            return variants, P, test, None, None
         variants, X, Z = self._grids(valued_only=True)
         groups = self._pooled_groups()
         if groups:
@@ -389,7 +397,7 @@ class RunResult:
             P = stats.pvalue_matrix(X, Z, self.statistic, self.level, n_resamples=n_resamples,
                                     seed=seed, epsilon=self.epsilon, n_permutations=self.permutations,
                                     spa_seed=self.spa_seed)
-        return self._matrix(variants, P, test, n_resamples, seed, correction, alpha)
+        return variants, P, test, n_resamples, seed
 
     def _matrix(self, variants, P, test, n_resamples, seed, correction, alpha) -> PValueMatrix:
         from meta_eval.stats.clusters import CORRECTIONS, significance_clusters

@@ -220,3 +220,22 @@ def test_the_rule_is_worded_in_the_singular_for_one_comparison_and_the_module_ex
         "Benjamini-Hochberg over the 2 comparisons with the baseline"
     result = doctest.testmod(clusters, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_clusters_and_the_heatmap_read_one_matrix_computed_once(shared_data, monkeypatch, tmp_path):
+    """``run --pairwise --plot pvalues:FILE`` asks for the clusters, then the heatmap: one all-pairs test, not two."""
+    pytest.importorskip("matplotlib")
+    from meta_eval import run, stats
+
+    res = run("summeval", metrics="rouge", level="system", resamples=50, data_dir=shared_data, progress=False)
+    calls = []
+    real = stats.pvalue_matrix
+    monkeypatch.setattr(stats, "pvalue_matrix", lambda *a, **k: calls.append(1) or real(*a, **k))
+    ranks = res.clusters()
+    res.plot("pvalues", tmp_path / "p.png", ranks=ranks)
+    res.plot("intervals", tmp_path / "i.png", clusters=True)
+    assert len(calls) == 1 and res.pvalue_matrix().ranks == ranks
+    assert res.pvalue_matrix(correction="none").ranks is not None  # another rule adjusts the same p-values
+    assert len(calls) == 1
+    res.pvalue_matrix(seed=1)  # other draws are another test
+    assert len(calls) == 2
