@@ -283,6 +283,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
             text += (f" ({_names(fitted)} on rows {'its model was' if len(fitted) == 1 else 'their models were'} "
                      "fitted on: in-sample, not held-out)")
     verdicts, withheld = [], []
+    adjusted = _adjusted(result, two_sided)  # once: the correction over the comparisons with the baseline
     for r in tied:
         if not result.baseline or r.metric == result.baseline:
             continue
@@ -293,7 +294,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         if two_sided:
             p = to_two_sided(p, resolution)
         if p is not None:
-            q = _adjusted(result, two_sided).get(r.metric, p)
+            q = adjusted.get(r.metric, p)
             q = p if q is None else q
             verdict = "significantly better than" if q < 0.05 else "not significantly better than"
             verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
