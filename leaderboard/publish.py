@@ -7,10 +7,13 @@ human score and its BOOT-BOTH percentile interval; for the primary correlation, 
 every ordered pair of variants (:func:`meta_eval.stats.describe`: the Williams test at the global level, PERM-BOTH
 at the others, the same numbers as ``meta-eval run`` with the same seed and resamples) and significance clusters
 (mt-metrics-eval's ranking) after the ``--correction`` (default Holm) over all pairs.
-Metrics where lower is better are negated first. A row judged for several systems (chaganty's
-``ml;ml+rl``: both systems wrote the same text) fills the cell of each system. A level whose correlation is undefined
-for a variant (constant scores, fewer than 3 units) leaves that variant out of that level, with a note. Repeated
-(document, system) pairs (chaganty's 006588 ml+rl) are averaged into one cell before any level is computed.
+Metrics where lower is better are negated first. At the summary and system levels a row judged for several systems
+(chaganty's ``ml;ml+rl``: both systems wrote the same text) fills the cell of each system, and repeated (document,
+system) pairs (chaganty's 006588 ml+rl) are averaged into one cell. The global level is over the rows, as ``meta-eval
+run`` computes it (:func:`meta_eval.units.global_rows`): its value, its row-level BOOT-BOTH interval
+(:func:`meta_eval.evaluate.global_interval`) and its Williams test all read every row with a human score once. A
+level whose correlation is undefined for a variant (constant scores, fewer than 3 units) leaves that variant out of
+that level, with a note.
 
 Beside the correlations, the statistics the field reports since 2021 (:mod:`meta_eval.stats`), where they
 apply: system-level pairwise accuracy (Kocmi et al. 2021) and soft pairwise accuracy (SPA, Thompson et al. 2024;
@@ -36,7 +39,7 @@ from meta_eval.errors import MetaEvalError
 from meta_eval.stats import describe
 from meta_eval.stats.clusters import family_label, significance_clusters
 from meta_eval.stats.significance import williams_pvalues
-from meta_eval.evaluate import units_warning
+from meta_eval.evaluate import global_interval, global_values, units_warning
 from meta_eval.units import count_units, level_words
 from meta_eval.stats.ceiling import annotator_matrices
 from meta_eval.matrix import judgment_matrices
@@ -191,23 +194,33 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
     X_sys = np.stack(judgment_matrices(jset, dimension, arrays, system_values=fixed)[1]) \
         if any(f is not None for f in fixed) else X_rows
     pairs = annotator_matrices(jset, dimension)  # the ceiling's matrices, once for every block
+    global_units = int(np.isfinite(jset.human(dimension)).sum())  # the global level's rows (meta_eval.units)
     blocks = []
     for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):
         X_all = X_sys if level == "system" else X_rows
         for kind in KINDS:
-            points = np.array([level_correlation(X, Z, level, kind) for X in X_all], dtype=float)
+            if level == "global":  # over the rows, as `meta-eval run` (meta_eval.units.global_rows)
+                points = global_values(jset, dimension, arrays, kind)
+            else:
+                points = np.array([level_correlation(X, Z, level, kind) for X in X_all], dtype=float)
             ok = np.flatnonzero(np.isfinite(points))
             if len(ok) == 0:
                 continue
-            lo, hi, point = bootstrap_ci(X_all[ok], Z, level, kind, n_resamples=n_resamples,
-                                         confidence=confidence, seed=seed)
+            if level == "global":
+                point = points[ok]
+                lo, hi = global_interval(jset, dimension, [arrays[i] for i in ok], kind, n_resamples=n_resamples,
+                                         seed=seed, confidence=confidence)
+            else:
+                lo, hi, point = bootstrap_ci(X_all[ok], Z, level, kind, n_resamples=n_resamples,
+                                             confidence=confidence, seed=seed)
             names = [variants[i] for i in ok]
             results = [{"variant": n, "r": _clean(point[k]), "ci": [_clean(lo[k]), _clean(hi[k])],
                         "rank": None} for k, n in enumerate(names)]
             tests = None
             if pairwise and kind == primary and len(ok) > 1:
                 if level == "global":  # the Williams test on the rows, as `meta-eval run` (stats.describe)
-                    P = williams_pvalues(jset.human(dimension), [arrays[i] for i in ok], kind)
+                    rows = np.isfinite(jset.human(dimension))  # the rows of the value and the interval
+                    P = williams_pvalues(jset.human(dimension)[rows], [arrays[i][rows] for i in ok], kind)
                 else:
                     P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 adjusted = _ranked(names, point, P, alpha, correction, results)
@@ -218,10 +231,11 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                             "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
+            n_units = global_units if level == "global" else _units(Z, level, kind)
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],
                            **_words(jset, level),
-                           "n_units": _units(Z, level, kind),
-                           "warning": units_warning(level, _units(Z, level, kind), jset.task),
+                           "n_units": n_units,
+                           "warning": units_warning(level, n_units, jset.task),
                            "results": results, "pairwise": tests, "seed": seed,
                            "n_resamples": n_resamples, "ci_method": "boot-both", "confidence": confidence,
                            "interval": describe(kind, level, n_resamples=n_resamples, seed=seed,

@@ -27,7 +27,7 @@ from meta_eval.scoring.runner import MetricScores
 from meta_eval.stats.significance import williams_pair
 
 __all__ = ["LevelError", "MIN_UNITS", "VariantResult", "add_global_intervals", "ceiling", "check_level", "evaluate",
-           "evaluate_level",
+           "evaluate_level", "global_interval", "global_values",
            "level_warning",
            "units_warning"]
 
@@ -214,18 +214,12 @@ def evaluate(human: np.ndarray, metric_scores: Sequence[MetricScores], baseline:
 def add_global_intervals(results: list[VariantResult], jset, dimension: str, metric_scores: Sequence[MetricScores],
                          kind: str = "spearman", n_resamples: int = 1000, seed: int = 0,
                          confidence: float = 0.95) -> None:
-    """Set each global-level result's ``ci``: the BOOT-BOTH percentile interval of its ``kind`` correlation.
+    """Set each global-level result's ``ci``: the BOOT-BOTH percentile interval of its ``kind`` correlation over
+    the rows (:func:`global_interval`, the leaderboards' function too).
 
-    The same function and draws as every other level and as the leaderboards
-    (:func:`meta_eval.stats.interval` on the (document x system) matrices of :func:`meta_eval.matrix.judgment_matrices`,
-    Deutsch, Dror & Roth 2021, section 4): documents and systems are drawn with replacement, and a row is in a
-    resample through its document and its system. With the same set, rows, seed and resamples the interval is the
-    board's. A set with rows without a system has no (document x system) matrix: its results keep ``ci`` None and
-    say why in their note.
+    With the same set, rows, seed and resamples the interval is the board's. A set with rows without a system
+    cannot be resampled by document and system: its results keep ``ci`` None and say why in their note.
     """
-    from meta_eval import stats
-    from meta_eval.matrix import judgment_matrices
-
     if jset.rows_without_system():
         for r in results:
             if r.value is not None:
@@ -233,19 +227,45 @@ def add_global_intervals(results: list[VariantResult], jset, dimension: str, met
                                                         "by document and system (BOOT-BOTH)") if x)
         return
     variants = {v: s for ms in metric_scores for v, s in _oriented(ms).items()}
-    names = [r.metric for r in results if r.metric in variants]
-    Z, matrices = judgment_matrices(jset, dimension, [variants[n] for n in names])
-    X = np.stack(matrices)
-    points = np.atleast_1d(np.asarray(stats.point(X, Z, kind, "global").values, dtype=float))
-    ok = np.flatnonzero(np.isfinite(points))
-    if not len(ok):
+    names = [r.metric for r in results if r.metric in variants and r.value is not None]
+    if not names:
         return
-    lower, upper = stats.interval(X[ok], Z, kind, "global", n_resamples=n_resamples, seed=seed,
-                                  confidence=confidence)
-    bounds = {names[i]: (lower[k], upper[k]) for k, i in enumerate(ok)}
+    lower, upper = global_interval(jset, dimension, [variants[n] for n in names], kind, n_resamples=n_resamples,
+                                   seed=seed, confidence=confidence)
+    bounds = dict(zip(names, zip(lower, upper)))
     for r in results:
-        if r.value is not None and r.metric in bounds:
+        if r.metric in bounds:
             r.ci = [_finite(bounds[r.metric][0]), _finite(bounds[r.metric][1])]
+
+
+def global_values(jset, dimension: str, arrays: Sequence[np.ndarray], kind: str = "spearman") -> np.ndarray:
+    """The global-level ``kind`` correlation of each oriented score array with the human scores, over the rows of
+    :func:`meta_eval.units.global_rows`, in row order (:func:`meta_eval.stats.correlation.correlate`, as
+    :func:`evaluate`): NaN where undefined. ``run``'s value and the leaderboards' ``r``, the same number."""
+    human = jset.human(dimension)
+    keep = np.isfinite(human)
+    out = [correlate(human[keep], np.asarray(a, dtype=float)[keep], kind).r for a in arrays]
+    return np.array([np.nan if r is None else r for r in out], dtype=float)
+
+
+def global_interval(jset, dimension: str, arrays: Sequence[np.ndarray], kind: str = "spearman", *,
+                    n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) per score array: the global level's BOOT-BOTH percentile interval over the rows.
+
+    Documents and systems are drawn with replacement as at the other levels (the generator calls of
+    :func:`meta_eval.stats.resampling.bootstrap_samples` on the (document x system) matrix, Deutsch, Dror & Roth
+    2021, section 4) and each row enters a resample with multiplicity (#draws of its document) x (#draws of its
+    system) (:func:`meta_eval.stats.resampling.row_bootstrap_samples` on :func:`meta_eval.units.global_rows`): the
+    rows of the value, so the interval is the value's. Where every (document, system) pair is one row it equals the
+    matrix interval bit for bit.
+    """
+    from meta_eval.stats.resampling import percentile_interval, row_bootstrap_samples
+    from meta_eval.units import global_rows
+
+    rows = global_rows(jset, dimension, arrays)
+    draws = row_bootstrap_samples(rows.values, rows.human, rows.doc, rows.system, kind, n_resamples, seed,
+                                  n_docs=rows.n_docs, n_systems=rows.n_systems)
+    return percentile_interval(draws, confidence)
 
 
 def _finite(x) -> float | None:

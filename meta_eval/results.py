@@ -75,8 +75,8 @@ class RunResult:
     results : list of :class:`meta_eval.evaluate.VariantResult`
         One per variant, best first.
     values, intervals, pvalues_vs_baseline : dict
-        The statistic, its interval (None at the global level of a correlation) and the test's p-value against the
-        baseline, per variant.
+        The statistic, its interval (the global level of a correlation: over the rows, as its value) and the test's
+        p-value against the baseline, per variant.
     ceiling : :class:`meta_eval.stats.ceiling.Ceiling`
         The human ceiling (``value`` None, with the reason in ``note``, where the set has no per-annotator scores).
     level_warning : str or None
@@ -471,18 +471,30 @@ _two_sided = two_sided  # for methods whose argument is called two_sided
 
 def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:
     """Percentile bootstrap interval of (variant - baseline) on the run's statistic, from the same draws for both
-    (:func:`meta_eval.stats.samples`; BOOT-BOTH, documents only for SPA), with the run's resamples and seed."""
+    (:func:`meta_eval.stats.samples`; BOOT-BOTH, documents only for SPA; the global level of the correlations over
+    the rows, as its interval), with the run's resamples and seed."""
     from meta_eval import stats
 
     if result.baseline is None:
         return {}
-    names, X, Z = result._grids()
     groups = result._pooled_groups()
-    if groups:
+    if result.level == "global" and result.statistic in stats.CORRELATIONS:  # the rows of the value and interval
+        from meta_eval.stats.resampling import row_bootstrap_samples
+        from meta_eval.units import global_rows
+
+        oriented = {v: (s if ms.higher_is_better else -s) for ms in result.scores for v, s in ms.scores.items()}
+        names = [r.metric for r in result.results if r.metric in oriented]
+        rows = global_rows(result.jset, result.human, [oriented[v] for v in names])
+        draws = row_bootstrap_samples(rows.values, rows.human, rows.doc, rows.system, result.statistic,
+                                      result.resamples, result.setting.get("seed") or 0, n_docs=rows.n_docs,
+                                      n_systems=rows.n_systems)
+    elif groups:
+        names, X, Z = result._grids()
         from meta_eval.stats.pooled import pooled_samples
 
         draws = pooled_samples(X, Z, groups, result.statistic, result.resamples, result.setting.get("seed") or 0)
     else:
+        names, X, Z = result._grids()
         draws = stats.samples(X, Z, result.statistic, result.level, n_resamples=result.resamples,
                               seed=result.setting.get("seed") or 0, epsilon=result.epsilon,
                               n_permutations=result.permutations, spa_seed=result.spa_seed)

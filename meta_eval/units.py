@@ -17,6 +17,13 @@ whose ``system`` names several systems joined by the set's ``multi_system_separa
 :func:`multi_system_note` says so in every output. :func:`level_cells` gives the rows of that matrix, so that
 :func:`meta_eval.stats.levels.summary_level` on them gives exactly what ``run`` prints.
 
+The global level is over the rows everywhere (``run``, its JSON and :class:`meta_eval.results.RunResult`, the
+leaderboards): its value, its Williams test and its BOOT-BOTH interval read the rows of :func:`global_rows`. The
+interval draws documents and systems with replacement as the matrix bootstrap does, and each row enters a resample
+(#draws of its document) x (#draws of its system) times (:func:`meta_eval.stats.resampling.row_bootstrap_samples`);
+a row naming several systems is resampled through the first it names (chaganty's ``ml;ml+rl``: ``ml``). Where every
+(document, system) pair is one row, this is the matrix interval, bit for bit.
+
 Words: WMT (Freitag et al. 2023, "Results of WMT23 Metrics Shared Task", section 3) calls the levels segment level
 "no grouping", segment level "group by item" and system level; :func:`level_words` maps (task, level) to the words
 every output uses, and summarization, essay and factuality sets keep "global", "summary" and "documents".
@@ -24,11 +31,12 @@ every output uses, and summarization, essay and factuality sets keep "global", "
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BASELINE_METRIC", "LevelUnits", "LevelWords", "count_units", "default_baseline", "level_cells", "level_units",
-           "level_words", "multi_system_note", "multi_system_rows", "why_no_baseline"]
+__all__ = ["BASELINE_METRIC", "GlobalRows", "LevelUnits", "LevelWords", "count_units", "default_baseline", "global_rows",
+           "level_cells", "level_units", "level_words", "multi_system_note", "multi_system_rows", "why_no_baseline"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,8 @@ def multi_system_note(jset) -> str | None:
     """The sentence every output prints about rows whose system names several systems; ``None`` if there is none.
 
     chaganty: ``"1 row names several systems (document '009784', system 'ml;ml+rl'): it fills the cell of each
-    (ml, ml+rl) at the summary and system levels and counts once at the global level"``.
+    (ml, ml+rl) at the summary and system levels and counts once at the global level (resampled through its first
+    system there)"``.
     """
     multi = multi_system_rows(jset)
     if not multi:
@@ -143,7 +152,7 @@ def multi_system_note(jset) -> str | None:
     return (f"{n} row{'s name' if n > 1 else ' names'} several systems (e.g. document {first.doc_id!r}, system "
             f"{first.system!r}): {'each fills' if n > 1 else 'it fills'} the cell of each "
             f"({', '.join(jset.row_systems(first))}) at the summary and system levels, as one summary judged for "
-            f"each system, and counts once at the global level")
+            f"each system, and counts once at the global level (resampled through its first system there)")
 
 
 def level_cells(jset, dimension: str, scores) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
@@ -161,6 +170,44 @@ def level_cells(jset, dimension: str, scores) -> tuple[np.ndarray, np.ndarray, l
     systems = sorted({s for _, _, s in jset.cells()})
     i, j = np.nonzero(~np.isnan(Z))
     return X[i, j], Z[i, j], [docs[k] for k in i], [systems[k] for k in j]
+
+
+class GlobalRows(NamedTuple):
+    """The global level's units as arrays, one entry per row with a human score (:func:`global_rows`):
+    ``values`` (n_metrics, n_rows), ``human`` (n_rows,), ``doc`` and ``system`` (each row's index among the
+    ``n_docs`` documents and ``n_systems`` systems of the (document x system) matrix, in its sorted order; a row
+    naming several systems has the index of the first it names), ``rows`` the rows' indices in the set."""
+
+    values: np.ndarray
+    human: np.ndarray
+    doc: np.ndarray
+    system: np.ndarray
+    n_docs: int
+    n_systems: int
+    rows: np.ndarray
+
+
+def global_rows(jset, dimension: str, arrays) -> GlobalRows:
+    """The rows of the global level, for its value, its interval and its test (``run``, ``leaderboard publish``).
+
+    Every row with a human score counts once, in row order (a repeated (document, system) pair counts every row,
+    a row naming several systems counts once); documents and systems are indexed as the matrices of
+    :func:`meta_eval.matrix.judgment_matrices` index them, so that
+    :func:`meta_eval.stats.resampling.row_bootstrap_samples` draws the documents and systems the matrix bootstrap
+    draws. A row naming several systems (chaganty's ``ml;ml+rl``) is resampled through the first system it names.
+    Every row needs a system (:meth:`judgments.JudgmentSet.require_systems`).
+    """
+    jset.require_systems("the global level's interval (BOOT-BOTH: documents and systems drawn) needs")
+    docs = sorted({d for _, d, _ in jset.cells()})
+    systems = sorted({s for _, _, s in jset.cells()})
+    human = jset.human(dimension)
+    keep = np.flatnonzero(np.isfinite(human))
+    doc_of = {d: k for k, d in enumerate(docs)}
+    system_of = {s: k for k, s in enumerate(systems)}
+    doc = np.array([doc_of[jset.rows[i].doc_id] for i in keep], dtype=np.int64)
+    system = np.array([system_of[jset.row_systems(jset.rows[i])[0]] for i in keep], dtype=np.int64)
+    values = np.array([np.asarray(a, dtype=float)[keep] for a in arrays]).reshape(len(arrays), len(keep))
+    return GlobalRows(values, human[keep], doc, system, len(docs), len(systems), keep)
 
 
 @dataclass(frozen=True)

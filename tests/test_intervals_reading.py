@@ -1,7 +1,7 @@
 """Intervals at every level, labelled; the reading line and its warnings (issue 35, bullets 3 and 5).
 
-- ``meta-eval run`` gives the global level of a correlation the BOOT-BOTH interval the leaderboard prints: the same
-  function and draws, so for the same set, rows, metrics, seed and resamples run's interval is the board's (the
+- ``meta-eval run`` gives the global level of a correlation the BOOT-BOTH interval the leaderboard prints (over the
+  rows, :func:`meta_eval.evaluate.global_interval`): the same function and draws, so for the same set, rows, metrics, seed and resamples run's interval is the board's (the
   board keeps 6 decimals), at every level, and the human ceiling's interval is the board's too.
 - Every interval is labelled by one function (:func:`meta_eval.stats.interval_label`): the line under the table,
   the JSON's ``resampling["label"]``, ``to_frame().attrs["interval"]`` and each board block's ``interval``.
@@ -53,7 +53,8 @@ def test_run_intervals_are_the_boards_at_every_level(chaganty_runs, level):
     # one label, wherever an interval is shown
     from meta_eval.stats import interval_label
 
-    label = interval_label({"method": "boot-both", "n_resamples": B, "confidence": 0.95, "seed": 3})
+    label = interval_label({"method": "boot-both", "n_resamples": B, "confidence": 0.95, "seed": 3,
+                            **({"units": "rows"} if level == "global" else {})})  # global: over the rows
     assert block["interval"] == res.interval_label == res.setting["resampling"]["label"] == label
     frame = res.to_frame()
     assert frame.attrs["interval"] == label
@@ -145,7 +146,7 @@ def test_the_global_figure_draws_and_labels_the_intervals(chaganty_runs):
     res = chaganty_runs["global"]
     fig = res.plot("intervals")
     label = fig.axes[0].get_xlabel()
-    assert label.endswith(f"95% percentile bootstrap CI (boot-both, {B} resamples, seed 3)"), label
+    assert label.endswith(f"95% percentile bootstrap CI (boot-both over rows, {B} resamples, seed 3)"), label
 
 
 def test_in_sample_warning_is_printed_before_the_table_and_the_reading_line(shared_data, tmp_path, monkeypatch):

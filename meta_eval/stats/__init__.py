@@ -137,6 +137,8 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
     global_corr = statistic in CORRELATIONS and level == "global"
     resampling = {"method": "boot-documents" if statistic == "spa" else "boot-both", "n_resamples": n_resamples,
                   "confidence": confidence, "seed": seed}
+    if global_corr:  # the value's rows, resampled through their documents and systems (meta_eval.units)
+        resampling["units"] = "rows"
     resampling["label"] = interval_label(resampling)
     doc = {"statistic": statistic, "paper": _PAPER[statistic], "level": level, "grouping": GROUPING[level],
            "resampling": resampling,
@@ -158,13 +160,24 @@ RESAMPLED = {"boot-both": "BOOT-BOTH: documents (items) and systems drawn with r
                                         "with replacement inside their pair"}
 
 
+#: How the global level of the correlations puts its rows into a resample (``resampling["units"] == "rows"``).
+ROWS_RESAMPLED = ", each row counted once per draw of its document and of its system"
+
+
 def interval_label(resampling: dict | None, short: bool = False) -> str:
     """What an interval is, in one phrase: confidence, percentile bootstrap, the units resampled, resamples, seed.
 
     The one label printed under ``meta-eval run``'s table, kept in the JSON (``resampling["label"]``) and on the
-    leaderboards, so that every output says the same thing about the same interval. Every level resamples the
-    (document x system) matrix (Deutsch, Dror & Roth 2021, section 4): at the global level a row is in a resample
-    through its document and its system.
+    leaderboards, so that every output says the same thing about the same interval. Every level draws documents and
+    systems with replacement (Deutsch, Dror & Roth 2021, section 4). The summary and system levels, and the pairwise
+    statistics, resample the (document x system) matrix. The global level of the correlations is over the rows
+    (``resampling["units"] == "rows"``, :func:`meta_eval.evaluate.global_interval`): the same draws, and each row
+    enters a resample once per draw of its document times per draw of its system; a repeated (document, system)
+    pair keeps every row, a row naming several systems (chaganty's ``ml;ml+rl``) is resampled through the first it
+    names. Where every pair is one row this is the matrix interval, bit for bit.
+
+    >>> interval_label({"method": "boot-both", "n_resamples": 10, "confidence": 0.95, "seed": 0, "units": "rows"})
+    '95% percentile bootstrap interval (BOOT-BOTH: documents (items) and systems drawn with replacement, each row counted once per draw of its document and of its system; 10 resamples, seed 0)'
 
     >>> interval_label({"method": "boot-both", "n_resamples": 1000, "confidence": 0.95, "seed": 0})
     '95% percentile bootstrap interval (BOOT-BOTH: documents (items) and systems drawn with replacement; 1000 resamples, seed 0)'
@@ -181,6 +194,8 @@ def interval_label(resampling: dict | None, short: bool = False) -> str:
     n, seed = resampling.get("n_resamples"), resampling.get("seed")
     what, units, sep = ("CI", resampling["method"], ", ") if short else \
         ("interval", RESAMPLED.get(resampling["method"], resampling["method"]), "; ")
+    if resampling.get("units") == "rows":
+        units += " over rows" if short else ROWS_RESAMPLED
     return (f"{conf:g}% percentile bootstrap {what} ({units}"
             + (f"{sep}{n} resamples" if n is not None else "") + (f", seed {seed}" if seed is not None else "") + ")")
 

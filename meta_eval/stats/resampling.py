@@ -56,7 +56,8 @@ from meta_eval.scoring.chunks import run_chunks
 
 __all__ = ["LEVELS", "KINDS", "LEVEL_KINDS", "RESAMPLE_METHODS", "Interval", "snap", "average_ranks", "batch_pearson",
            "batch_spearman", "batch_kendall", "batch_correlation", "level_correlation", "level_n", "bootstrap_samples",
-           "bootstrap_ci", "percentile_interval", "fisher_ci", "permutation_test", "paired_bootstrap_test",
+           "bootstrap_ci", "percentile_interval", "row_bootstrap_samples", "row_cells", "fisher_ci",
+           "permutation_test", "paired_bootstrap_test",
            "pairwise_permutation_pvalues", "pairwise_bootstrap_pvalues"]
 
 LEVELS = ("summary", "system", "global")
@@ -630,6 +631,125 @@ def _bootstrap_chunk(X3: np.ndarray, Z: np.ndarray, level: str, kind: str, d: np
     s = np.broadcast_to(np.arange(n_systems), (count, n_systems)) if s is None else s
     rows, cols = d[:, :, None], s[:, None, :]
     return _level(X3[:, rows, cols], Z[rows, cols][None], level, kind).T
+
+
+def _row_int_array(name: str, value, n: int, bound: int | None) -> tuple[np.ndarray, int]:
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an integer array: {exc}") from None
+    if a.ndim != 1 or len(a) != n or (a.size and not np.issubdtype(a.dtype, np.integer)):
+        raise ValueError(f"{name} must be {n} integer indices (one per row), got shape {a.shape} of {a.dtype}")
+    a = a.astype(np.int64)
+    if a.size and a.min() < 0:
+        raise ValueError(f"{name} indices must be >= 0, got {int(a.min())}")
+    top = int(a.max()) + 1 if a.size else 0
+    if bound is None:
+        return a, top
+    bound = _positive_int(f"the number of {name}s", bound)
+    if top > bound:
+        raise ValueError(f"{name} index {top - 1} is out of range for {bound} units")
+    return a, bound
+
+
+def row_cells(doc, system, n_docs: int, n_systems: int) -> np.ndarray:
+    """``slot[d, s, k]``: the index of the k-th row (in row order) of document ``d`` and system ``s``, -1 where the
+    cell has fewer rows; shape (n_docs, n_systems, K), K the most rows any cell has (1 when every (document, system)
+    pair is one row).
+
+    >>> row_cells(np.array([0, 0, 1, 0]), np.array([1, 0, 0, 1]), 2, 2)[..., 1].tolist()  # rows 0 and 3 share (0, 1)
+    [[-1, 3], [-1, -1]]
+    """
+    cell = doc * n_systems + system
+    order = np.argsort(cell, kind="stable")
+    counts = np.bincount(cell, minlength=n_docs * n_systems)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    k = np.arange(len(cell)) - first[cell[order]]  # position of each row among its cell's rows, in row order
+    depth = int(counts.max(initial=0)) or 1
+    slot = np.full((n_docs * n_systems, depth), -1, dtype=np.int64)
+    slot[cell[order], k] = order
+    return slot.reshape(n_docs, n_systems, depth)
+
+
+def row_bootstrap_samples(X, z, doc, system, kind: str = "spearman", n_resamples: int = 1000,
+                          seed: int | np.random.Generator = 0, *, n_docs: int | None = None,
+                          n_systems: int | None = None) -> np.ndarray:
+    """BOOT-BOTH resamples of a correlation over *rows* (the global level's units): each resample draws documents
+    and systems with replacement exactly as :func:`bootstrap_samples` draws them (the same generator calls in the
+    same order: ``n_docs`` document indices, then ``n_systems`` system indices per resample), and each row enters
+    the resample once per (draw of its document, draw of its system): with multiplicity (#draws of its document) x
+    (#draws of its system). A (document, system) pair held by several rows contributes every row (each with that
+    multiplicity), where the matrix of :func:`bootstrap_samples` would hold their mean in one cell; a row that
+    several systems wrote (chaganty's ``ml;ml+rl``) is passed with one system index, the first of them.
+
+    Where every (document, system) pair is at most one row, the values equal :func:`bootstrap_samples` of the
+    (document x system) matrices at the global level bit for bit: the resampled rows are laid out in the matrix's
+    cell order (drawn document, drawn system), with NaN for the empty cells.
+
+    Parameters
+    ----------
+    X : array_like
+        (n_rows,) or (n_metrics, n_rows) metric scores, oriented so that higher is better (NaN: left out of that
+        metric's correlation, pairwise).
+    z : array_like
+        (n_rows,) human scores.
+    doc, system : array_like of int
+        Each row's document index in [0, n_docs) and system index in [0, n_systems).
+    kind : {"spearman", "pearson", "kendall"}
+    n_resamples : int
+    seed : int or numpy.random.Generator
+    n_docs, n_systems : int, optional
+        The number of documents and systems drawn from (default: the largest index + 1); pass the matrix's to draw
+        as :func:`bootstrap_samples` does on it.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_resamples,) or (n_resamples, n_metrics); NaN where a resample has no defined correlation.
+
+    Examples
+    --------
+    >>> z = np.array([1., 2, 3, 4, 5]); doc = np.array([0, 0, 1, 1, 1]); system = np.array([0, 1, 0, 1, 1])
+    >>> row_bootstrap_samples(z, z, doc, system, "pearson", n_resamples=3).round(6).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    kind = _choice("kind", kind, KINDS)
+    n_resamples = _positive_int("n_resamples", n_resamples)
+    z = _float_array("z", z, 1)
+    X = _float_array("X", X, 1)
+    if z.ndim != 1:
+        raise ValueError(f"z must be one vector of human scores (n_rows,), got shape {z.shape}")
+    single = X.ndim == 1
+    X2 = X[None] if single else X
+    if X2.ndim != 2 or X2.shape[1] != len(z):
+        raise ValueError(f"X must be (n_rows,) or (n_metrics, n_rows) with n_rows = {len(z)}, got {X.shape}")
+    if len(z) == 0 or X2.shape[0] == 0:
+        raise ValueError(f"empty input: X shape {X.shape}, z shape {z.shape}")
+    doc, n_docs = _row_int_array("doc", doc, len(z), n_docs)
+    system, n_systems = _row_int_array("system", system, len(z), n_systems)
+    slot = row_cells(doc, system, n_docs, n_systems)
+    rng = _rng(seed)
+    doc_draws, sys_draws = _draw_indices(rng, "both", n_resamples, n_docs, n_systems)
+    Xe = np.concatenate([X2, np.full((X2.shape[0], 1), np.nan)], axis=1)  # index -1: an empty slot, NaN
+    ze = np.append(z, np.nan)
+    step = _chunk(X2.shape[0], n_docs, n_systems * slot.shape[2], "global", kind)
+    tasks = [(doc_draws[start:start + step], sys_draws[start:start + step]) for start in range(0, n_resamples, step)]
+    out = np.concatenate(run_chunks(f"bootstrap (global rows {kind})", _row_bootstrap_chunk,
+                                    (Xe, ze, slot, kind), tasks))
+    return out[:, 0] if single else out
+
+
+def _row_bootstrap_chunk(Xe: np.ndarray, ze: np.ndarray, slot: np.ndarray, kind: str, d: np.ndarray,
+                         s: np.ndarray) -> np.ndarray:
+    """Correlations (count, n_metrics) of the resamples with drawn documents ``d`` and systems ``s``: the rows of
+    each drawn (document, system) cell, in the cell order of :func:`_bootstrap_chunk` (NaN for empty slots)."""
+    idx = slot[d[:, :, None], s[:, None, :]]  # (count, n_docs, n_systems, K) row indices, -1 for none
+    count = len(d)
+    if slot.shape[2] == 1:
+        idx = idx[..., 0]  # the matrix's layout exactly
+    values = Xe[:, idx].reshape(Xe.shape[0], count, -1)
+    human = ze[idx].reshape(1, count, -1)
+    return _CORE[kind](values, human).T
 
 
 def percentile_interval(samples, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
