@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import json
 
-__all__ = ["render_readme", "render_html"]
+__all__ = ["render_readme", "render_html", "md_text", "block_notes"]
 
 
 _UNITS = {"summary": "documents", "system": "systems", "global": "rows"}
@@ -18,6 +18,45 @@ _UNITS = {"summary": "documents", "system": "systems", "global": "rows"}
 
 def _fmt(x) -> str:
     return "-" if x is None else f"{x:.3f}"
+
+
+_MD_SPECIAL = "\\`*_[]<>|#"
+
+
+def md_text(text) -> str:
+    """``text`` from the data as literal Markdown (GitHub-flavoured), safe in a paragraph or a table cell: every
+    character Markdown or an HTML tag could read (backslash, backtick, ``*``, ``_``, brackets, ``<``, ``>``, ``|``,
+    ``#``) is backslash-escaped, and line breaks become spaces.
+
+    >>> print(md_text("95% CI (a|b) <i>x</i> *y*"))
+    95% CI (a\\|b) \\<i\\>x\\</i\\> \\*y\\*
+    """
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in " ".join(str(text).split()))
+
+
+def _units_word(block: dict) -> str:
+    """What ``n_units`` counts, in the set's task's words (``units``; older boards: by level)."""
+    return block.get("units") or _UNITS[block["level"]]
+
+
+def _level_name(block: dict) -> str:
+    """The level in the set's task's words (``label``: "segment level, group by item"; older boards: by level)."""
+    return block.get("label") or f"{block['level']} level"
+
+
+def block_notes(block: dict) -> list[str]:
+    """What a block's intervals and ranks are, as readable sentences (plain text, not yet escaped): the units the
+    level rests on, the interval label and the pairwise test with its multiple-comparison family."""
+    notes = [f"{_level_name(block)}: {block['n_units']} {_units_word(block)}"]
+    if block.get("interval"):
+        notes.append(f"intervals: {block['interval']}")
+    pw = block.get("pairwise")
+    if pw:
+        name = block.get("statistic") or block.get("correlation")
+        notes.append(f"ranks{f' ({name})' if name else ''}: {pw['test']} test, "
+                     f"{pw.get('family') or pw['correction'] + ' correction'}, alpha {pw['alpha']}"
+                     + (f", early stopping {pw['early_stopping']}" if pw.get("early_stopping") else ""))
+    return notes
 
 
 def split_signature(signature: str) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
@@ -157,7 +196,7 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
             kinds = [k for k in (primary, *[k for k in ("spearman", "pearson", "kendall") if k != primary])
                      if k in blocks]
             first = blocks[kinds[0]]
-            lines += [f"### {level} level (n = {first['n_units']} {_UNITS[level]})", ""]
+            lines += [f"### {md_text(_level_name(first))} (n = {first['n_units']} {md_text(_units_word(first))})", ""]
             if figures and primary in blocks:
                 from meta_eval.report.figures import board_figure_name
 
@@ -178,6 +217,9 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
             undefined = first.get("undefined") or []
             if undefined:
                 lines += ["", f"Undefined at this level (constant scores or too few units): {', '.join(undefined)}."]
+            ranked = blocks.get(primary) if (blocks.get(primary) or {}).get("pairwise") else first
+            notes = block_notes(ranked)
+            lines += ["", md_text("; ".join(notes)) + "."]
             lines += _ceiling_note(first)
             lines.append("")
         for b in s["levels"]:
@@ -260,8 +302,8 @@ def _ceiling_note(block: dict) -> list[str]:
 def _extra_table(b: dict) -> list[str]:
     """A ranked table of one pairwise-accuracy / acc-t / SPA block."""
     stat = b["statistic"]
-    lines = [f"### {b['level']} level: {stat} ({b['paper']}; grouping: {b['grouping']}, n = {b['n_units']} "
-             f"{_UNITS[b['level']]})", ""]
+    lines = [f"### {md_text(_level_name(b))}: {stat} ({md_text(b['paper'])}; grouping: {b['grouping']}, n = "
+             f"{b['n_units']} {md_text(_units_word(b))})", ""]
     lines += [f"> **Warning:** {b['warning']}.", ""] if b.get("warning") else []
     eps = stat == "acc-t"
     lines += ["| rank | metric | " + stat + " | " + ("epsilon | " if eps else ""),
@@ -277,14 +319,10 @@ def _extra_table(b: dict) -> list[str]:
         lines.append("| | *human ceiling* | " + _ceiling_cell(c) + " |" + (" |" if eps else ""))
     if b.get("tie_baseline") is not None:
         lines.append(f"| | *ties every pair* | {_fmt(b['tie_baseline'])} | |")
-    extra = []
+    extra = block_notes(b) if b.get("interval") else [*block_notes(b), f"intervals: {b['ci_method']}"]
     if b.get("n_permutations"):
         extra.append(f"{b['n_permutations']} permutations per system pair")
-    if b.get("pairwise"):
-        extra.append(f"ranks: {b['pairwise']['test']}"
-                     + (f", early stopping {b['pairwise']['early_stopping']}" if b["pairwise"].get("early_stopping")
-                        else ""))
-    extra.append(f"intervals: {b.get('interval') or b['ci_method']}")
+    extra = [md_text(x) for x in extra]
     if b.get("tie_baseline") is not None:
         extra.append("*ties every pair*: acc-t of a metric that ties every pair, the share of human ties (a metric "
                      "near it may only have learned to tie)")
@@ -362,8 +400,11 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
     `<td class="name"><i>ties every pair</i></td><td><i>${fmt(block.tie_baseline)}</i></td><td></td><td></td>` +
     (eps ? "<td></td>" : "") + "</tr>";
   t.innerHTML = h + "</tbody>";
-  $("about").textContent = (block.paper ? block.paper + "; " : "") + "grouping: " + (block.grouping || block.level) +
-    "; intervals: " + block.ci_method + (block.n_permutations ? "; " + block.n_permutations +
+  const pw = block.pairwise, units = block.units || {summary: "documents", system: "systems", global: "rows"}[block.level];
+  $("about").textContent = (block.label || block.level + " level") + ": " + block.n_units + " " + units + "; " +
+    (block.paper ? block.paper + "; " : "") + "grouping: " + (block.grouping || block.level) +
+    "; intervals: " + (block.interval || block.ci_method) + (pw ? "; ranks: " + pw.test + " test, " +
+    (pw.family || pw.correction + " correction") + ", alpha " + pw.alpha : "") + (block.n_permutations ? "; " + block.n_permutations +
     " permutations per system pair" : "") + "; human ceiling: " + (c && c.value !== null && c.value !== undefined ?
     `${fmt(c.value)} (each of ${c.annotators} annotators against the mean of the others)` :
     ((c && (c.reader_note || c.note)) || "none")) + (block.warning ? "; WARNING: " + block.warning : "");
