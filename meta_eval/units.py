@@ -36,7 +36,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["BASELINE_METRIC", "GlobalRows", "LevelUnits", "LevelWords", "count_units", "default_baseline", "global_rows",
-           "level_cells", "level_units", "level_words", "multi_system_note", "multi_system_rows", "why_no_baseline"]
+           "level_cells", "level_units", "level_words", "multi_system_note", "multi_system_rows", "units_line",
+           "why_no_baseline"]
 
 
 @dataclass(frozen=True)
@@ -285,3 +286,13 @@ def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -
                          f"{why}{notes}")
     return LevelUnits(level, n, words, Z.shape[0], systems, note)
 
+
+
+def units_line(jset, level: str = "global") -> str:
+    """The line ``learn`` prints about the units its correlations rest on, in ``run``'s words: the level, its rows,
+    documents (MT: items) and systems, e.g. ``"units: global level: 2085 rows (583 documents, 5 systems)"``."""
+    words = level_words(jset.task, level)
+    docs = level_words(jset.task, "summary").units
+    systems = len(jset.systems()) if not jset.rows_without_system() else 0
+    return (f"units: {words.name}: {len(jset)} {level_words(jset.task, 'global').units} ({jset.documents()} {docs}"
+            + (f", {systems} systems" if systems else "") + ")")

@@ -179,3 +179,9 @@ def test_chaganty_difference_intervals_use_the_rows(chaganty_global):
     diff = diff[np.isfinite(diff)]
     assert res.difference_intervals()["rouge1-f"] == pytest.approx((np.percentile(diff, 2.5),
                                                                     np.percentile(diff, 97.5)), abs=1e-12)
+
+
+def test_units_line_names_rows_documents_and_systems():
+    from meta_eval.units import units_line
+
+    assert units_line(_toy()) == "units: global level: 9 rows (3 documents, 3 systems)"

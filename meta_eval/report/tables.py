@@ -614,6 +614,9 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     """``meta-eval learn``: the nested protocol's report (:func:`print_nested`), or the paper protocol's feature
     sets by held-out correlation, the search, the best set's weights (over the splits and in the final fit) and its
     grouped vs ungrouped correlation; the time on ``err``."""
+    from meta_eval.units import units_line
+
+    out.print(units_line(result.data.jset), highlight=False)  # the units of the held-out correlations, as run's
     if result.nested is not None:
         print_nested(result, out, err)
         return
