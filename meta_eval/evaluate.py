@@ -453,6 +453,30 @@ def add_delta(results: list[VariantResult], jset, dimension: str, metric_scores:
         r.delta = delta_correlation(x[keep], z[keep], lower, upper).as_dict()
 
 
+def _global_ceiling_rows(jset, dimension: str, pairs, statistic: str, n_resamples: int):
+    """The global level's ceiling over the rows, as its metrics' value and interval: each annotator slot's values
+    and the mean of the others per row (:attr:`meta_eval.stats.ceiling.AnnotatorPairs.row_pairs`), as (1, n_rows)
+    "matrices" for :func:`meta_eval.stats.ceiling.human_ceiling`, with the statistic over the rows and the draws of
+    :func:`meta_eval.stats.resampling.row_bootstrap_samples` (the metrics' documents and systems)."""
+    from dataclasses import replace
+
+    from meta_eval.stats.resampling import batch_correlation, row_bootstrap_samples
+    from meta_eval.units import global_rows
+
+    rows = global_rows(jset, dimension, [])
+    row_pairs = tuple((a[rows.rows][None], o[rows.rows][None]) for a, o in pairs.row_pairs)
+
+    def value(A, O):
+        return float(batch_correlation(A[0], O[0], statistic))
+
+    def draws(A, O, s):
+        return row_bootstrap_samples(A[0], O[0], rows.doc, rows.system, statistic, n_resamples, s,
+                                     n_docs=rows.n_docs, n_systems=rows.n_systems)
+
+    value.__name__ = statistic
+    return replace(pairs, pairs=row_pairs), value, draws
+
+
 def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: int = 1000, seed: int = 0,
             confidence: float = 0.95, epsilon: float = 0.0, n_permutations: int = 1000, pairs=None,
             spa_seed: int | None = None):
@@ -461,7 +485,9 @@ def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: in
 
     Returns a :class:`meta_eval.stats.ceiling.Ceiling`; a set without per-annotator values gives ``value=None`` and the
     reason in ``note``. ``pairs``: :func:`meta_eval.stats.ceiling.annotator_matrices` of ``jset`` when the caller has
-    them already (one set, several statistics).
+    them already (one set, several statistics). The global level of the correlations is over the rows, as the
+    metrics' value and interval (:func:`global_interval`): each slot against the mean of the others on every usable
+    row, resampled with the metrics' documents and systems.
     """
     from meta_eval import stats
     from meta_eval.stats.ceiling import annotator_matrices, human_ceiling
@@ -477,6 +503,8 @@ def ceiling(jset, dimension: str, statistic: str, level: str, *, n_resamples: in
 
     value.__name__ = statistic
     pairs = annotator_matrices(jset, dimension) if pairs is None else pairs
+    if level == "global" and statistic in stats.CORRELATIONS and pairs.row_pairs and not jset.rows_without_system():
+        pairs, value, draws = _global_ceiling_rows(jset, dimension, pairs, statistic, n_resamples)
     c = human_ceiling(pairs, level, None, statistic=value, samples=draws, n_resamples=n_resamples,
                       confidence=confidence, seed=seed,
                       resample="documents" if statistic == "spa" else "both")

@@ -185,3 +185,42 @@ def test_units_line_names_rows_documents_and_systems():
     from meta_eval.units import units_line
 
     assert units_line(_toy()) == "units: global level: 9 rows (3 documents, 3 systems)"
+
+
+def test_the_global_ceiling_is_over_the_rows(chaganty_global):
+    from meta_eval.evaluate import ceiling
+    from meta_eval.stats.ceiling import annotator_matrices
+
+    res = chaganty_global
+    jset, dim = res.jset, res.human
+    pairs = annotator_matrices(jset, dim)
+    by_hand = []
+    for a, o in pairs.row_pairs:  # each slot against the mean of the others, over the usable rows
+        ok = np.isfinite(a) & np.isfinite(jset.human(dim))
+        by_hand.append(scipy_stats.spearmanr(a[ok], o[ok]).statistic)
+    assert res.ceiling.value == pytest.approx(float(np.mean(by_hand)), abs=1e-12)
+    assert res.ceiling.rows_used == 2085 and res.ceiling.resamples_used > 0
+    assert res.ceiling.lower <= res.ceiling.value <= res.ceiling.upper
+    # the board's ceiling is run's (same function, same rows and draws)
+    again = ceiling(jset, dim, "spearman", "global", n_resamples=B, seed=2, pairs=pairs)
+    assert (again.value, again.lower, again.upper) == (res.ceiling.value, res.ceiling.lower, res.ceiling.upper)
+
+
+def test_one_row_per_cell_keeps_todays_global_ceiling():
+    from meta_eval.evaluate import ceiling
+    from meta_eval.stats.ceiling import annotator_matrices, human_ceiling
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for d in range(12):
+        for s in "abcde":
+            judges = tuple(float(x) for x in rng.integers(1, 6, size=3))
+            rows.append(Judgment(f"{d}{s}", f"d{d}", s, "t", ("r",), scores={"q": float(np.mean(judges))},
+                                 judges={"q": judges}))
+    jset = JudgmentSet("grid", rows, ("q",), "q")
+    pairs = annotator_matrices(jset, "q")
+    ours = ceiling(jset, "q", "kendall", "global", n_resamples=B, seed=4, pairs=pairs)
+    matrix = human_ceiling(pairs, "global", "kendall", n_resamples=B, seed=4)
+    assert (ours.value, ours.lower, ours.upper) == pytest.approx((matrix.value, matrix.lower, matrix.upper),
+                                                                 abs=1e-15)
+    assert (ours.lower, ours.upper) == (matrix.lower, matrix.upper)

@@ -128,6 +128,9 @@ class AnnotatorPairs:
     rows_excluded: int
     judges_per_row: dict[int, int] = field(default_factory=dict)
     reason: str | None = None
+    row_pairs: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    """The same pairs per row of the set (NaN where a row is not usable or has no k-th value), before they fill the
+    matrices: the global level's ceiling reads them (:func:`meta_eval.evaluate.ceiling`), as the metrics' value."""
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -194,7 +197,8 @@ def annotator_matrices(jset, dimension: str | None = None, slots: str = "common"
         arrays += [a, o]
     _, mats = judgment_matrices(jset, dim, arrays)
     pairs = tuple(tuple(align_missing(mats[2 * k], mats[2 * k + 1])) for k in range(n_slots))
-    return AnnotatorPairs(dim, pairs, slots, int(usable.sum()), excluded, per_row)
+    row_pairs = tuple((arrays[2 * k], arrays[2 * k + 1]) for k in range(n_slots))
+    return AnnotatorPairs(dim, pairs, slots, int(usable.sum()), excluded, per_row, row_pairs=row_pairs)
 
 
 @dataclass(frozen=True)
