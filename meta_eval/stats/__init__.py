@@ -16,8 +16,10 @@ spa            Thompson et al. (2024), soft pairwise accuracy      system       
 =============  ==================================================  =============================  ==================
 
 Levels are WMT23's groupings (Freitag et al. 2023, "Results of WMT23 Metrics Shared Task", section 3): ``global`` =
-"no grouping" (one statistic over all (document, system) cells), ``summary`` = "group by item" (the statistic
-within each document, averaged over documents), ``system`` = system level (per-system means; SPA: per-system
+"no grouping" (one statistic over all (document, system) cells of the matrices given; ``run`` and the boards compute
+the correlations' global level over the set's rows, :func:`meta_eval.evaluate.global_values` and
+:func:`~meta_eval.evaluate.global_interval`, which equal these where every pair is one row), ``summary`` = "group by
+item" (the statistic within each document, averaged over documents), ``system`` = system level (per-system means; SPA: per-system
 segment scores). SPA exists only at the system level: it compares systems through permutation tests over their
 segments. PDP (mt-metrics-eval's ``Pearson(pdp=True)``) is one Pearson's r over the differences of every pair of
 systems on the same item, pooled over the items: it exists grouped by item only, since with one group (global,
