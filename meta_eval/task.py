@@ -275,7 +275,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         say("out", f"human: {dim} (chosen because {why}; pass --human to choose: {', '.join(jset.dimensions)})")
     from meta_eval.units import level_words, multi_system_note
 
-    if level != "global" and multi_system_note(jset):  # how a row naming several systems counts (meta_eval.units)
+    if multi_system_note(jset):  # how a row naming several systems counts at each level (meta_eval.units)
         set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)

@@ -224,3 +224,8 @@ def test_one_row_per_cell_keeps_todays_global_ceiling():
     assert (ours.value, ours.lower, ours.upper) == pytest.approx((matrix.value, matrix.lower, matrix.upper),
                                                                  abs=1e-15)
     assert (ours.lower, ours.upper) == (matrix.lower, matrix.upper)
+
+
+def test_chaganty_global_run_says_how_the_multi_system_row_is_resampled(chaganty_global):
+    note = next(n for n in chaganty_global.notes if "'ml;ml+rl'" in n)
+    assert "counts once at the global level (resampled through its first system there)" in note
