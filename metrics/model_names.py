@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["MINILM_NAME", "model_label", "tagged", "model_here", "hub_cache_dir"]
+__all__ = ["MINILM_NAME", "default_model_cell", "model_label", "tagged", "model_here", "hub_cache_dir"]
 
 MINILM_NAME = "minilm"  # metrics.encoder.MINILM (not imported: this module stays free of numpy and the encoder)
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]+")
@@ -94,3 +94,12 @@ def model_here(model: str) -> bool:
         return any((snap / "config.json").is_file() for snap in snapshots.iterdir())
     except OSError:
         return False
+
+
+def default_model_cell(cls) -> str:
+    """What ``meta-eval metrics`` says of a metric class's default model: ``roberta-large (here)``, ``... (not
+    here)``, or ``-`` for a metric without a model (the class attribute ``default_model``)."""
+    model = getattr(cls, "default_model", None)
+    if not model:
+        return "-"
+    return f"{model} ({'here' if model_here(model) else 'not here'})"
