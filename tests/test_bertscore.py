@@ -3,6 +3,7 @@
 clear errors for an unknown model, a missing baseline and a bad layer."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -161,7 +162,6 @@ def test_a_local_folder_model(tmp_path):
 def test_a_cached_hub_model_with_bert_scores_baseline(tmp_path):
     """A hub name resolves to its snapshot in the local Hugging Face cache (here a tiny model laid out as the
     cache lays out ``bert-base-uncased``), takes bert-score's layer table and its shipped baseline file."""
-    import json
     import os
     import subprocess
     import sys
@@ -223,7 +223,6 @@ def test_the_paper_model_keeps_the_plain_names(tmp_path):
     without ``model=`` uses it, at bert-score's layer 17 (the tiny model has 2, so the default layer is refused, which
     shows the table was read), and its variants keep the plain names, in the API and through ``meta-eval run``'s
     JSON; ``meta-eval metrics`` says it is here. A hub name with an organisation shows its last component."""
-    import json
     import os
     import subprocess
     import sys
@@ -269,3 +268,64 @@ print(json.dumps({"names": list(out), "model": m.model, "default": default, "org
     assert doc["variants"]["shown"] == ["bertscore-p", "bertscore-r", "bertscore-f"]
     listing = subprocess.run(cli + ["metrics"], env=env, capture_output=True, text=True, timeout=120, cwd=repo)
     assert "roberta-large (here)" in listing.stdout.replace("\n", " ")
+
+
+# -- the model in the names (issue #37) -----------------------------------------------------------------------------
+def _no_roberta_here():
+    from meta_eval.metrics.model_names import model_here
+
+    if model_here("roberta-large"):
+        pytest.skip("roberta-large is in this machine's Hugging Face cache: its refusal cannot be seen here")
+
+
+def test_the_default_model_is_refused_here_with_how_to_get_it_and_the_minilm_names(tmp_path):
+    """Without roberta-large on the machine, ``bertscore`` without ``model=`` is never MiniLM in disguise: the API
+    raises, ``-m bertscore`` is not run (exit 1) with the message; a default choice skips it with the same reason."""
+    from typer.testing import CliRunner
+
+    from conftest import small_set
+    from meta_eval.cli import app
+
+    _no_roberta_here()
+    with pytest.raises(MetricError, match=r"default model roberta-large .*not on this machine.*huggingface-cli "
+                                          r"download roberta-large.*model=minilm .*bertscore\[minilm\]-p, "
+                                          r"bertscore\[minilm\]-r, bertscore\[minilm\]-f"):
+        create("bertscore")
+    data = small_set(tmp_path / "small.jsonl", 9)
+    res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "bertscore,rouge", "--no-cache"])
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.output.split())
+    assert "roberta-large" in text and "model=minilm" in text and "bertscore[minilm]-f" in text
+    res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "all", "--no-cache"])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert "bertscore" in text and "default model roberta-large" in text  # skipped, with the reason
+
+
+def test_minilm_is_named_in_the_table_the_json_and_the_api_result(tmp_path):
+    from typer.testing import CliRunner
+
+    from conftest import require_minilm, small_set
+    from meta_eval import run
+    from meta_eval.cli import app
+
+    require_minilm()
+    data = small_set(tmp_path / "small.jsonl", 9)
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "bertscore-f,rouge", "-o", "model=minilm",
+                                   "--no-cache", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "bertscore[minilm]-f" in res.output and "bertscore-f" not in res.output
+    doc = json.loads(out.read_text())
+    assert [r["metric"] for r in doc["results"] if r["metric"].startswith("bert")] == ["bertscore[minilm]-f"]
+    assert doc["variants"]["shown"][0] == "bertscore[minilm]-f"
+    for fmt, cell in (("md", "| bertscore[minilm]-f |"), ("latex", "bertscore[minilm]-f &"),
+                      ("csv", "bertscore[minilm]-f,")):
+        res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "bertscore-f,rouge", "-o", "model=minilm",
+                                       "--no-cache", "--format", fmt])
+        assert res.exit_code == 0 and cell in res.output, (fmt, res.output)
+    result = run(str(data), metrics=["bertscore"], options={"model": "minilm"}, variants="bertscore[minilm]-f",
+                 progress=False)
+    assert [r.metric for r in result.results] == ["bertscore[minilm]-f"]
+    assert result.values["bertscore[minilm]-f"] == doc["results"][[r["metric"] for r in doc["results"]].index(
+        "bertscore[minilm]-f")]["value"]
