@@ -296,10 +296,11 @@ def test_the_default_model_is_refused_here_with_how_to_get_it_and_the_minilm_nam
     assert res.exit_code == 1, res.output
     text = " ".join(res.output.split())
     assert "roberta-large" in text and "model=minilm" in text and "bertscore[minilm]-f" in text
-    res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "all", "--no-cache"])
-    text = " ".join(res.output.split())
+    out = tmp_path / "all.json"
+    res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "all", "--no-cache", "--output", str(out)])
     assert res.exit_code == 0, res.output
-    assert "bertscore" in text and "default model roberta-large" in text  # skipped, with the reason
+    skipped = {s["metric"]: s["reason"] for s in json.loads(out.read_text())["skipped"]}  # skipped, with the reason
+    assert "default model roberta-large" in skipped["bertscore"], skipped
 
 
 def test_minilm_is_named_in_the_table_the_json_and_the_api_result(tmp_path):
@@ -315,7 +316,7 @@ def test_minilm_is_named_in_the_table_the_json_and_the_api_result(tmp_path):
     res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "bertscore-f,rouge", "-o", "model=minilm",
                                    "--no-cache", "--output", str(out)])
     assert res.exit_code == 0, res.output
-    assert "bertscore[minilm]-f" in res.output and "bertscore-f" not in res.output
+    assert "│ bertscore[minilm]-f │" in res.output and "│ bertscore-f" not in res.output  # the table's row
     doc = json.loads(out.read_text())
     assert [r["metric"] for r in doc["results"] if r["metric"].startswith("bert")] == ["bertscore[minilm]-f"]
     assert doc["variants"]["shown"][0] == "bertscore[minilm]-f"
