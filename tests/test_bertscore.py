@@ -330,3 +330,18 @@ def test_minilm_is_named_in_the_table_the_json_and_the_api_result(tmp_path):
     assert [r.metric for r in result.results] == ["bertscore[minilm]-f"]
     assert result.values["bertscore[minilm]-f"] == doc["results"][[r["metric"] for r in doc["results"]].index(
         "bertscore[minilm]-f")]["value"]
+
+
+def test_the_cache_keeps_the_tagged_names(minilm_path, tmp_path):
+    """The cache stores each score under its variant's name: a second run is served whole from the cache, with the
+    model's tag (the signature already names the model, so one signature never holds two sets of names)."""
+    from meta_eval.scoring.cache import ScoreCache
+    from meta_eval.scoring.runner import score_examples
+
+    examples = [Example(c, (r,)) for c, r in zip(CANDS, REFS)]
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        first = score_examples(create("bertscore", model="minilm"), examples, cache)
+        again = score_examples(create("bertscore", model="minilm"), examples, cache)
+    assert first.computed == len(examples) and again.cached == len(examples) and again.computed == 0
+    assert list(again.scores) == list(VARIANTS)
+    _assert_same(again.scores, first.scores, atol=0)
