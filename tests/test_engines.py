@@ -217,7 +217,8 @@ def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, exampl
     one = _bits(score_examples(create(name, model="minilm"), rows, None, BATCH).scores)
     bertscore._states.clear()
     contextual_mover._cache.clear()
-    two = _bits(score_examples(create(name, model="minilm"), rows, None, BATCH, engine=local).scores)  # two torch threads
+    # two torch threads
+    two = _bits(score_examples(create(name, model="minilm"), rows, None, BATCH, engine=local).scores)
     assert one == two
 
 

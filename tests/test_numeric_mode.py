@@ -165,8 +165,8 @@ def test_native_scores_sign_the_cpu_and_agree_with_portable_ones_within_the_tole
     for mode, argv, env in (("portable", [], {}), ("native", ["--numeric", "native"], {})):
         out = tmp_path / f"{mode}.jsonl"
         done = subprocess.run([sys.executable, "-m", "cli", *argv, "score", "-c", str(tmp_path / "c.txt"), "-r",
-                               str(tmp_path / "r.txt"), "-m", name, "-o", "model=minilm", "--no-cache", "--workers", "1", "--output",
-                               str(out)], cwd=REPO, env=_clean_env(**env), capture_output=True, text=True,
+                               str(tmp_path / "r.txt"), "-m", name, "-o", "model=minilm", "--no-cache", "--workers",
+                               "1", "--output", str(out)], cwd=REPO, env=_clean_env(**env), capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr
         lines = [json.loads(line) for line in out.read_text().splitlines()]
