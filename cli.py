@@ -411,7 +411,8 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
         _fail(str(exc))
 
     table = Table(title="Registered metrics")
-    for col in ("name", "variants", "needs", "higher is better", "status"):
+    from meta_eval.metrics.model_names import default_model_cell
+    for col in ("name", "variants", "needs", "default model", "higher is better", "status"):
         table.add_column(col)
     notes = []
     for name in registry.names(include_named_only=True):  # learned models too, marked: they run only when named
@@ -423,11 +424,12 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
             notes.append((name, reason))
         only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else \
             "" if cls.in_quick_run else " (named or -m all)"
-        table.add_row(name, ", ".join(cls.variants), needs, "yes" if cls.higher_is_better else "no",
+        table.add_row(name, escape(", ".join(cls.variants)), needs, escape(default_model_cell(cls)),
+                      "yes" if cls.higher_is_better else "no",
                       f"[green]ready[/]{only}" if reason is None else f"[red]unavailable[/]{only} [{len(notes)}]")
     for name, reason in sorted(registry.plugin_errors().items()):  # broken plugins: listed, the others still work
         notes.append((name, reason))
-        table.add_row(escape(name), "-", "-", "-", f"[red]broken plugin[/] [{len(notes)}]")
+        table.add_row(escape(name), "-", "-", "-", "-", f"[red]broken plugin[/] [{len(notes)}]")
     out.print(table)
     out.print(f"(named or -m {registry.ALL}): neural; `meta-eval run` without --metrics keeps to the metrics that "
               f"take seconds on a CPU, `leaderboard publish` runs these too. (only when named): never in a default "

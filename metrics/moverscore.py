@@ -6,7 +6,13 @@ says: ``word_mover_score(references, translations, get_idf_dict(references), get
 stop_words=[], n_gram=1, remove_subwords=True)``. Every choice, in the order the reference makes it:
 
 - encoder: ``distilbert-base-uncased`` (the reference's default), last layer (``hidden_states[-1]``); ``model=`` takes
-  any model :func:`metrics.encoder.load_encoder` can load, e.g. ``minilm`` (offline) or a local folder;
+  any model :func:`metrics.encoder.load_encoder` can load, e.g. ``minilm`` (offline) or a local folder. The paper's
+  own best configuration (WMD-1 + BERT fine-tuned on MNLI + power means over layers, the v1 code) is not what
+  ``moverscore_v2.py`` computes, and this module follows v2, so v2's DistilBERT is the default and the one model
+  whose variant keeps the plain name ``moverscore``; any other model is named in it, ``moverscore[minilm]``
+  (a hub name by its last path component, a folder by its name: :func:`metrics.model_names.tagged`). When
+  DistilBERT is not in the local Hugging Face cache, ``moverscore`` without ``model=`` is an error (a default choice
+  or ``-m all`` skips it with the reason), never a silent substitution;
 - tokens: ``[CLS]`` + the text's word pieces + ``[SEP]``, the pieces truncated to the model's maximum length minus 2
   (510), as the reference's ``truncate``; each distinct text of a batch is encoded once (a text that is both a
   reference and a candidate has one set of states), in batches of texts with the same number of pieces, hence
@@ -110,6 +116,7 @@ import numpy as np
 from meta_eval.metrics.base import Example, Metric, MetricError, file_sha256, positive_int
 from meta_eval.metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
 from meta_eval.metrics.memo import BytesLRU, on_release
+from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.mover import mover_distance
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.text import STOPWORDS
@@ -294,7 +301,8 @@ class MoverScore(Metric):
     ----------
     model : str
         Encoder: ``"distilbert-base-uncased"`` (default, the reference's; needs the Hugging Face cache or hub access),
-        ``"minilm"`` (offline MiniLM), another hub name or a local folder.
+        ``"minilm"`` (offline MiniLM), another hub name or a local folder; any model but the default is named in the
+        variant (``moverscore[minilm]``).
     idf : str
         ``"set"`` (default; IDF over the scored set's references and candidates, separately: the set given to
         :meth:`fit`, else each :meth:`score` call's examples), ``"none"`` (all weights 1) or ``"corpus:<path>"``
@@ -311,7 +319,7 @@ class MoverScore(Metric):
     >>> from meta_eval.metrics import Example
     >>> m = MoverScore(model="minilm", idf="none")
     >>> s = m.score([Example("A cat sat.", ("A cat sat.",)), Example("A cat sat.", ("The dog ran.",))])
-    >>> [round(float(x), 3) for x in s["moverscore"]]
+    >>> [round(float(x), 3) for x in s["moverscore[minilm]"]]
     [1.0, -0.095]
     """
 
@@ -326,6 +334,7 @@ class MoverScore(Metric):
     parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
     install_hint = NEURAL_HINT
     libraries = ("pot", "numpy", "scipy")
+    default_model = DEFAULT_MODEL  # meta-eval metrics lists it
     refs_native = "max"  # the maximum score over the references (see the module notes)
     refs_default = "max"
 
@@ -333,11 +342,19 @@ class MoverScore(Metric):
         """English with the reference's DistilBERT or the offline MiniLM; not restricted with another model."""
         return ("en",) if self.model in (DEFAULT_MODEL, "minilm") else None
 
+    @classmethod
+    def variant_names(cls, model: str | None = None) -> tuple[str, ...]:
+        """The variant's name with ``model``: ``moverscore`` with the default DistilBERT, else tagged with the model
+        (``moverscore[minilm]``; :func:`metrics.model_names.tagged`)."""
+        model = str(model).strip() if model not in (None, "") else DEFAULT_MODEL
+        return tagged(cls.name or "moverscore", ("moverscore",), model, DEFAULT_MODEL)
+
     def __init__(self, model: str = DEFAULT_MODEL, idf: str = "set", stopwords: str = "none",
                  similarity: str = "1-emd", batch_size: int | str = 32) -> None:
         self.model = str(model)
         if not self.model.strip():
             raise ValueError("model must be a model name, a local folder or 'minilm'")
+        self.variants = self.variant_names(self.model)
         self.idf = str(idf)
         self._corpus: tuple[str, str] | None = None
         if self.idf.startswith("corpus:"):
@@ -378,7 +395,8 @@ class MoverScore(Metric):
             return None
         if model == DEFAULT_MODEL:
             return (f"the default model {DEFAULT_MODEL} is not available offline here ({reason}); "
-                    "run with --option model=minilm (the offline MiniLM encoder) or model=<local folder>")
+                    "run with --option model=minilm (the offline MiniLM encoder; variant "
+                    f"{cls.variant_names('minilm')[0]}) or model=<local folder>")
         return reason
 
     @property
@@ -510,5 +528,5 @@ class MoverScore(Metric):
                           "IDF over the scored set needs many examples: score (or fit) more examples together, "
                           "or use idf='none' or idf='corpus:<path>'",
                           RuntimeWarning, stacklevel=3)
-        return {"moverscore": scores}
+        return {self.variants[0]: scores}
 

@@ -30,7 +30,13 @@ Answering (as ``QA_Bert.predict``): the question and the candidate summary (the 
 - default model ``bert-large-uncased-whole-word-masking-finetuned-squad`` (what the reference code loads; the paper's
   text says BERT base fine-tuned on SQuAD), option ``model=`` (a hub name or a local folder); the model's own fast
   tokenizer (the reference code used the ``bert-base-uncased`` tokenizer, which has the same vocabulary); no such
-  model installs offline, so on machines without hub access the metric reports itself unavailable;
+  model installs offline, so on machines without hub access the metric reports itself unavailable. The default
+  stays the reference code's model (decision of issue #37): the paper names no checkpoint ("the BERT 'base'
+  pretrained model, finetuned on the SQuAD dataset using the recommended parameters"), the authors' published code
+  loads this one, and a base model fine-tuned by someone else would be no closer to the paper's own. With the
+  default the variants keep their plain names (``qa-sup-f1`` ...); any other model is named in them, after the
+  metric's name: ``qa-sup[<label>]-f1``, ``qa-unsup[<label>]-conf`` (a hub name by its last path component, a
+  folder by its name: :func:`metrics.model_names.tagged`), so a column is never read as the reference model's;
 - inputs longer than the model's limit (512 pieces for BERT) are cut with longest-first truncation (pieces dropped
   from the end of whichever of question or context is longer); the reference code has no limit and fails there;
 - probabilities: softmax of the start logits and of the end logits over the whole input (question, context and
@@ -88,6 +94,7 @@ import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, package_version, positive_int
 from meta_eval.metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
+from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.memo import on_release
 from meta_eval.metrics.registry import register
 
@@ -349,6 +356,14 @@ class _QAMetric(Metric):
     not_quick_reason = "a QA model answers several cloze questions per text"
     install_hint = QA_HINT
     libraries = ("spacy", "numpy")
+    default_model = DEFAULT_QA_MODEL  # meta-eval metrics lists it
+
+    @classmethod
+    def variant_names(cls, model: str | None = None) -> tuple[str, ...]:
+        """The variants' names with ``model``: plain with the reference code's model (the default), else tagged
+        with the model (``qa-sup[my-model]-f1``; :func:`metrics.model_names.tagged`)."""
+        model = str(model).strip() if model not in (None, "") else DEFAULT_QA_MODEL
+        return tagged(cls.name, (f"{cls.name}-f1", f"{cls.name}-conf"), model, DEFAULT_QA_MODEL)
 
     def __init__(self, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL,
                  confidence: str = "max", decode: str = "span", max_answer_len: int = MAX_ANSWER_LEN,
@@ -362,6 +377,7 @@ class _QAMetric(Metric):
         if decode not in DECODINGS:
             raise ValueError(f"unknown decode {decode!r}; choose one of {', '.join(DECODINGS)}")
         self.model_name = model.strip()
+        self.variants = self.variant_names(self.model_name)
         self.spacy_model = spacy_model.strip()
         self.confidence = confidence
         self.decode = decode
@@ -418,7 +434,7 @@ class _QAMetric(Metric):
                 conf += _confidence(out, ex.candidate, c.answer, self.confidence)
             f1s.append(f1 / len(qs) if qs else 0.0)
             confs.append(conf / len(qs) if qs else 0.0)
-        return {f"{self.name}-f1": f1s, f"{self.name}-conf": confs}
+        return dict(zip(self.variants, (f1s, confs)))  # f1, conf with their model tag
 
 
 @register("qa-sup")

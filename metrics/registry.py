@@ -46,13 +46,16 @@ from __future__ import annotations
 
 import importlib
 from importlib import metadata
-from typing import Callable, Sequence, TypeVar
+import re
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from meta_eval.metrics.base import Metric
 
 __all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "close_variants",
-           "create", "get_class", "is_named_only", "known", "match_variants", "names", "plugin_errors", "register", "register_prefix",
-           "unregister", "variant_families", "variant_owners"]
+           "create", "get_class", "is_named_only", "known", "match_variants", "names", "plain_variant", "plugin_errors",
+           "register", "register_prefix", "unregister", "variant_families", "variant_owners", "variants_for"]
+
+_TAG = re.compile(r"\[[^\[\]]*\]")  # a model tag in a variant name (metrics.model_names)
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
@@ -280,9 +283,15 @@ def known(name: str) -> bool:
     return bool(sep and rest) and prefix in _prefixes
 
 
+def plain_variant(variant: str) -> str:
+    """``variant`` without its model tag (:mod:`metrics.model_names`): ``bertscore[minilm]-f`` -> ``bertscore-f``."""
+    return _TAG.sub("", variant, count=1)
+
+
 def variant_families(variants: Sequence[str]) -> dict[str, list[str]]:
     """``{family: [variants]}``: a family is what two or more of a metric's variants share before their last
-    ``-`` (``rouge1`` for ``rouge1-p``, ``rouge1-r``, ``rouge1-f``; ``bertscore`` for ``bertscore-p/r/f``)."""
+    ``-`` (``rouge1`` for ``rouge1-p``, ``rouge1-r``, ``rouge1-f``; ``bertscore`` for ``bertscore-p/r/f``;
+    ``bertscore[minilm]`` for ``bertscore[minilm]-p/r/f``)."""
     stems: dict[str, list[str]] = {}
     for v in variants:
         if "-" in v:
@@ -290,27 +299,53 @@ def variant_families(variants: Sequence[str]) -> dict[str, list[str]]:
     return {stem: vs for stem, vs in stems.items() if len(vs) > 1}
 
 
+def _literal_brackets(pattern: str) -> str:
+    return "".join({"[": "[[]", "]": "[]]"}.get(c, c) for c in pattern)
+
+
 def match_variants(token: str, metric: str, variants: Sequence[str]) -> list[str]:
     """The variants of ``metric`` that ``token`` names, in the metric's order: ``all``, the metric's name (every
-    variant), a variant, a family (:func:`variant_families`) or a shell-style pattern (``rouge*-f``)."""
+    variant), a variant, a family (:func:`variant_families`) or a shell-style pattern (``rouge*-f``).
+
+    Variant names may carry a model tag (``bertscore[minilm]-f``, :mod:`metrics.model_names`): a name or a family
+    with its tag names exactly that; one without a tag (``bertscore-f``, ``bertscore``) names the variant whatever
+    model scored it (the tag says which). In a pattern, ``[...]`` is first read as the shell's character class, then
+    literally (``bertscore[minilm]*``)."""
     from fnmatch import fnmatchcase
 
     if token in ("all", metric):
         return list(variants)
-    if any(c in token for c in "*?["):
-        return [v for v in variants if fnmatchcase(v, token)]
     if token in variants:
         return [token]
-    return list(variant_families(variants).get(token, []))
+    families = variant_families(variants)
+    if token in families:
+        return list(families[token])
+    if any(c in token for c in "*?["):
+        literal = _literal_brackets(token)
+        found = [v for v in variants if fnmatchcase(v, token) or fnmatchcase(v, literal)
+                 or ("[" not in token and fnmatchcase(plain_variant(v), token))]
+        if found or "*" in token or "?" in token:
+            return found
+    if "[" in token:
+        return []
+    found = [v for v in variants if plain_variant(v) == token]
+    if found:
+        return found
+    stems = variant_families([plain_variant(v) for v in variants]).get(token, [])
+    return [v for v in variants if plain_variant(v) in stems]
 
 
 def variant_owners(token: str) -> dict[str, list[str]]:
     """``{metric: [its variants that token names]}`` for a ``token`` that is no metric's name but names a variant,
     a family of variants (``rouge1``: rouge1-p/r/f) or a pattern (``rouge*-f``) of registered metrics
-    (:func:`match_variants`); loads every plugin."""
+    (:func:`match_variants`); loads every plugin. The variants are those of each class's default configuration, so a
+    token with a model tag (``bertscore[minilm]-f``) is owned by the metric its untagged form names."""
     owners = {}
     for name in names():
-        found = match_variants(token, name, get_class(name).variants) if token != name else []
+        variants = get_class(name).variants
+        found = match_variants(token, name, variants) if token != name else []
+        if not found and "[" in token and token != name:
+            found = match_variants(plain_variant(token), name, variants)
         if found:
             owners[name] = found
     return owners
@@ -321,6 +356,19 @@ def close_variants(token: str) -> list[str]:
     from difflib import get_close_matches
 
     return get_close_matches(token, [v for name in names() for v in get_class(name).variants], n=3, cutoff=0.6)
+
+
+def variants_for(cls: type[Metric], options: "Mapping[str, object] | None" = None) -> tuple[str, ...]:
+    """The variant names of metric class ``cls`` configured with ``options`` (constructor options; the others are
+    ignored), without building it: ``cls.variant_names(**taken)`` where the class defines that classmethod (the
+    neural metrics, whose names carry the model: :mod:`metrics.model_names`), else ``cls.variants``."""
+    namer = getattr(cls, "variant_names", None)
+    if namer is None:
+        return tuple(cls.variants)
+    import inspect
+
+    accepted = inspect.signature(namer).parameters
+    return tuple(namer(**{k: v for k, v in (options or {}).items() if k in accepted}))
 
 
 def create(name: str, **config: object) -> Metric:

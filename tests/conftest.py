@@ -87,13 +87,14 @@ def pytest_runtest_setup(item) -> None:
         require(*mark.args, **mark.kwargs)
 
 
-def require_metrics(*names: str) -> None:
+def require_metrics(*names: str, **options: str) -> None:
     """:func:`require` that every metric in ``names`` can run here (its optional extra is installed): with the core
-    install alone, a test of BLEU, chrF or the COCO ROUGE-L skips naming the extra, and fails on CI."""
+    install alone, a test of BLEU, chrF or the COCO ROUGE-L skips naming the extra, and fails on CI. ``options`` go
+    to each metric's ``unavailable_reason`` (``model="minilm"``: BERTScore's default roberta-large is not offline)."""
     from meta_eval.metrics import registry
 
     for name in names:
-        reason = registry.get_class(name).unavailable_reason()
+        reason = registry.get_class(name).unavailable_reason(**options)
         require(reason is None, f"what metric {name!r} needs", str(reason))
 
 

@@ -38,8 +38,8 @@ def fresh(model: str):
 def both(model: str, texts, **cfg) -> tuple[np.ndarray, np.ndarray]:
     fresh(model)
     examples = [Example(t) for t in texts]
-    return (BertLM(model, **cfg).score(examples)["bert-lm"],
-            BertLMPerplexity(model, **cfg).score(examples)["bert-lm-ppl"])
+    lm, ppl = BertLM(model, **cfg), BertLMPerplexity(model, **cfg)  # not bert-base-uncased: bert-lm[<folder>]
+    return lm.score(examples)[lm.variants[0]], ppl.score(examples)[ppl.variants[0]]
 
 
 def hand_pll(model: str, text: str) -> tuple[float, int]:

@@ -190,3 +190,33 @@ def test_run_at_the_system_level_on_summeval(shared_data, tmp_path):
     assert "PERM-BOTH" in " ".join(output.split())
     assert go(0)[0]["results"] == doc["results"]
     assert go(1)[0]["results"] != doc["results"]
+
+
+def test_metrics_lists_each_neural_default_model_and_whether_it_is_here(tmp_path):
+    """``meta-eval metrics`` names every neural metric's default model and says whether it is on this machine (read
+    from the Hugging Face cache folder and the MiniLM package, without torch): here an empty cache, then one holding
+    a (fake) roberta-large snapshot."""
+    import os
+
+    from meta_eval.metrics.model_names import model_here
+
+    def listing(hub):
+        env = {**os.environ, "HF_HUB_CACHE": str(hub), "COLUMNS": "400"}
+        done = subprocess.run([sys.executable, "-m", "meta_eval.cli", "metrics"], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+                for line in done.stdout.splitlines() if line.startswith("│")}
+
+    rows = listing(tmp_path / "empty")
+    assert rows["bertscore"][2] == "roberta-large (not here)"
+    assert rows["moverscore"][2] == "distilbert-base-uncased (not here)"
+    assert rows["bert-lm"][2] == "bert-base-uncased (not here)"
+    assert rows["qa-sup"][2] == "bert-large-uncased-whole-word-masking-finetuned-squad (not here)"
+    minilm = "here" if model_here("minilm") else "not here"
+    assert rows["wms-ctx"][:3] == ["wms-ctx[minilm]", "references", f"minilm ({minilm})"]
+    assert rows["rouge"][2] == "-" and rows["bertscore"][0] == "bertscore-p, bertscore-r, bertscore-f"
+    snapshot = tmp_path / "hub" / "models--roberta-large" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    assert listing(tmp_path / "hub")["bertscore"][2] == "roberta-large (here)"

@@ -48,7 +48,7 @@ def word(tiny: str, sentence: str, positions, layer="mean") -> np.ndarray:
 
 
 def score(name: str, tiny: str, cand: str, *refs: str, **cfg) -> float:
-    return float(CLASSES[name](model=tiny, **cfg).score([Example(cand, refs)])[name][0])
+    return float(CLASSES[name](model=tiny, **cfg).score([Example(cand, refs)])[f"{name}[bert]"][0])  # no ELMo: tagged
 
 
 # -- words by hand -----------------------------------------------------------------------------------------------
@@ -108,9 +108,9 @@ def test_sentences_are_encoded_alone_and_weighted_by_their_kept_words(tiny):
 @pytest.mark.parametrize("name", list(CLASSES))
 def test_identical_texts_score_one_and_scores_are_symmetric(tiny, name):
     metric = CLASSES[name](model=tiny)
-    np.testing.assert_allclose(metric.score([Example(t, (t,)) for t in TEXTS])[name], 1.0, atol=1e-12)
-    ab = metric.score([Example(TEXTS[0], (TEXTS[1],)), Example(TEXTS[1], (TEXTS[2],))])[name]
-    ba = metric.score([Example(TEXTS[1], (TEXTS[0],)), Example(TEXTS[2], (TEXTS[1],))])[name]
+    np.testing.assert_allclose(metric.score([Example(t, (t,)) for t in TEXTS])[f"{name}[bert]"], 1.0, atol=1e-12)
+    ab = metric.score([Example(TEXTS[0], (TEXTS[1],)), Example(TEXTS[1], (TEXTS[2],))])[f"{name}[bert]"]
+    ba = metric.score([Example(TEXTS[1], (TEXTS[0],)), Example(TEXTS[2], (TEXTS[1],))])[f"{name}[bert]"]
     np.testing.assert_allclose(ab, ba, rtol=1e-9)
     assert ((ab > 0) & (ab < 1)).all()
 
@@ -118,13 +118,13 @@ def test_identical_texts_score_one_and_scores_are_symmetric(tiny, name):
 @pytest.mark.parametrize("name", list(CLASSES))
 def test_order_and_batch_invariance(tiny, name):
     examples = [Example(a, (b,)) for a in TEXTS for b in TEXTS]
-    together = CLASSES[name](model=tiny, batch_size=2).score(examples)[name]
+    together = CLASSES[name](model=tiny, batch_size=2).score(examples)[f"{name}[bert]"]
     from meta_eval.metrics import contextual_mover
 
     contextual_mover._cache.clear()  # recompute: the vectors must not depend on the batches they were in
-    reversed_ = CLASSES[name](model=tiny, batch_size=32).score(examples[::-1])[name][::-1]
+    reversed_ = CLASSES[name](model=tiny, batch_size=32).score(examples[::-1])[f"{name}[bert]"][::-1]
     contextual_mover._cache.clear()
-    one_by_one = np.concatenate([CLASSES[name](model=tiny).score([ex])[name] for ex in examples])
+    one_by_one = np.concatenate([CLASSES[name](model=tiny).score([ex])[f"{name}[bert]"] for ex in examples])
     np.testing.assert_allclose(together, reversed_, rtol=1e-5)
     np.testing.assert_allclose(together, one_by_one, rtol=1e-5)
 
@@ -133,7 +133,7 @@ def test_order_and_batch_invariance(tiny, name):
 @pytest.mark.parametrize("empty", ["", "   \n\t", "the and of it", "123 ... !!!"])
 def test_no_kept_word_scores_zero(tiny, name, empty):
     out = CLASSES[name](model=tiny).score([Example(empty, (TEXTS[0],)), Example(TEXTS[0], (empty,)),
-                                           Example(empty, (empty,))])[name]
+                                           Example(empty, (empty,))])[f"{name}[bert]"]
     np.testing.assert_array_equal(out, [0.0, 0.0, 0.0])
 
 
@@ -187,7 +187,7 @@ def test_sms_ctx_minilm_on_chaganty_correlates_positively(shared_data):
 
     __import__("conftest").require_minilm()
     jset = judgments.load("chaganty", shared_data)
-    got = ContextualSentenceMoversSimilarity().score(jset.examples()[:CHAGANTY_ROWS])["sms-ctx"]
+    got = ContextualSentenceMoversSimilarity().score(jset.examples()[:CHAGANTY_ROWS])["sms-ctx[minilm]"]
     rho = spearmanr(got, jset.human("overall")[:CHAGANTY_ROWS])[0]
     print(f"sms-ctx minilm chaganty[:{CHAGANTY_ROWS}]: spearman {rho:.3f}")
     assert rho > 0.05

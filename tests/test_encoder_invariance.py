@@ -118,14 +118,14 @@ def test_scores_do_not_depend_on_company_batch_size_memo_or_threads(minilm, name
 
     examples = _pairs()
     clear()
-    together = create(name).score(examples)
+    together = create(name, model="minilm").score(examples)
     clear()
-    alone = [create(name, batch_size=1).score([ex]) for ex in examples]  # each row in a call of its own
+    alone = [create(name, model="minilm", batch_size=1).score([ex]) for ex in examples]  # each row in a call of its own
     clear()
-    create(name).score(examples[::2])  # a warm memo holding half the texts, then the other rows
+    create(name, model="minilm").score(examples[::2])  # a warm memo holding half the texts, then the other rows
     previous = set_torch_threads(2)
     try:
-        warm = create(name, batch_size=2).score(examples[::-1])
+        warm = create(name, model="minilm", batch_size=2).score(examples[::-1])
     finally:
         set_torch_threads(previous)
     for variant, values in together.items():
@@ -150,13 +150,13 @@ def test_the_pieces_per_pass_change_no_bit(minilm, name, monkeypatch):
     examples = _pairs()
     bertscore._states.clear()
     contextual_mover._cache.clear()
-    default = create(name).score(examples)
+    default = create(name, model="minilm").score(examples)
     states = minilm.embed(TEXTS)
     for module in (encoder, bertscore):
         monkeypatch.setattr(module, "TOKENS_PER_PASS", 8)  # one text per pass
     bertscore._states.clear()
     contextual_mover._cache.clear()
-    small = create(name).score(examples)
+    small = create(name, model="minilm").score(examples)
     for a, b in zip(states, minilm.embed(TEXTS)):
         assert_same_states(a.hidden, b.hidden)
     for variant, values in default.items():

@@ -214,10 +214,11 @@ def test_a_neural_metric_is_bit_identical_with_one_and_two_workers(local, exampl
     rows = examples[:48]
     bertscore._states.clear()
     contextual_mover._cache.clear()
-    one = _bits(score_examples(create(name), rows, None, BATCH).scores)
+    one = _bits(score_examples(create(name, model="minilm"), rows, None, BATCH).scores)
     bertscore._states.clear()
     contextual_mover._cache.clear()
-    two = _bits(score_examples(create(name), rows, None, BATCH, engine=local).scores)  # two torch threads
+    # two torch threads
+    two = _bits(score_examples(create(name, model="minilm"), rows, None, BATCH, engine=local).scores)
     assert one == two
 
 
@@ -232,8 +233,8 @@ def test_several_ray_actors_share_a_neural_metric_with_the_same_bits(ray_engine,
     require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
     __import__("conftest").require_minilm()
     rows = examples[:40]
-    here = _bits(score_examples(create("bertscore"), rows, None, 8).scores)
-    assert _bits(score_examples(create("bertscore"), rows, None, 8, engine=engine).scores) == here
+    here = _bits(score_examples(create("bertscore", model="minilm"), rows, None, 8).scores)
+    assert _bits(score_examples(create("bertscore", model="minilm"), rows, None, 8, engine=engine).scores) == here
     with pytest.raises(EngineError, match="actors"):
         RayEngine(workers=2, actors=0)
 

@@ -38,7 +38,7 @@ def tok(tiny):
 
 
 def scores(metric: MoverScore, examples) -> np.ndarray:
-    return metric.score(examples)["moverscore"]
+    return metric.score(examples)[metric.variants[0]]  # moverscore[<model>]
 
 
 def pairs(texts=TEXTS):

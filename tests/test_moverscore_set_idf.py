@@ -58,8 +58,8 @@ def test_batch_size_does_not_change_a_bit_and_each_example_is_cached_once(tiny, 
         assert runs[size].computed == distinct
     for size in (1, 7):
         assert runs[size].signature == runs[256].signature
-        np.testing.assert_array_equal(runs[size].scores["moverscore"], runs[256].scores["moverscore"])
-    got = runs[256].scores["moverscore"]
+        np.testing.assert_array_equal(runs[size].scores["moverscore[bert]"], runs[256].scores["moverscore[bert]"])
+    got = runs[256].scores["moverscore[bert]"]
     assert ((got > -1) & (got < 1)).any() and np.unique(got).size > 30
     # one shared cache: a second run with another batch size only reads, and adds no entry
     with ScoreCache(tmp_path / "shared.sqlite") as cache:
@@ -67,7 +67,7 @@ def test_batch_size_does_not_change_a_bit_and_each_example_is_cached_once(tiny, 
         again = score_examples(MoverScore(model=tiny), examples, cache, batch_size=1)
         assert (again.computed, again.cached) == (0, distinct)
         assert cache.count() == cache.count(first.signature) == distinct
-    np.testing.assert_array_equal(again.scores["moverscore"], got)
+    np.testing.assert_array_equal(again.scores["moverscore[bert]"], got)
 
 
 def test_signature_names_the_set(tiny):
@@ -97,7 +97,7 @@ def test_signature_names_exactly_the_idf_documents(tiny):
     m1.fit(first)
     m2.fit(second)
     assert m1.signature() == m2.signature()
-    np.testing.assert_array_equal(m1.score(second)["moverscore"], m2.score(second)["moverscore"])
+    np.testing.assert_array_equal(m1.score(second)["moverscore[bert]"], m2.score(second)["moverscore[bert]"])
     # a candidate turned into a reference changes the tables: another signature
     m3 = MoverScore(model=tiny)
     m3.fit([Example(b, (a,)), Example(c, (d,))])
@@ -107,19 +107,19 @@ def test_signature_names_exactly_the_idf_documents(tiny):
 def test_score_without_fit_equals_the_runner_on_the_same_set(tiny):
     examples = rows()
     metric = MoverScore(model=tiny)
-    api = metric.score(examples)["moverscore"]
+    api = metric.score(examples)["moverscore[bert]"]
     assert "fit:per-call" in metric.signature()  # score() fitted a copy, not the metric
     for size in (1, 256):
         run = score_examples(MoverScore(model=tiny), examples, batch_size=size)
-        np.testing.assert_array_equal(run.scores["moverscore"], api)
+        np.testing.assert_array_equal(run.scores["moverscore[bert]"], api)
     # after fit, score() uses the fitted set whatever it is given: a part of the set scores as in the whole
     metric.fit(examples)
-    np.testing.assert_array_equal(metric.score(examples[:3])["moverscore"], api[:3])
+    np.testing.assert_array_equal(metric.score(examples[:3])["moverscore[bert]"], api[:3])
     # while a part alone, unfitted, is another set (six rows with six different candidates)
     part = examples[::7]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no text with IDF 0 everywhere: the difference is the weights
-        alone = MoverScore(model=tiny).score(part)["moverscore"]
+        alone = MoverScore(model=tiny).score(part)["moverscore[bert]"]
     assert np.abs(alone - api[::7]).max() > 1e-3
 
 
@@ -185,10 +185,10 @@ def test_a_score_by_hand_from_the_fitted_tables(tiny):
     expected = 1 - float(w @ dist / w.sum())
     metric = MoverScore(model=tiny)
     metric.fit(HAND_SET)
-    assert metric.score(HAND_SET[:1])["moverscore"][0] == pytest.approx(expected, abs=1e-9)
-    assert score_examples(MoverScore(model=tiny), HAND_SET).scores["moverscore"][0] == pytest.approx(expected,
+    assert metric.score(HAND_SET[:1])["moverscore[bert]"][0] == pytest.approx(expected, abs=1e-9)
+    assert score_examples(MoverScore(model=tiny), HAND_SET).scores["moverscore[bert]"][0] == pytest.approx(expected,
                                                                                                   abs=1e-9)
     # fitted on another set (dog in every candidate: weight 0), the same example scores cat's distance alone
     other = MoverScore(model=tiny)
     other.fit([Example("cat dog", ("sat",)), Example("dog", ("sat the",)), Example("the dog", ("dog",))])
-    assert other.score(HAND_SET[:1])["moverscore"][0] == pytest.approx(1 - dist[0], abs=1e-9)
+    assert other.score(HAND_SET[:1])["moverscore[bert]"][0] == pytest.approx(1 - dist[0], abs=1e-9)

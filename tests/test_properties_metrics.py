@@ -238,11 +238,11 @@ def test_contextual_movers_measure_made_up_words_and_name_their_empty_rows():
     from conftest import require_minilm
 
     require_minilm()
-    metric = create("wms-ctx")
+    metric = create("wms-ctx")  # the offline MiniLM by default: wms-ctx[minilm]
     examples = [Example("zzqx qqzzx.", ("plorkt vexnub.",)), Example("", ("The cat sat.",)),
                 Example("The cat sat.", ("the of it.",)), Example("The cat sat.", ("", "The dog ran."))]
     scores = metric.score(examples)
-    got = scores["wms-ctx"]
+    got = scores["wms-ctx[minilm]"]
     assert 0.0 < got[0] < 1.0 and got[1] == got[2] == 0.0 and got[3] > 0.0
     expected = [None, "no kept word in the candidate (scored 0.0)", "no kept word in the reference (scored 0.0)", None]
     assert metric.degenerate(examples) == expected

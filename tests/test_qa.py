@@ -149,14 +149,14 @@ def test_confidence_is_max_start_times_max_end(tiny, max_len):
     i, j = max(((a, b) for a in ctx for b in ctx if a <= b < a + max_len), key=lambda s: ps[s[0]] * pe[s[1]])
     pred = cand[offsets[i][0]:offsets[j][1]]
     s = qa(tiny, max_answer_len=max_len).score([Example(cand, (REF1,))])
-    assert s["qa-sup-conf"][0] == pytest.approx(conf, rel=1e-5)
-    assert s["qa-sup-f1"][0] == pytest.approx(squad_f1(pred, "John Smith"))
+    assert s["qa-sup[tiny-qa]-conf"][0] == pytest.approx(conf, rel=1e-5)
+    assert s["qa-sup[tiny-qa]-f1"][0] == pytest.approx(squad_f1(pred, "John Smith"))
     # the reference code's decoding: independent argmaxes over the token_type-1 positions
     si, ei = int(np.argmax(np.where(ttype == 1, ps, 0))), int(np.argmax(np.where(ttype == 1, pe, 0)))
     ref_pred = "" if ei < si or si == len(tokens) - 1 else cand[offsets[si][0]:offsets[min(ei, ctx[-1])][1]]
     s = qa(tiny, decode="argmax").score([Example(cand, (REF1,))])
-    assert s["qa-sup-f1"][0] == pytest.approx(squad_f1(ref_pred, "John Smith"))
-    assert s["qa-sup-conf"][0] == pytest.approx(conf, rel=1e-5)
+    assert s["qa-sup[tiny-qa]-f1"][0] == pytest.approx(squad_f1(ref_pred, "John Smith"))
+    assert s["qa-sup[tiny-qa]-conf"][0] == pytest.approx(conf, rel=1e-5)
 
 
 def test_confidence_answer_is_the_true_spans_probability(tiny):
@@ -168,13 +168,13 @@ def test_confidence_answer_is_the_true_spans_probability(tiny):
     assert len(johns) == 2 and all(tokens[k + 1] == "smith" for k in johns)
     assert tokens[johns[1] - 1] == "[UNK]"  # "(" right before the second occurrence is a piece of its own
     expected = sum(ps[k] * pe[k + 1] for k in johns)
-    got = qa(tiny, confidence="answer").score([Example(cand, (REF1,))])["qa-sup-conf"][0]
+    got = qa(tiny, confidence="answer").score([Example(cand, (REF1,))])["qa-sup[tiny-qa]-conf"][0]
     assert got == pytest.approx(expected, rel=1e-5)
     assert got != pytest.approx(ps[ttype == 1].max() * pe[ttype == 1].max(), rel=1e-3)
     # absent answer (and "smith" alone or "johnsmith" do not count): exactly 0
     for absent in ("a cat sat on the mat .", "smith won .", "johnsmith won .", "xjohn smith won .",
                    "john smithy won ."):
-        assert qa(tiny, confidence="answer").score([Example(absent, (REF1,))])["qa-sup-conf"][0] == 0.0
+        assert qa(tiny, confidence="answer").score([Example(absent, (REF1,))])["qa-sup[tiny-qa]-conf"][0] == 0.0
 
 
 def test_scores_finite_in_range_and_invariant(tiny):
@@ -186,21 +186,21 @@ def test_scores_finite_in_range_and_invariant(tiny):
         together = metric.score(examples)
         backwards = metric.score(examples[::-1])
         one_by_one = qa(tiny, batch_size=1, **cfg).score(examples)
-        for v in ("qa-sup-f1", "qa-sup-conf"):
+        for v in ("qa-sup[tiny-qa]-f1", "qa-sup[tiny-qa]-conf"):
             assert np.isfinite(together[v]).all()
             assert ((together[v] >= 0) & (together[v] <= 1)).all()
             np.testing.assert_allclose(backwards[v][::-1], together[v], atol=1e-6)
             np.testing.assert_allclose(one_by_one[v], together[v], atol=1e-6)
-        assert (together["qa-sup-conf"] > 0).any()
+        assert (together["qa-sup[tiny-qa]-conf"] > 0).any()
 
 
 def test_several_references_pool_their_questions(tiny):
     from meta_eval.metrics import Example
 
     m = qa(tiny)
-    one = m.score([Example(CANDS[0], (REF1,))])["qa-sup-conf"][0]      # 1 question
-    two = m.score([Example(CANDS[0], (REF2,))])["qa-sup-conf"][0]      # mean of 2 questions
-    pooled = m.score([Example(CANDS[0], (REF1, REF2))])["qa-sup-conf"][0]
+    one = m.score([Example(CANDS[0], (REF1,))])["qa-sup[tiny-qa]-conf"][0]      # 1 question
+    two = m.score([Example(CANDS[0], (REF2,))])["qa-sup[tiny-qa]-conf"][0]      # mean of 2 questions
+    pooled = m.score([Example(CANDS[0], (REF1, REF2))])["qa-sup[tiny-qa]-conf"][0]
     assert pooled == pytest.approx((one + 2 * two) / 3, rel=1e-6)
 
 
@@ -210,14 +210,14 @@ def test_documented_values(tiny):
     m = qa(tiny)
     out = m.score([Example("", (REF2,)), Example(" \n\t", (REF2,)), Example(CANDS[0], (NO_ENT,)),
                    Example(CANDS[0], ("   ",)), Example("", (NO_ENT,))])
-    np.testing.assert_array_equal(out["qa-sup-f1"], 0.0)
-    np.testing.assert_array_equal(out["qa-sup-conf"], 0.0)
+    np.testing.assert_array_equal(out["qa-sup[tiny-qa]-f1"], 0.0)
+    np.testing.assert_array_equal(out["qa-sup[tiny-qa]-conf"], 0.0)
     u = qa(tiny, "qa-unsup")
     out = u.score([Example(CANDS[0], source=NO_ENT), Example("", source=REF2), Example(CANDS[0], source=REF2)])
-    assert out["qa-unsup-conf"][:2].tolist() == [0.0, 0.0] and out["qa-unsup-conf"][2] > 0
+    assert out["qa-unsup[tiny-qa]-conf"][:2].tolist() == [0.0, 0.0] and out["qa-unsup[tiny-qa]-conf"][2] > 0
     # unsup reads the source: the same text as a reference gives the same scores
     sup = m.score([Example(CANDS[0], (REF2,))])
-    assert out["qa-unsup-conf"][2] == pytest.approx(sup["qa-sup-conf"][0], rel=1e-6)
+    assert out["qa-unsup[tiny-qa]-conf"][2] == pytest.approx(sup["qa-sup[tiny-qa]-conf"][0], rel=1e-6)
     with pytest.raises(MetricError, match="source"):
         u.score([Example(CANDS[0], (REF2,))])
     with pytest.raises(MetricError, match="reference"):
@@ -230,8 +230,8 @@ def test_long_inputs_are_truncated(tiny):
     long_cand = "the cat sat on the mat . " * 20 + "john smith won ."   # beyond the tiny model's 64 pieces
     long_ref = "The big dog sat on the red mat and " * 8 + "John Smith won."
     out = qa(tiny, confidence="answer").score([Example(long_cand, (REF1,)), Example(CANDS[0], (long_ref,))])
-    assert np.isfinite(out["qa-sup-conf"]).all()
-    assert out["qa-sup-conf"][0] == 0.0  # the answer was cut off with the end of the context
+    assert np.isfinite(out["qa-sup[tiny-qa]-conf"]).all()
+    assert out["qa-sup[tiny-qa]-conf"][0] == 0.0  # the answer was cut off with the end of the context
     # cut in the middle of the answer: 'john' is the context's last piece, 'smith' is gone; an incomplete answer
     # is not the true answer
     half = "the cat sat on the mat . " * 7 + "the cat sat on the mat john smith ."
@@ -240,8 +240,8 @@ def test_long_inputs_are_truncated(tiny):
     tok = AutoTokenizer.from_pretrained(tiny)
     ids = tok("MASKED won the game.", half, truncation="longest_first", max_length=64)["input_ids"]
     assert tok.convert_ids_to_tokens(ids)[-3:] == ["mat", "john", "[SEP]"]
-    assert qa(tiny, confidence="answer").score([Example(half, (REF1,))])["qa-sup-conf"][0] == 0.0
-    assert qa(tiny).score([Example(long_cand, (REF1,))])["qa-sup-conf"][0] > 0
+    assert qa(tiny, confidence="answer").score([Example(half, (REF1,))])["qa-sup[tiny-qa]-conf"][0] == 0.0
+    assert qa(tiny).score([Example(long_cand, (REF1,))])["qa-sup[tiny-qa]-conf"][0] > 0
 
 
 def test_configuration_and_signature(tiny, tmp_path):

@@ -245,12 +245,12 @@ def test_moverscore_kept_references_give_the_bits_of_a_fresh_object(tiny):
     kept = set(metric._states.items)
     assert kept == {r for ex in first for r in ex.references}  # references are kept, candidates are not
     assert kept & {r for ex in second for r in ex.references}  # so the second call reuses some
-    again = metric.score(second)["moverscore"]
-    fresh = MoverScore(model=tiny, idf="none").score(second)["moverscore"]
+    again = metric.score(second)["moverscore[bert]"]
+    fresh = MoverScore(model=tiny, idf="none").score(second)["moverscore[bert]"]
     assert np.array_equal(again, fresh)
     # and with set IDF through the runner, in batches small enough to spread references over several calls
-    one = score_examples(MoverScore(model=tiny), rows, batch_size=256).scores["moverscore"]
-    many = score_examples(MoverScore(model=tiny), rows, batch_size=4).scores["moverscore"]
+    one = score_examples(MoverScore(model=tiny), rows, batch_size=256).scores["moverscore[bert]"]
+    many = score_examples(MoverScore(model=tiny), rows, batch_size=4).scores["moverscore[bert]"]
     assert np.array_equal(one, many)
 
 
@@ -258,7 +258,7 @@ def test_moverscore_equals_each_pair_encoded_alone(tiny):
     from meta_eval.metrics.moverscore import MoverScore
 
     rows = [Example(a, (b,)) for a, b in zip(MOVER_TEXTS, MOVER_TEXTS[1:] + MOVER_TEXTS[:1])]
-    got = MoverScore(model=tiny, idf="none").score(rows)["moverscore"]
+    got = MoverScore(model=tiny, idf="none").score(rows)["moverscore[bert]"]
     assert [float(x) for x in got] == [_alone(tiny, ex.candidate, ex.references[0]) for ex in rows]
 
 
@@ -273,7 +273,7 @@ def test_moverscore_minilm_on_chaganty_equals_each_pair_encoded_alone(shared_dat
     rows = judgments.load("chaganty", shared_data).examples()[:12]
     metric = MoverScore(model="minilm")
     metric.fit(rows)
-    got = np.concatenate([metric.score(rows[:5])["moverscore"], metric.score(rows[5:])["moverscore"]])
+    got = np.concatenate([metric.score(rows[:5])["moverscore[minilm]"], metric.score(rows[5:])["moverscore[minilm]"]])
     encoder = load_encoder("minilm")
     tables = IdfSet.of(rows).tables(encoder.tokenizer, encoder.max_length - 2)
     want = [_alone("minilm", ex.candidate, ex.references[0], tables) for ex in rows]

@@ -71,6 +71,61 @@ def test_unknown_and_ambiguous_names_are_errors_listing_the_variants():
         selection.resolve_metric_choice("rouge", ",")
 
 
+# -- model tags (issue #37) -----------------------------------------------------------------------------------------
+TAGGED = ["bertscore[minilm]-p", "bertscore[minilm]-r", "bertscore[minilm]-f"]
+
+
+@pytest.mark.parametrize("token, expected", [
+    ("bertscore-f", ["bertscore[minilm]-f"]),          # the plain name: whatever model scored it
+    ("bertscore[minilm]-f", ["bertscore[minilm]-f"]),  # the full name: exactly that
+    ("bertscore", TAGGED), ("bertscore[minilm]", TAGGED),  # the metric; the tagged family
+    ("*-f", ["bertscore[minilm]-f"]), ("bertscore[minilm]*", TAGGED), ("bertscore*-p", ["bertscore[minilm]-p"]),
+    ("bertscore[roberta-large]-f", []), ("bertscore[roberta-large]", []),  # another model's name: nothing
+])
+def test_a_tagged_variant_is_named_by_its_full_or_its_plain_name(token, expected):
+    from meta_eval.metrics.registry import match_variants
+
+    assert match_variants(token, "bertscore", TAGGED) == expected
+
+
+def test_patterns_keep_the_shells_character_classes_and_tags_reach_the_parser():
+    from meta_eval.metrics.registry import match_variants, plain_variant
+
+    assert match_variants("rouge[12]-f", "rouge", ROUGE) == ["rouge1-f", "rouge2-f"]
+    assert plain_variant("bertscore[all-MiniLM-L6-v2]-f") == "bertscore-f" and plain_variant("rouge1-f") == "rouge1-f"
+    requested, choice = selection.resolve_metric_choice("bertscore[minilm]-f")  # -m with the full name
+    assert requested == "bertscore" and choice.shown("bertscore", TAGGED) == ["bertscore[minilm]-f"]
+    requested, choice = selection.resolve_metric_choice("bertscore-f")  # -m with the plain name
+    assert requested == "bertscore" and choice.shown("bertscore", TAGGED) == ["bertscore[minilm]-f"]
+    _, choice = selection.resolve_metric_choice("bertscore", "bertscore[minilm]-f")
+    choice.check({"bertscore": ["bertscore-p", "bertscore-r", "bertscore-f"]})  # a skipped one offers its class names
+    with pytest.raises(MetaEvalError, match="unknown variant"):
+        choice.check({"rouge": ROUGE})
+
+
+def test_the_names_of_a_configuration_without_building_it(tmp_path):
+    from meta_eval.metrics import registry
+    from meta_eval.metrics.model_names import model_label, tagged
+
+    cls = registry.get_class("bertscore")
+    assert registry.variants_for(cls) == cls.variants == ("bertscore-p", "bertscore-r", "bertscore-f")
+    assert list(registry.variants_for(cls, {"model": "minilm", "idf": "true"})) == TAGGED
+    assert registry.variants_for(cls, {"model": "roberta-large"}) == cls.variants  # the paper's model: plain
+    assert registry.variants_for(registry.get_class("moverscore"), {"model": "minilm"}) == ("moverscore[minilm]",)
+    assert registry.variants_for(registry.get_class("moverscore")) == ("moverscore",)
+    assert registry.variants_for(registry.get_class("wms-ctx")) == ("wms-ctx[minilm]",)  # no ELMo: always tagged
+    assert registry.variants_for(registry.get_class("qa-sup"), {"model": "org/squad-base"}) == \
+        ("qa-sup[squad-base]-f1", "qa-sup[squad-base]-conf")
+    assert registry.variants_for(registry.get_class("bert-lm-ppl"), {"model": "bert-large-cased"}) == \
+        ("bert-lm-ppl[bert-large-cased]",)
+    assert registry.variants_for(registry.get_class("rouge"), {"model": "minilm"}) == tuple(ROUGE)
+    folder = tmp_path / "my model_v2"
+    folder.mkdir()
+    assert model_label(str(folder)) == "my-model-v2"  # a folder by its name, safe for a shell, CSV, LaTeX, HTML
+    assert model_label("sentence-transformers/all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
+    assert tagged("x", ("x-a", "y"), str(folder), "roberta-large") == ("x[my-model-v2]-a", "y[my-model-v2]")
+
+
 # -- run -----------------------------------------------------------------------------------------------------------
 def test_run_takes_a_variant_name_in_metrics_and_records_the_choice(small, tmp_path):
     out = tmp_path / "run.json"

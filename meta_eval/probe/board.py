@@ -169,8 +169,8 @@ def check_blindspots(folder: str | Path) -> list[str]:
                 problems.append(f"{where}: metric {m['metric']} is not registered")
                 continue
             cls = registry.get_class(m["metric"])
-            if cls.unavailable_reason() is not None:
-                continue  # cannot be built here: nothing to compare
+            if cls.unavailable_reason(**metric_config(cls, options, cls.unavailable_reason)) is not None:
+                continue  # cannot be built here with the board's options (its model): nothing to compare
             mine = build(cls, metric_config(cls, options)).signature()
             if _config_part(mine) != _config_part(m["signature"]):
                 problems.append(f"{where}: {m['metric']}'s signature is {m['signature']!r}, the code's {mine!r}")

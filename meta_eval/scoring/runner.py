@@ -237,7 +237,8 @@ def run_order(metrics: Sequence[Metric]) -> list[Metric]:
     use, is stopped before the models load (:meth:`meta_eval.scoring.engines.Engine.idle`).
 
     >>> from meta_eval.metrics.registry import create
-    >>> [m.name for m in run_order([create(n) for n in ("wms-ctx", "rouge", "wms", "bertscore", "sms-ctx", "sms")])]
+    >>> [m.name for m in run_order([create(n, **({"model": "minilm"} if n == "bertscore" else {}))
+    ...                             for n in ("wms-ctx", "rouge", "wms", "bertscore", "sms-ctx", "sms")])]
     ['rouge', 'wms', 'sms', 'wms-ctx', 'sms-ctx', 'bertscore']
     """
     groups: dict[str, list[Metric]] = {"": []}

@@ -251,8 +251,12 @@ class VariantChoice:
     def check(self, available: Mapping[str, Sequence[str]]) -> None:
         """Raise :class:`MetaEvalError` for a ``--variants`` name that names no variant of the chosen metrics
         (``available``: metric -> its variants), listing them."""
+        from meta_eval.metrics.registry import plain_variant
+
+        # a skipped metric offers its default configuration's names: a model-tagged name counts by its plain form
         unknown = [t for t in self.given or () if t != ALL_VARIANTS
-                   and not any(match_variants(t, m, vs) for m, vs in available.items())]
+                   and not any(match_variants(t, m, vs) or match_variants(plain_variant(t), m, vs)
+                               for m, vs in available.items())]
         if unknown:
             raise MetaEvalError(f"--variants: unknown variant(s) {', '.join(map(repr, unknown))}; the chosen "
                                 f"metrics' variants: {_describe_variants(available)}")
