@@ -68,6 +68,8 @@ def require_module(name: str, how_to_fix: str):
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "require(condition, what, how_to_fix): skip when condition is false; fail "
                                        "instead when the environment variable CI is set (tests/conftest.py)")
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU (skipped with the reason where torch sees none, also "
+                                       "on CI); `pytest -m cuda` runs these, as bench/gpu_check.sh does")
 
 
 def pytest_collection_finish(session) -> None:
