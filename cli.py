@@ -57,6 +57,10 @@ _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in 
 _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
 _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
                 "a cluster with GPUs, else 1]; scores are identical whatever the count")
+_ADDRESS, _ACTORS = (typer.Option(None, "--address", help=_ADDRESS_HELP),
+                     typer.Option(None, "--actors", min=1, help=_ACTORS_HELP))
+_GPUS = typer.Option(0.0, "--gpus-per-actor", min=0.0, help="--engine ray: GPUs each neural metric's actor asks for "
+                     "(0.5: two per GPU); its device=auto is then that GPU \[default: 0, the actors' CPUs]")
 
 # one option, shared by run, score, learn, metrics and leaderboard publish
 _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file whose registered metrics join the "
@@ -121,8 +125,7 @@ def run(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     level: Optional[str] = typer.Option(None, "--level", help="global (WMT23's 'no grouping': all rows; Williams "
                                         "tests for the correlations, as the SMS paper), summary ('group by item': "
                                         "per document, averaged) or system (per-system means); bootstrap intervals "
@@ -186,7 +189,7 @@ def run(
                   f"{', '.join(given)} (or run without --protocol)")
         doc = _call(task.run_protocol, protocol, data_dir=data_dir, cache=cache, no_cache=no_cache,
                     batch_size=batch_size, resamples=resamples, seed=seed, engine=engine, workers=workers,
-                    address=address, actors=actors, output=output, force=force, say=_say)
+                    address=address, actors=actors, gpus_per_actor=gpus, output=output, force=force, say=_say)
         print_protocol(doc, out)
         _wrote(output)
         problems = protocol_problems(doc)
@@ -206,8 +209,9 @@ def run(
                    permutations=permutations, control=control, delta_band=delta_band, options=option,
                    resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
-                   actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
-                   system_score=system_score, scores=scores, scores_format=scores_format,
+                   actors=actors, gpus_per_actor=gpus, output=output, force=force,
+                   say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
+                   scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
                    correction=correction)
@@ -313,8 +317,7 @@ def score(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
     plugin: list[Path] = _PLUGIN,
 ) -> None:
@@ -324,8 +327,8 @@ def score(
 
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
-                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
-                   plugins=plugin, variants=variants)
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
+                   gpus_per_actor=gpus, say=_say, plugins=plugin, variants=variants)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -366,8 +369,7 @@ def probe(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also each perturbation's source"),
     plugin: list[Path] = _PLUGIN,
 ) -> None:
@@ -383,7 +385,7 @@ def probe(
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
                    variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
-                   output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   gpus_per_actor=gpus, output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -573,8 +575,7 @@ def leaderboard_publish(
                                "folder that meta-eval did not write"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean or first, as for `meta-eval run` \\[default: "
                                              "the set's declared policy]"),
@@ -602,8 +603,8 @@ def leaderboard_publish(
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
-          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin,
-          scores=scores, scores_format=scores_format)
+          actors=actors, gpus_per_actor=gpus, duplicates=duplicates, human=human, title=title, command=command,
+          say=_say, plugins=plugin, scores=scores, scores_format=scores_format)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 
