@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from meta_eval.learning import HELP as _LEARN_HELP
+from meta_eval.task import device_option as _device_option
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
@@ -62,9 +63,13 @@ _ADDRESS, _ACTORS = (typer.Option(None, "--address", help=_ADDRESS_HELP),
 _GPUS = typer.Option(0.0, "--gpus-per-actor", min=0.0, help="--engine ray: GPUs each neural metric's actor asks for "
                      "(0.5: two per GPU); its device=auto is then that GPU \[default: 0, the actors' CPUs]")
 
-# one option, shared by run, score, learn, metrics and leaderboard publish
+# options shared by run, score, probe, learn and leaderboard publish (--plugin by metrics too)
 _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file whose registered metrics join the "
                        "others, without packaging (repeatable; its signature digests the file; docs/plugins.md)")
+_DEVICE = typer.Option(None, "--device", callback=_device_option, help="auto, cpu, cuda or cuda:N, for every metric "
+                       "that takes device \\[default: $META_EVAL_DEVICE, else auto: a GPU, else the CPU]")
+_DTYPE = typer.Option(None, "--dtype", callback=_device_option, help="fp32 (TF32 off), tf32, bf16 or fp16 (CUDA "
+                      "only), for those metrics \\[default: $META_EVAL_DTYPE, else fp32]")
 
 
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
@@ -172,11 +177,11 @@ def run(
                                     "the all-pairs p-value heatmap, scatter:FILE (or scatter=VARIANT:FILE) for a "
                                     "metric against the humans \\[needs the plot extra: pip install "
                                     "'meta-eval\\[plot]']"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
-    from meta_eval.report.tables import print_protocol, print_run, protocol_problems
+    from meta_eval.report.tables import FORMATS, print_protocol, print_run, protocol_problems
 
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
@@ -198,8 +203,6 @@ def run(
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
-    from meta_eval.report.tables import FORMATS
-
     if form not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
     figures = [_figure_request(str(item)) for item in plot]  # checked before any scoring
@@ -319,7 +322,7 @@ def score(
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     from meta_eval import task
@@ -371,7 +374,7 @@ def probe(
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also each perturbation's source"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Blind spots: how each metric's score reacts to controlled errors (and to changes it should ignore).
 
@@ -405,13 +408,13 @@ def _command_line() -> str:
 def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
     """List the registered metrics, their variants and needs, and whether they can run here."""
     import meta_eval.metrics.registry as registry
+    from meta_eval.metrics import numeric
     from meta_eval.metrics.plugin_files import PluginFileError, load_plugin_files
 
     try:
         load_plugin_files(plugin)
     except PluginFileError as exc:
         _fail(str(exc))
-
     table = Table(title="Registered metrics")
     for col in ("name", "variants", "needs", "higher is better", "status"):
         table.add_column(col)
@@ -436,8 +439,6 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
               f"choice nor in -m {registry.ALL}.", highlight=False, markup=False)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
-    from meta_eval.metrics import numeric
-
     out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
               f"(docs/engines.md: Numeric mode).", highlight=False, markup=False)
 
@@ -518,7 +519,7 @@ def learn(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE: imported scores as features, as `meta-eval "
                                      "run --scores` reads them (a model using them is not saved: they exist only "
                                      "for this set's rows)"),
@@ -582,7 +583,7 @@ def leaderboard_publish(
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension on every set \\[default: each "
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE (one set) or SET/NAME=FILE (SET as given "
                                      "to -j, e.g. wmt23:en-de/mine=FILE): an imported metric on the board, as "
                                      "`meta-eval run --scores` reads it (NAME:lower=FILE when lower is better)"),

@@ -26,10 +26,12 @@ from typing import Callable, Mapping, Sequence
 from meta_eval.errors import MetaEvalError
 from meta_eval.scoring import selection
 
-__all__ = ["learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run", "run_protocol",
-           "set_ceiling"]
+__all__ = ["device_option", "learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run",
+           "run_protocol", "set_ceiling"]
 
 Say = Callable[[str, str], None]
+#: the command line's ``--device`` / ``--dtype`` of every scoring command (a click callback; see selection's notes)
+device_option = selection.device_option
 
 
 def _quiet(channel: str, text: str) -> None:

@@ -59,11 +59,24 @@ def _error(message: str) -> Exception:
 
 
 def _cuda_count() -> int:
-    """How many CUDA GPUs torch sees (0 without torch or without CUDA)."""
-    try:
-        import torch
-    except ImportError:
-        return 0
+    """How many CUDA GPUs torch sees: 0 without torch, and 0 for a torch built without CUDA, read from its
+    ``version.py`` without importing torch (so ``auto`` costs nothing on a CPU-only install); else torch's count."""
+    import importlib.util
+    import sys
+
+    if "torch" not in sys.modules:
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.submodule_search_locations:
+            return 0
+        try:
+            with open(os.path.join(list(spec.submodule_search_locations)[0], "version.py"), encoding="utf-8") as fh:
+                built = fh.read()
+        except OSError:
+            built = ""
+        if re.search(r"^cuda(: *Optional\[str\])? *= *None *$", built, re.MULTILINE):
+            return 0
+    import torch
+
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
@@ -74,7 +87,7 @@ def resolve_device(spec: str | None = None) -> str:
     source = "device"
     if spec is None or str(spec).strip() == "":
         spec = os.environ.get(DEVICE_ENV, "").strip() or "auto"
-        source = DEVICE_ENV if os.environ.get(DEVICE_ENV, "").strip() else "device"
+        source = f"--device/${DEVICE_ENV}" if os.environ.get(DEVICE_ENV, "").strip() else "device"
     value = str(spec).strip().lower()
     if value == "cpu":
         return "cpu"
@@ -98,7 +111,7 @@ def resolve_dtype(spec: str | None, device: str) -> str:
     source = "dtype"
     if spec is None or str(spec).strip() == "":
         env = os.environ.get(DTYPE_ENV, "").strip()
-        spec, source = (env, DTYPE_ENV) if env else ("fp32", "dtype")
+        spec, source = (env, f"--dtype/${DTYPE_ENV}") if env else ("fp32", "dtype")
     value = str(spec).strip().lower()
     if value not in DTYPES:
         raise _error(f"{source}={spec!r} is not a precision; choose one of {', '.join(DTYPES)}")

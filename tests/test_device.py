@@ -50,7 +50,7 @@ def test_env_var_read_when_nothing_given(monkeypatch):
     monkeypatch.setenv("META_EVAL_DEVICE", "cpu")
     assert dev.resolve_device(None) == "cpu"
     monkeypatch.setenv("META_EVAL_DEVICE", "tpu")
-    with pytest.raises(MetricError, match=r"META_EVAL_DEVICE='tpu' is not a device"):
+    with pytest.raises(MetricError, match=r"--device/\$META_EVAL_DEVICE='tpu' is not a device"):
         dev.resolve_device(None)
     assert dev.resolve_device("cpu") == "cpu"  # an explicit value wins over the variable
 
@@ -58,7 +58,7 @@ def test_env_var_read_when_nothing_given(monkeypatch):
 @pytest.mark.skipif(not NO_CUDA, reason="checks the answers where torch sees no CUDA GPU")
 def test_env_var_cuda_refused_naming_the_variable(monkeypatch):
     monkeypatch.setenv("META_EVAL_DEVICE", "cuda")
-    with pytest.raises(MetricError, match=r"META_EVAL_DEVICE='cuda' asks for a CUDA GPU"):
+    with pytest.raises(MetricError, match=r"--device/\$META_EVAL_DEVICE='cuda' asks for a CUDA GPU"):
         dev.resolve_device()
 
 
@@ -73,7 +73,7 @@ def test_dtype_rules(monkeypatch):
         dev.resolve_dtype("fp64", "cuda:0")
     monkeypatch.setenv("META_EVAL_DTYPE", "bf16")
     assert dev.resolve_dtype(None, "cuda:1") == "bf16"
-    with pytest.raises(MetricError, match=r"META_EVAL_DTYPE='bf16' needs a CUDA GPU"):
+    with pytest.raises(MetricError, match=r"--dtype/\$META_EVAL_DTYPE='bf16' needs a CUDA GPU"):
         dev.resolve_dtype(None, "cpu")
     assert dev.resolve_dtype("fp32", "cpu") == "fp32"
 
@@ -179,3 +179,16 @@ def test_import_is_pure_python():
     top = {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
     top |= {node.module.split(".")[0] for node in tree.body if isinstance(node, ast.ImportFrom)}
     assert top <= set(sys.stdlib_module_names) | {"__future__"}, top
+
+
+@pytest.mark.skipif(torch.version.cuda is not None, reason="a torch built without CUDA answers auto unimported")
+def test_auto_on_a_cpu_only_torch_does_not_import_torch():
+    """``auto`` on a torch built without CUDA is the CPU, read from torch's version.py: no torch import (a metric
+    resolves its device when it is built, e.g. by ``meta-eval metrics``, which must stay fast)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from meta_eval.metrics.device import resolve_device; "
+            "print(resolve_device('auto'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["cpu", "False"]
