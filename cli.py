@@ -61,7 +61,7 @@ _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model 
 _ADDRESS, _ACTORS = (typer.Option(None, "--address", help=_ADDRESS_HELP),
                      typer.Option(None, "--actors", min=1, help=_ACTORS_HELP))
 _GPUS = typer.Option(0.0, "--gpus-per-actor", min=0.0, help="--engine ray: GPUs each neural metric's actor asks for "
-                     "(0.5: two per GPU); its device=auto is then that GPU \[default: 0, the actors' CPUs]")
+                     "(0.5: two per GPU); its device=auto is then that GPU \\[default: 0, the actors' CPUs]")
 
 # options shared by run, score, probe, learn and leaderboard publish (--plugin by metrics too)
 _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file whose registered metrics join the "

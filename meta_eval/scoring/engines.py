@@ -632,7 +632,9 @@ class RayEngine(Engine):
                 if why:
                     raise ConnectionError(f"nothing answers there ({why})")
                 # the workers compute in this process's numeric mode: its variables are set before they load torch
-                runtime_env = {"env_vars": numeric.worker_env()}
+                # and the device settings of --device/--dtype (metrics.device), which a GPU actor resolves there
+                carried = {k: os.environ[k] for k in ("META_EVAL_DEVICE", "META_EVAL_DTYPE") if os.environ.get(k)}
+                runtime_env = {"env_vars": {**numeric.worker_env(), **carried}}
                 if self.address:
                     ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING,
                              runtime_env=runtime_env)
