@@ -148,3 +148,22 @@ def test_gpu_low_precision_within_tolerance(mlm):
     for dtype, tol in (("tf32", 1e-3), ("bf16", 5e-2)):
         low = bertlm.MaskedLM(mlm, device="cuda:0", dtype=dtype).pseudo_log_likelihoods(TEXTS)
         assert np.allclose([p / n for p, n in low], [p / n for p, n in fp32], rtol=0, atol=tol), dtype
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(NO_CUDA, reason="needs a CUDA GPU (torch sees none here); bench/gpu_check.sh runs it on one")
+def test_gpu_bertscore_and_contextual_movers_with_a_random_folder(base):
+    """The device branch's metrics with a model folder built from a config (the GPU machine has no MiniLM package):
+    BERTScore F and the contextual movers on the GPU in fp32 against the CPU within 1e-5, and run to run the same
+    bits (the memos emptied before each run, so every run encodes)."""
+    from meta_eval.metrics import bertscore, contextual_mover, create
+
+    examples = [Example(t, (TEXTS[(i + 2) % len(TEXTS)],)) for i, t in enumerate(TEXTS)]
+    for name, variant in (("bertscore", "bertscore-f"), ("wms-ctx", "wms-ctx"), ("sms-ctx", "sms-ctx")):
+        runs = {}
+        for device in ("cpu", "cuda", "cuda"):
+            bertscore._states.clear()
+            contextual_mover._cache.clear()
+            runs.setdefault(device, []).append(create(name, model=base, device=device).score(examples)[variant])
+        assert np.array_equal(runs["cuda"][0], runs["cuda"][1]), name
+        assert np.allclose(runs["cpu"][0], runs["cuda"][0], rtol=0, atol=1e-5), name
