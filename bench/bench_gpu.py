@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 ROBERTA_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
-                     max_position_embeddings=514, layer=17)
+                     max_position_embeddings=512, layer=17)  # BERT positions: 512 (roberta's 514 counts 2 pads)
 TINY = dict(hidden_size=64, num_hidden_layers=4, num_attention_heads=2, intermediate_size=128,
             max_position_embeddings=512, layer=3)
 WMT23_SUBSET = "en-de+human,zh-en+human"  # 7,137 + 14,144 = 21,281 rows
@@ -147,6 +147,8 @@ def run_job(job: dict) -> dict:
 
     out: dict = {"rows": len(rows)}
     if job["kind"] == "bertscore":
+        import bert_score  # noqa: F401  (imported before the clock, as the anchor's is)
+
         from meta_eval.metrics import create
         from meta_eval.scoring.runner import score_examples
 
