@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from meta_eval.learning import HELP as _LEARN_HELP
+from meta_eval.task import device_option as _device_option
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
@@ -57,10 +58,18 @@ _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in 
 _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
 _ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
                 "a cluster with GPUs, else 1]; scores are identical whatever the count")
+_ADDRESS, _ACTORS = (typer.Option(None, "--address", help=_ADDRESS_HELP),
+                     typer.Option(None, "--actors", min=1, help=_ACTORS_HELP))
+_GPUS = typer.Option(0.0, "--gpus-per-actor", min=0.0, help="--engine ray: GPUs each neural metric's actor asks for "
+                     "(0.5: two per GPU); its device=auto is then that GPU \\[default: 0, the actors' CPUs]")
 
-# one option, shared by run, score, learn, metrics and leaderboard publish
+# options shared by run, score, probe, learn and leaderboard publish (--plugin by metrics too)
 _PLUGIN = typer.Option([], "--plugin", metavar="FILE.py", help="A Python file whose registered metrics join the "
                        "others, without packaging (repeatable; its signature digests the file; docs/plugins.md)")
+_DEVICE = typer.Option(None, "--device", callback=_device_option, help="auto, cpu, cuda or cuda:N, for every metric "
+                       "that takes device \\[default: $META_EVAL_DEVICE, else auto: a GPU, else the CPU]")
+_DTYPE = typer.Option(None, "--dtype", callback=_device_option, help="fp32 (TF32 off), tf32, bf16 or fp16 (CUDA "
+                      "only), for those metrics \\[default: $META_EVAL_DTYPE, else fp32]")
 
 
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "
@@ -121,8 +130,7 @@ def run(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     level: Optional[str] = typer.Option(None, "--level", help="global (WMT23's 'no grouping': all rows; Williams "
                                         "tests for the correlations, as the SMS paper), summary ('group by item': "
                                         "per document, averaged) or system (per-system means); bootstrap intervals "
@@ -169,11 +177,11 @@ def run(
                                     "the all-pairs p-value heatmap, scatter:FILE (or scatter=VARIANT:FILE) for a "
                                     "metric against the humans \\[needs the plot extra: pip install "
                                     "'meta-eval\\[plot]']"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
-    from meta_eval.report.tables import print_protocol, print_run, protocol_problems
+    from meta_eval.report.tables import FORMATS, print_protocol, print_run, protocol_problems
 
     if protocol is not None:
         fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
@@ -186,7 +194,7 @@ def run(
                   f"{', '.join(given)} (or run without --protocol)")
         doc = _call(task.run_protocol, protocol, data_dir=data_dir, cache=cache, no_cache=no_cache,
                     batch_size=batch_size, resamples=resamples, seed=seed, engine=engine, workers=workers,
-                    address=address, actors=actors, output=output, force=force, say=_say)
+                    address=address, actors=actors, gpus_per_actor=gpus, output=output, force=force, say=_say)
         print_protocol(doc, out)
         _wrote(output)
         problems = protocol_problems(doc)
@@ -195,8 +203,6 @@ def run(
         return
     if judgments is None:
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
-    from meta_eval.report.tables import FORMATS
-
     if form not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
     figures = [_figure_request(str(item)) for item in plot]  # checked before any scoring
@@ -206,8 +212,9 @@ def run(
                    permutations=permutations, control=control, delta_band=delta_band, options=option,
                    resamples=resamples, seed=seed, duplicates=duplicates, text=text, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
-                   actors=actors, output=output, force=force, say=_say_then(later, stdout=form == "table"),
-                   system_score=system_score, scores=scores, scores_format=scores_format,
+                   actors=actors, gpus_per_actor=gpus, output=output, force=force,
+                   say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
+                   scores_format=scores_format,
                    scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
                    correction=correction)
@@ -313,10 +320,9 @@ def score(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     from meta_eval import task
@@ -324,8 +330,8 @@ def score(
 
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
                    input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
-                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors, say=_say,
-                   plugins=plugin, variants=variants)
+                   batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
+                   gpus_per_actor=gpus, say=_say, plugins=plugin, variants=variants)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -366,10 +372,9 @@ def probe(
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also each perturbation's source"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
 ) -> None:
     """Blind spots: how each metric's score reacts to controlled errors (and to changes it should ignore).
 
@@ -383,7 +388,7 @@ def probe(
                    max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
                    variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
-                   output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   gpus_per_actor=gpus, output=output, plot=plot, force=force, say=_say, plugins=plugin)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -403,13 +408,13 @@ def _command_line() -> str:
 def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
     """List the registered metrics, their variants and needs, and whether they can run here."""
     import meta_eval.metrics.registry as registry
+    from meta_eval.metrics import numeric
     from meta_eval.metrics.plugin_files import PluginFileError, load_plugin_files
 
     try:
         load_plugin_files(plugin)
     except PluginFileError as exc:
         _fail(str(exc))
-
     table = Table(title="Registered metrics")
     from meta_eval.metrics.model_names import default_model_cell
     for col in ("name", "variants", "needs", "default model", "higher is better", "status"):
@@ -436,8 +441,6 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
               f"choice nor in -m {registry.ALL}.", highlight=False, markup=False)
     for i, (name, reason) in enumerate(notes, 1):
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
-    from meta_eval.metrics import numeric
-
     out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
               f"(docs/engines.md: Numeric mode).", highlight=False, markup=False)
 
@@ -518,7 +521,7 @@ def learn(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE: imported scores as features, as `meta-eval "
                                      "run --scores` reads them (a model using them is not saved: they exist only "
                                      "for this set's rows)"),
@@ -575,15 +578,14 @@ def leaderboard_publish(
                                "folder that meta-eval did not write"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
-    address: Optional[str] = typer.Option(None, "--address", help=_ADDRESS_HELP),
-    actors: Optional[int] = typer.Option(None, "--actors", min=1, help=_ACTORS_HELP),
+    address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean or first, as for `meta-eval run` \\[default: "
                                              "the set's declared policy]"),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension on every set \\[default: each "
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
-    plugin: list[Path] = _PLUGIN,
+    plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE (one set) or SET/NAME=FILE (SET as given "
                                      "to -j, e.g. wmt23:en-de/mine=FILE): an imported metric on the board, as "
                                      "`meta-eval run --scores` reads it (NAME:lower=FILE when lower is better)"),
@@ -604,8 +606,8 @@ def leaderboard_publish(
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
-          actors=actors, duplicates=duplicates, human=human, title=title, command=command, say=_say, plugins=plugin,
-          scores=scores, scores_format=scores_format)
+          actors=actors, gpus_per_actor=gpus, duplicates=duplicates, human=human, title=title, command=command,
+          say=_say, plugins=plugin, scores=scores, scores_format=scores_format)
     out.print(f"wrote {out_dir}/results.json, README.md, index.html")
 
 

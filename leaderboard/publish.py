@@ -458,7 +458,8 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
             correlation: str = "spearman", alpha: float = 0.05, correction: str = "holm",
             data_dir: str | Path | None = None, cache: str | Path | None = None, no_cache: bool = False,
             batch_size: int = 256, force: bool = False, engine="local", workers: int | None = None,
-            address: str | None = None, actors: int | None = None, duplicates: str | None = None,
+            address: str | None = None, actors: int | None = None, gpus_per_actor: float = 0.0,
+            duplicates: str | None = None,
             human: str | None = None, title: str | None = None, command: str | None = None, progress: bool = True,
             say=None, plugins: Sequence[str | Path] = (), scores: Sequence[str] = (),
             scores_format: str | None = None) -> dict:
@@ -499,7 +500,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:
-        with engine_for(engine, workers, address, actors) as scoring:
+        with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
             blocks = publish_blocks(names, metrics, variants, option_list, resamples, seed, correlation, alpha,
                                     correction, data_dir, cache, no_cache, batch_size, scoring, duplicates,
                                     progress=progress, say=say, human=human, tables=tables)

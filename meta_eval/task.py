@@ -26,10 +26,12 @@ from typing import Callable, Mapping, Sequence
 from meta_eval.errors import MetaEvalError
 from meta_eval.scoring import selection
 
-__all__ = ["learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run", "run_protocol",
-           "set_ceiling"]
+__all__ = ["device_option", "learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run",
+           "run_protocol", "set_ceiling"]
 
 Say = Callable[[str, str], None]
+#: the command line's ``--device`` / ``--dtype`` of every scoring command (a click callback; see selection's notes)
+device_option = selection.device_option
 
 
 def _quiet(channel: str, text: str) -> None:
@@ -95,7 +97,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         options: Mapping[str, object] | Sequence[str] | None = None, resamples: int = 1000, seed: int = 0,
         duplicates: str | None = None, text: str | None = None, data_dir: str | Path | None = None,
         cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
-        workers: int | None = None, address: str | None = None, actors: int | None = None,
+        workers: int | None = None, address: str | None = None, actors: int | None = None, gpus_per_actor: float = 0.0,
         output: str | Path | None = None, force: bool = False, progress: bool = True, say: Say | None = None,
         system_score: str = "auto", scores: Sequence[str] = (), scores_format: str | None = None,
         scores_missing: str = "error", scores_out: str | Path | None = None,
@@ -127,7 +129,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     cache, no_cache, batch_size
         The score cache file (default: the user cache) or none, and the examples per batch.
     engine : "local", "ray" or an :class:`~meta_eval.scoring.engines.Engine`
-        Where the batches are scored (``workers``, ``address``, ``actors`` as on the command line); an engine
+        Where the batches are scored (``workers``, ``address``, ``actors``, ``gpus_per_actor`` as on the command
+        line); an engine
         given as an object is used and left open.
     output, force
         Also write the JSON of ``meta-eval run --output``, checked before any work; ``force`` replaces a file
@@ -209,7 +212,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         raise MetaEvalError(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
     if spa_seed is not None and statistic != "spa":
         raise MetaEvalError(f"--spa-seed seeds SPA's permutation signs; --statistic {statistic} does not draw them")
-    with engine_for(engine, workers, address, actors) as scoring:  # a bad engine choice or Ray missing: now
+    # a bad engine choice, Ray missing, or --gpus-per-actor without GPUs: now, before any work
+    with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,
                     baseline=baseline, epsilon=epsilon, permutations=permutations, control=control, band=band,
                     options=option_list, resamples=resamples, seed=seed, duplicates=duplicates, text=text,
@@ -504,6 +508,7 @@ def _significant_documents_level(jset, part, scored, say: Say) -> dict[str, floa
 def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | Path | None = None,
                  no_cache: bool = False, batch_size: int = 256, resamples: int = 1000, seed: int = 0,
                  engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
+                 gpus_per_actor: float = 0.0,
                  output: str | Path | None = None, force: bool = False, progress: bool = True,
                  say: Say | None = None) -> dict:
     """Run a paper's table as it was run (``meta-eval run --protocol NAME``): every part of the protocol, meta-eval's
@@ -538,7 +543,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     except ProtocolError as exc:
         raise MetaEvalError(str(exc)) from None
     parts_doc, all_cells, missing = [], [], []
-    with engine_for(engine, workers, address, actors) as scoring:
+    with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         for part in proto.parts:
             try:
                 jset = judgment_sets.load(part.judgments, data_dir, subset=part.subset, text=part.text)
@@ -608,6 +613,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           options: Mapping[str, object] | Sequence[str] | None = None, output: str | Path | None = None,
           force: bool = False, cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256,
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
+          gpus_per_actor: float = 0.0,
           progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (),
           variants: str | Sequence[str] | None = None):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
@@ -645,7 +651,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     texts = [(what, Path(p) if p is not None else None) for what, p in texts]
     check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
     selection.load_plugins(plugins)
-    with engine_for(engine, workers, address, actors) as scoring:
+    with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:
             try:
                 examples = read_jsonl(input) if input is not None else read_line_files(candidates, references,

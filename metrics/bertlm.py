@@ -49,7 +49,18 @@ Choices (all in the signature through :meth:`config`):
 - batching: the masked copies of all the texts of a call are sorted by length and run ``batch_size`` copies at a time,
   padded per batch with an attention mask. ``batch_size`` changes the grouping, not the computation (results agree to
   float32 rounding), so it is not part of the signature;
-- threads: as :mod:`metrics.encoder`, torch uses ``META_EVAL_TORCH_THREADS`` intra-op threads (default 1).
+- threads: as :mod:`metrics.encoder`, torch uses ``META_EVAL_TORCH_THREADS`` intra-op threads (default 1);
+- device (``device=auto|cpu|cuda|cuda:N``, ``dtype=fp32|tf32|bf16|fp16``, :mod:`metrics.device`): on the CPU the
+  path above, unchanged, and the same signature as without the option; on a GPU the model is moved there once, the
+  masked copies are packed longest first into padded batches of at most ``max_tokens`` pieces (padding included;
+  default :data:`metrics.device.TOKEN_BUDGET`) by :func:`metrics.device.padded_batches`, each pass run under
+  :func:`metrics.device.precision` (fp32 with TF32 off unless ``dtype`` says otherwise) and
+  :func:`metrics.device.run_with_backoff` (an out-of-memory error halves the batch and retries). Log-probabilities
+  are still taken in float32 and summed in float64. The signature then adds ``device:cuda(<GPU name>)``, the dtype
+  and the CUDA version (:func:`metrics.device.device_config`): GPU scores never share a cache key with CPU ones.
+  On a GPU a copy's logits depend on the other copies of its padded batch in the last float32 bits (about 1e-5
+  relative for BERT-sized models, see :mod:`metrics.device`), so GPU scores agree with CPU scores within a
+  tolerance, not bit for bit.
 """
 from __future__ import annotations
 
@@ -58,6 +69,7 @@ import os
 from functools import lru_cache
 from typing import Sequence
 
+from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
 from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
                              prepare_torch)
@@ -92,9 +104,11 @@ class MaskedLM:
         (PLL, number of pieces) of the texts already scored, bounded to the most recent 65,536 texts.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, threads: int | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, threads: int | None = None, device: str = "cpu",
+                 dtype: str = "fp32") -> None:
         _not_minilm(model)
         self.threads = prepare_torch(threads, NEURAL_HINT)
+        self.device, self.dtype = device, dtype
         import transformers
 
         source = os.path.expanduser(model)
@@ -113,6 +127,8 @@ class MaskedLM:
             if getattr(self.tokenizer, token) is None:
                 raise EncoderError(f"the tokenizer of {model!r} has no {token.removesuffix('_id')}")
         self.model.eval()
+        if device != "cpu":
+            self.model.to(device)
         self.name = model
         self.max_length = int(min(self.tokenizer.model_max_length,
                                   getattr(self.model.config, "max_position_embeddings", 512)))
@@ -141,10 +157,12 @@ class MaskedLM:
         room = self.max_length - 2
         return [ids[i:i + room] for i in range(0, len(ids), room)]
 
-    def pseudo_log_likelihoods(self, texts: Sequence[str], batch_size: int = 32) -> list[tuple[float, int]]:
+    def pseudo_log_likelihoods(self, texts: Sequence[str], batch_size: int = 32,
+                               max_tokens: int = placement.TOKEN_BUDGET) -> list[tuple[float, int]]:
         """(PLL, number of pieces) of every text, natural log; (0.0, 0) for a text without pieces.
 
-        Order and ``batch_size`` do not change the results beyond float32 rounding.
+        Order and ``batch_size`` do not change the results beyond float32 rounding. On a GPU the copies go in padded
+        batches of at most ``max_tokens`` pieces (``batch_size`` is the CPU's batch).
         """
         import torch
 
@@ -160,25 +178,41 @@ class MaskedLM:
         copies.sort(key=lambda c: (len(seqs[c[0]]), c))
         pll = [0.0] * len(todo)
         count = [0] * len(todo)
-        with torch.inference_mode():
-            for start in range(0, len(copies), batch_size):
-                batch = copies[start:start + batch_size]
-                width = max(len(seqs[s]) for s, _ in batch)
-                ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                attention = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, (s, pos) in enumerate(batch):
-                    ids[row, :len(seqs[s])] = torch.tensor(seqs[s])
-                    attention[row, :len(seqs[s])] = 1
-                cols = torch.tensor([pos for _, pos in batch])
-                rows = torch.arange(len(batch))
-                original = ids[rows, cols].clone()
-                ids[rows, cols] = mask_id
-                self._positions = (rows, cols)
-                try:
-                    logits = self.model(input_ids=ids, attention_mask=attention).logits[:, 0, :]
-                finally:
-                    self._positions = None
-                logp = torch.log_softmax(logits.float(), dim=-1)[rows, original].double().tolist()
+
+        def forward(batch: list[tuple[int, int]]) -> list[float]:
+            width = max(len(seqs[s]) for s, _ in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            attention = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, (s, pos) in enumerate(batch):
+                ids[row, :len(seqs[s])] = torch.tensor(seqs[s])
+                attention[row, :len(seqs[s])] = 1
+            cols = torch.tensor([pos for _, pos in batch])
+            rows = torch.arange(len(batch))
+            original = ids[rows, cols].clone()
+            ids[rows, cols] = mask_id
+            if self.device != "cpu":
+                ids, attention, rows, cols, original = (t.to(self.device) for t in (ids, attention, rows, cols,
+                                                                                    original))
+            self._positions = (rows, cols)
+            try:
+                logits = self.model(input_ids=ids, attention_mask=attention).logits[:, 0, :]
+            finally:
+                self._positions = None
+            return torch.log_softmax(logits.float(), dim=-1)[rows, original].double().tolist()
+
+        if self.device == "cpu":  # the CPU path as it always was: sorted copies, batch_size at a time
+            batches = [copies[start:start + batch_size] for start in range(0, len(copies), batch_size)]
+        else:  # longest first, padded, under a token budget; an out-of-memory error halves a batch
+            packed = placement.padded_batches([len(seqs[s]) for s, _ in copies], max_tokens)
+            batches = [[copies[k] for k in batch] for batch in packed]
+        with torch.inference_mode(), placement.precision(self.device, self.dtype):
+            for batch in batches:
+                if self.device == "cpu":
+                    logp = forward(batch)
+                else:
+                    logp = placement.run_with_backoff(lambda rows: forward([batch[k] for k in rows]),
+                                                      list(range(len(batch))), device=self.device,
+                                                      size=lambda k: len(seqs[batch[k][0]]))
                 for (s, _), lp in zip(batch, logp):
                     pll[owner[s]] += lp
                     count[owner[s]] += 1
@@ -190,10 +224,11 @@ class MaskedLM:
 
 
 @lru_cache(maxsize=2)
-def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None) -> MaskedLM:
-    """The process-wide masked LM for ``model`` (loaded on first use, then shared by ``bert-lm`` and
-    ``bert-lm-ppl``)."""
-    return MaskedLM(model, threads)
+def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None, device: str = "cpu",
+                   dtype: str = "fp32") -> MaskedLM:
+    """The process-wide masked LM for ``model`` on ``device`` in ``dtype`` (resolved values: ``cpu`` or
+    ``cuda:N``; loaded on first use, then shared by ``bert-lm`` and ``bert-lm-ppl``)."""
+    return MaskedLM(model, threads, device, dtype)
 
 
 on_release("bertlm", load_masked_lm.cache_clear)
@@ -218,13 +253,23 @@ class _PseudoPerplexity(Metric):
         model = str(model).strip() if model not in (None, "") else DEFAULT_MODEL
         return tagged(cls.name, (cls.name,), model, DEFAULT_MODEL)
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32, device: str | None = None,
+                 dtype: str | None = None, max_tokens: int = placement.TOKEN_BUDGET) -> None:
         if not isinstance(model, str) or not model.strip():
             raise MetricError(f"model must be a hub name or a local folder, got {model!r}")
         _not_minilm(model.strip())
         self.model = model.strip()
         self.variants = self.variant_names(self.model)
         self.batch_size = positive_int(batch_size, "batch_size")
+        self.max_tokens = positive_int(max_tokens, "max_tokens")
+        # kept as given ("auto" resolves where the metric runs: a Ray actor holding a GPU); checked here
+        self.device, self.dtype = device, dtype
+        self._placement()
+
+    def _placement(self) -> tuple[str, str]:
+        """The resolved (device, dtype): ``cpu`` or ``cuda:N``, and the precision (:mod:`metrics.device`)."""
+        device = placement.resolve_device(self.device)
+        return device, placement.resolve_dtype(self.dtype, device)
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_MODEL) -> str | None:
@@ -243,14 +288,15 @@ class _PseudoPerplexity(Metric):
 
     def config(self) -> dict[str, object]:
         return {"model": encoder_ident(self.model), "lm": "mlm-pll", "mask": "each-piece", "text": "whole",
-                "long": "windows(max_len-2)+cls/sep", "empty": "ppl=vocab-size", "score": self._formula}
+                "long": "windows(max_len-2)+cls/sep", "empty": "ppl=vocab-size", "score": self._formula,
+                **placement.device_config(*self._placement())}
 
     def _value(self, pll: float, pieces: int, vocab_size: int) -> float:
         raise NotImplementedError
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
-        lm = load_masked_lm(self.model)
-        stats = lm.pseudo_log_likelihoods([ex.candidate for ex in examples], self.batch_size)
+        lm = load_masked_lm(self.model, None, *self._placement())
+        stats = lm.pseudo_log_likelihoods([ex.candidate for ex in examples], self.batch_size, self.max_tokens)
         return {self.variants[0]: [self._value(pll, n, lm.vocab_size) for pll, n in stats]}
 
 
@@ -265,7 +311,14 @@ class BertLM(_PseudoPerplexity):
         A masked LM with its head: a hub name (default ``bert-base-uncased``, from the Hugging Face cache) or a local
         folder. ``minilm`` is refused: it has no MLM head.
     batch_size : int
-        Masked copies per forward pass (default 32); does not change the scores.
+        Masked copies per forward pass on the CPU (default 32); does not change the scores.
+    device : str, optional
+        ``auto`` (default, through ``$META_EVAL_DEVICE``: the first CUDA GPU, else the CPU), ``cpu``, ``cuda``,
+        ``cuda:N`` (:mod:`metrics.device`).
+    dtype : str, optional
+        ``fp32`` (default), or on a GPU ``tf32``, ``bf16``, ``fp16``.
+    max_tokens : int
+        Pieces per padded GPU pass, padding included (default :data:`metrics.device.TOKEN_BUDGET`).
 
     Examples
     --------

@@ -97,6 +97,18 @@ different lengths together (up to 5e-8 in a score), lower precision, or splittin
 intra-op threads. Several forward passes at once, each on one thread, change nothing (:mod:`metrics.encoder`): the
 local engine runs MoverScore's passes ``--workers`` at a time. On small sets the batches of one length are small,
 and the reference's single padded batch can be as fast (40 rows: 0.9x).
+
+Device (``device=auto|cpu|cuda|cuda:N``, ``dtype=fp32|tf32|bf16|fp16``, ``max_tokens``; :mod:`metrics.device`): the
+encoder runs where the shared encoder of :mod:`metrics.encoder` runs it (:func:`metrics.encoder.load_encoder` with
+the device and dtype). On the CPU everything above holds and the signature is the one without the option. On a GPU
+the encoder packs texts into length-sorted padded batches under a token budget (an out-of-memory error halves a
+batch), so a text's states depend on its batch-mates in the last float32 bits (about 1e-5, see
+:mod:`metrics.device`) and scores agree with the CPU's within a tolerance, not bit for bit; the signature adds
+``device:cuda(<GPU name>)``, the dtype and the CUDA version. The transport stays POT's exact EMD on the CPU
+(``ot.emd2``, float64 network simplex): it is the only solver that gives the same optimum (POT's GPU path is
+Sinkhorn, an entropic approximation, or the same CPU network simplex after a copy back), and with the states in
+hand it is a small part of the time (the encoder's forward pass is about 85 % of it on a CPU; on a GPU the states
+move back to the CPU once per text, float32, only the last layer).
 """
 from __future__ import annotations
 
@@ -113,6 +125,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, file_sha256, positive_int
 from meta_eval.metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
 from meta_eval.metrics.memo import BytesLRU, on_release
@@ -248,9 +261,19 @@ def piece_weights(tokens: Sequence[str], input_ids: Sequence[int], special: Sequ
     return weights
 
 
+def _encoder(model: str, device: str = "cpu", dtype: str = "fp32", max_tokens: int | None = None):
+    """The shared encoder for ``model`` on ``device`` in ``dtype``: on the CPU exactly the call of before (the same
+    memoised encoder as the contextual movers); elsewhere with the device, dtype and token budget."""
+    if device == "cpu":
+        return load_encoder(model)
+    extra = {} if max_tokens is None else {"max_tokens": max_tokens}
+    return load_encoder(model, device=device, dtype=dtype, **extra)
+
+
 @lru_cache(maxsize=8)
 def _corpus_table(path: str, sha: str, model: str, ident: str, max_tokens: int) -> IdfTable:
-    """IDF of a corpus file, memoised by its content hash and the encoder's identity."""
+    """IDF of a corpus file, memoised by its content hash and the encoder's identity (the tokenizer alone: the
+    CPU's encoder is loaded, whatever device scores)."""
     encoder = load_encoder(model)
     lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
     return idf_weights([line for line in lines if line], encoder.tokenizer, max_tokens)
@@ -313,6 +336,13 @@ class MoverScore(Metric):
         The score computed from the EMD (moverscore 1.0.3, default; or later GitHub versions).
     batch_size : int
         Texts per encoder batch (speed only).
+    device : str, optional
+        ``auto`` (default, through ``$META_EVAL_DEVICE``: the first CUDA GPU, else the CPU), ``cpu``, ``cuda``,
+        ``cuda:N`` (:mod:`metrics.device`).
+    dtype : str, optional
+        ``fp32`` (default), or on a GPU ``tf32``, ``bf16``, ``fp16``.
+    max_tokens : int, optional
+        Pieces per padded GPU pass, padding included (default: the encoder's, :data:`metrics.device.TOKEN_BUDGET`).
 
     Examples
     --------
@@ -350,7 +380,8 @@ class MoverScore(Metric):
         return tagged(cls.name or "moverscore", ("moverscore",), model, DEFAULT_MODEL)
 
     def __init__(self, model: str = DEFAULT_MODEL, idf: str = "set", stopwords: str = "none",
-                 similarity: str = "1-emd", batch_size: int | str = 32) -> None:
+                 similarity: str = "1-emd", batch_size: int | str = 32, device: str | None = None,
+                 dtype: str | None = None, max_tokens: int | str | None = None) -> None:
         self.model = str(model)
         if not self.model.strip():
             raise ValueError("model must be a model name, a local folder or 'minilm'")
@@ -376,7 +407,16 @@ class MoverScore(Metric):
             raise ValueError(f"unknown similarity {similarity!r}; choose one of {', '.join(_SIMILARITIES)}")
         self.similarity = similarity
         self.batch_size = positive_int(batch_size, "batch_size")
+        self.max_tokens = None if max_tokens in (None, "") else positive_int(max_tokens, "max_tokens")
+        # kept as given ("auto" resolves where the metric runs: a Ray actor holding a GPU); checked here
+        self.device, self.dtype = device, dtype
+        self._placement()
         self._states: _StateCache | None = None  # encoded references kept between calls (same model, same bits)
+
+    def _placement(self) -> tuple[str, str]:
+        """The resolved (device, dtype): ``cpu`` or ``cuda:N``, and the precision (:mod:`metrics.device`)."""
+        device = placement.resolve_device(self.device)
+        return device, placement.resolve_dtype(self.dtype, device)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -421,6 +461,7 @@ class MoverScore(Metric):
         cfg.update({"specials": "idf", "zero": "##+punct", "stop": "none" if self.stopwords == "none" else "nltk179",
                     "norm": "l2", "cost": "euclidean", "emd": "exact", "sim": self.similarity,
                     "empty": f"{self.empty_score:.6g}", "refs": "max"})
+        cfg.update(placement.device_config(*self._placement()))  # nothing on the CPU
         return cfg
 
     def fit(self, examples: Sequence[Example]) -> None:
@@ -475,7 +516,7 @@ class MoverScore(Metric):
         return self._fit_tables
 
     def _score(self, examples: list[Example]) -> dict[str, list[float]]:
-        encoder = load_encoder(self.model)
+        encoder = _encoder(self.model, *self._placement(), self.max_tokens)
         cands = [ex.candidate for ex in examples]
         refs = [r for ex in examples for r in ex.references]
         texts = list(dict.fromkeys(cands + refs))

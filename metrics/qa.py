@@ -76,6 +76,16 @@ length, padded per chunk of ``batch_size`` and run under ``torch.inference_mode(
 ``threads`` intra-op threads (default 1, or ``META_EVAL_TORCH_THREADS``; see :mod:`metrics.encoder`). The loaded
 model and the questions of a text are memoised per process. Order and batch size change scores only by float
 rounding.
+
+Device (``device=auto|cpu|cuda|cuda:N``, ``dtype=fp32|tf32|bf16|fp16``, :mod:`metrics.device`): on the CPU the path
+above, unchanged, with the same signature as without the option; on a GPU the model is moved there once and the
+pairs are packed longest first into padded batches of at most ``max_tokens`` pieces, padding included
+(:func:`metrics.device.padded_batches`, default :data:`metrics.device.TOKEN_BUDGET`), each pass under
+:func:`metrics.device.precision` (fp32 with TF32 off by default) and :func:`metrics.device.run_with_backoff` (an
+out-of-memory error halves the batch and retries); the logits come back as float64 for the softmax, as on the CPU.
+The signature then adds ``device:cuda(<GPU name>)``, the dtype and the CUDA version. GPU logits depend on the padded
+batch in the last float32 bits, so a GPU's F1 (an argmax over spans) can differ from the CPU's where two spans are
+near ties; the confidences agree within float32 rounding.
 """
 from __future__ import annotations
 
@@ -92,6 +102,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
+from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, package_version, positive_int
 from meta_eval.metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
 from meta_eval.metrics.model_names import tagged
@@ -212,8 +223,10 @@ class _Answering:
 class QAModel:
     """A loaded extractive QA model with its fast tokenizer; use :func:`load_qa_model` for the shared instance."""
 
-    def __init__(self, model: str = DEFAULT_QA_MODEL, threads: int | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_QA_MODEL, threads: int | None = None, device: str = "cpu",
+                 dtype: str = "fp32") -> None:
         self.threads = prepare_torch(threads, QA_HINT)
+        self.device, self.dtype = device, dtype
         import transformers
 
         source = os.path.expanduser(model)
@@ -230,13 +243,18 @@ class QAModel:
             raise EncoderError(f"{model!r} has no trained question-answering head (missing "
                                f"{', '.join(sorted(info['missing_keys']))}); use a model fine-tuned on SQuAD")
         self.model.eval()
+        if device != "cpu":
+            self.model.to(device)
         self.name = model
         self.max_length = int(min(self.tokenizer.model_max_length,
                                   getattr(self.model.config, "max_position_embeddings", 512)))
         self.ident = encoder_ident(model)
 
-    def answer(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[_Answering | None]:
-        """Start/end probabilities for each (question, context) pair; None where the context has no piece."""
+    def answer(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32,
+               max_tokens: int = placement.TOKEN_BUDGET) -> list[_Answering | None]:
+        """Start/end probabilities for each (question, context) pair; None where the context has no piece.
+
+        On the CPU ``batch_size`` pairs per pass; on a GPU padded batches of at most ``max_tokens`` pieces."""
         import torch
 
         if not pairs:
@@ -248,20 +266,31 @@ class QAModel:
         lengths = [len(ids) for ids in enc["input_ids"]]
         order = sorted(range(len(pairs)), key=lambda i: (lengths[i], i))
         logits: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(pairs)
-        with torch.inference_mode():
-            for lo in range(0, len(order), batch_size):
-                chunk = order[lo:lo + batch_size]
-                width = max(lengths[i] for i in chunk)
-                batch = {n: torch.full((len(chunk), width), pad[n], dtype=torch.long) for n in names}
-                batch["attention_mask"] = torch.zeros((len(chunk), width), dtype=torch.long)
-                for row, i in enumerate(chunk):
-                    for n in names:
-                        batch[n][row, :lengths[i]] = torch.tensor(enc[n][i])
-                    batch["attention_mask"][row, :lengths[i]] = 1
-                out = self.model(**batch)
-                start, end = out.start_logits.double().numpy(), out.end_logits.double().numpy()
-                for row, i in enumerate(chunk):
-                    logits[i] = (start[row, :lengths[i]], end[row, :lengths[i]])
+
+        def forward(chunk: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+            width = max(lengths[i] for i in chunk)
+            batch = {n: torch.full((len(chunk), width), pad[n], dtype=torch.long) for n in names}
+            batch["attention_mask"] = torch.zeros((len(chunk), width), dtype=torch.long)
+            for row, i in enumerate(chunk):
+                for n in names:
+                    batch[n][row, :lengths[i]] = torch.tensor(enc[n][i])
+                batch["attention_mask"][row, :lengths[i]] = 1
+            if self.device != "cpu":
+                batch = {n: t.to(self.device) for n, t in batch.items()}
+            out = self.model(**batch)
+            start, end = out.start_logits.double().cpu().numpy(), out.end_logits.double().cpu().numpy()
+            return [(start[row, :lengths[i]], end[row, :lengths[i]]) for row, i in enumerate(chunk)]
+
+        with torch.inference_mode(), placement.precision(self.device, self.dtype):
+            if self.device == "cpu":  # the CPU path as it always was: sorted by length, batch_size at a time
+                chunks = [order[lo:lo + batch_size] for lo in range(0, len(order), batch_size)]
+            else:  # longest first, padded, under a token budget; an out-of-memory error halves a batch
+                chunks = placement.padded_batches(lengths, max_tokens)
+            for chunk in chunks:
+                done = forward(chunk) if self.device == "cpu" else placement.run_with_backoff(
+                    forward, chunk, device=self.device, size=lambda i: lengths[i])
+                for i, pair in zip(chunk, done):
+                    logits[i] = pair
         results: list[_Answering | None] = []
         for i in range(len(pairs)):
             seq = enc.sequence_ids(i)
@@ -276,9 +305,11 @@ class QAModel:
 
 
 @lru_cache(maxsize=2)
-def load_qa_model(model: str = DEFAULT_QA_MODEL, threads: int | None = None) -> QAModel:
-    """The process-wide QA model for ``model`` (loaded on first use, then reused)."""
-    return QAModel(model, threads)
+def load_qa_model(model: str = DEFAULT_QA_MODEL, threads: int | None = None, device: str = "cpu",
+                  dtype: str = "fp32") -> QAModel:
+    """The process-wide QA model for ``model`` on ``device`` (``cpu`` or ``cuda:N``) in ``dtype`` (loaded on first
+    use, then reused)."""
+    return QAModel(model, threads, device, dtype)
 
 
 on_release("qa", load_qa_model.cache_clear)
@@ -367,7 +398,8 @@ class _QAMetric(Metric):
 
     def __init__(self, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL,
                  confidence: str = "max", decode: str = "span", max_answer_len: int = MAX_ANSWER_LEN,
-                 batch_size: int = 32, threads: int | None = None) -> None:
+                 batch_size: int = 32, threads: int | None = None, device: str | None = None,
+                 dtype: str | None = None, max_tokens: int = placement.TOKEN_BUDGET) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a hub name or a folder, got {model!r}")
         if not isinstance(spacy_model, str) or not spacy_model.strip():
@@ -384,6 +416,15 @@ class _QAMetric(Metric):
         self.max_answer_len = positive_int(max_answer_len, "max_answer_len")
         self.batch_size = positive_int(batch_size, "batch_size")
         self.threads = None if threads in (None, "") else positive_int(threads, "threads")
+        self.max_tokens = positive_int(max_tokens, "max_tokens")
+        # kept as given ("auto" resolves where the metric runs: a Ray actor holding a GPU); checked here
+        self.device, self.dtype = device, dtype
+        self._placement()
+
+    def _placement(self) -> tuple[str, str]:
+        """The resolved (device, dtype): ``cpu`` or ``cuda:N``, and the precision (:mod:`metrics.device`)."""
+        device = placement.resolve_device(self.device)
+        return device, placement.resolve_dtype(self.dtype, device)
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL) -> str | None:
@@ -409,7 +450,7 @@ class _QAMetric(Metric):
                 "from": ("references(pooled)" if self.refs_policy == "pool" else "references")
                 if self.setting == "sup" else "source",
                 "trunc": "longest-first", "decode": decode, "f1": "squad-v1.1", "conf": conf,
-                "no-question": "0", "empty": "0"}
+                "no-question": "0", "empty": "0", **placement.device_config(*self._placement())}
 
     def _questions(self, ex: Example) -> list[Cloze]:
         texts = ex.references if self.setting == "sup" else (ex.source or "",)
@@ -421,8 +462,8 @@ class _QAMetric(Metric):
                                    if ex.candidate.strip() for c in qs))
         outputs = {}
         if pairs:
-            model = load_qa_model(self.model_name, self.threads)
-            outputs = dict(zip(pairs, model.answer(pairs, self.batch_size)))
+            model = load_qa_model(self.model_name, self.threads, *self._placement())
+            outputs = dict(zip(pairs, model.answer(pairs, self.batch_size, self.max_tokens)))
         f1s, confs = [], []
         for ex, qs in zip(examples, questions):
             f1 = conf = 0.0
@@ -459,6 +500,13 @@ class QASupervised(_QAMetric):
         Questions per forward pass.
     threads : int, optional
         torch intra-op threads (default 1 or ``META_EVAL_TORCH_THREADS``).
+    device : str, optional
+        ``auto`` (default, through ``$META_EVAL_DEVICE``: the first CUDA GPU, else the CPU), ``cpu``, ``cuda``,
+        ``cuda:N`` (:mod:`metrics.device`).
+    dtype : str, optional
+        ``fp32`` (default), or on a GPU ``tf32``, ``bf16``, ``fp16``.
+    max_tokens : int
+        Pieces per padded GPU pass, padding included (default :data:`metrics.device.TOKEN_BUDGET`).
 
     Examples
     --------

@@ -68,6 +68,8 @@ def require_module(name: str, how_to_fix: str):
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "require(condition, what, how_to_fix): skip when condition is false; fail "
                                        "instead when the environment variable CI is set (tests/conftest.py)")
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU (torch.cuda.is_available()); skipped with the reason "
+                                       "elsewhere, CI included (tests/conftest.py)")
 
 
 def pytest_collection_finish(session) -> None:
@@ -82,9 +84,23 @@ def pytest_collection_finish(session) -> None:
                                 "install the test extra's pytest (pip install 'meta-eval[test]')")
 
 
+def cuda_missing() -> str | None:
+    """Why the tests marked ``cuda`` cannot run here (no torch, or torch sees no CUDA GPU), else None."""
+    if importlib.util.find_spec("torch") is None:
+        return "needs torch with a CUDA GPU; torch is not installed"
+    import torch
+
+    return None if torch.cuda.is_available() else \
+        f"needs a CUDA GPU; torch {torch.__version__} sees none here (run on a GPU machine: pytest -m cuda)"
+
+
 def pytest_runtest_setup(item) -> None:
     for mark in item.iter_markers(name="require"):
         require(*mark.args, **mark.kwargs)
+    if item.get_closest_marker("cuda") is not None:
+        why = cuda_missing()
+        if why:
+            pytest.skip(why)  # a skip even on CI: CI has no GPU
 
 
 def require_metrics(*names: str, **options: str) -> None:

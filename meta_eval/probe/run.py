@@ -341,6 +341,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
           options: Mapping[str, object] | Sequence[str] | None = None, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, engine="local",
           workers: int | None = None, address: str | None = None, actors: int | None = None,
+          gpus_per_actor: float = 0.0,
           output: str | Path | None = None, plot: str | Path | None = None, force: bool = False,
           progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()) -> ProbeResult:
     """Probe metrics with controlled perturbations on a judgment set: ``meta-eval probe`` as a function.
@@ -371,7 +372,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     variants : str or list of str, optional
         As ``meta-eval run --variants``: names, families (``rouge1``), patterns (``rouge*-f``) or ``"all"``;
         None: every variant but ROUGE's precision and recall. A variant in ``metrics`` chooses its metric.
-    options, cache, no_cache, batch_size, engine, workers, address, actors, plugins
+    options, cache, no_cache, batch_size, engine, workers, address, actors, gpus_per_actor, plugins
         As ``meta-eval run``.
     output, plot, force
         Also write the JSON (``.json``) and the heatmap (``.png``, ``.svg``, ``.pdf``), both checked before any work.
@@ -436,7 +437,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     swap = swap_items(jset) if against == "self" else []
     chosen_perturbations = select_perturbations(perturbations, swap_possible=bool(swap),
                                                 swap_default=jset.task == "MT")
-    with engine_for(engine, workers, address, actors) as scoring:
+    with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         result = _probe(jset, metrics, chosen_perturbations, swap, seed=seed, against=against, tolerance=tolerance,
                         resamples=int(resamples), confidence=confidence, references=n_refs, text=text,
                         max_items=max_items,

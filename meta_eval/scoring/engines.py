@@ -44,6 +44,15 @@ Which metrics run where (:attr:`Metric.parallel <metrics.base.Metric.parallel>`)
     when the cluster has any (the built-in metrics run on CPU and ask for none), and for one CPU on a cluster or
     every CPU of a local instance (used as torch threads, as the local driver); on a cluster with GPUs, one actor
     per GPU share (``RayEngine(actors=...)`` sets the count), each loading the model once.
+    ``gpus_per_actor`` (``--gpus-per-actor``; default 0, the behaviour above): above 0, the actor of every metric
+    that takes the ``device`` option (the torch-backed ones: BERTScore, MoverScore, the contextual movers, BERT-LM,
+    QA; :func:`gpu_metric`) asks Ray for that many GPUs (:func:`actor_options`; 0.5 puts two actors on one GPU), and
+    its metric resolves ``device=auto`` to that GPU inside the actor (Ray sets ``CUDA_VISIBLE_DEVICES`` there). The
+    driver still looks the cache up and writes it, under the signature the actor computes
+    (:meth:`Engine.signature`: a one-off actor with the same resources signs the fitted metric), so the cache key
+    names the GPU the scores come from even when the driver has none. A cluster (or a local instance) without that
+    many GPUs is an :class:`EngineError` when the engine is made, before any work: Ray would otherwise wait for the
+    resource for ever.
     A metric that cannot be pickled (a class defined inside a function, a learned model's class built at run time)
     is scored in the driver, with one warning giving the reason. A metric of a plugin file (``--plugin FILE.py``)
     travels with the file's source, which the worker executes first (:func:`metrics.plugin_files.shippable`): the
@@ -92,7 +101,7 @@ from meta_eval.metrics import numeric
 from meta_eval.metrics.base import Example, Metric
 
 __all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
-           "default_workers", "engine_for", "make_engine"]
+           "actor_options", "default_workers", "engine_for", "gpu_metric", "make_engine"]
 
 ENGINES = ("local", "ray")
 RAY_HINT = 'pip install "meta-eval[ray]"'
@@ -168,6 +177,11 @@ class Engine(abc.ABC):
         The generator is consumed by the driver, which commits each yielded batch before asking for the next; a
         batch's scores are those of ``metric.score(batch)`` in this process, bit for bit.
         """
+
+    def signature(self, metric: Metric) -> str:
+        """The signature the scores of ``metric`` (fitted) are filed under: where they are computed. Here, in this
+        process; a :class:`RayEngine` with GPU actors asks one of them."""
+        return metric.signature()
 
     def map_chunks(self, fn: Callable, shared: tuple, tasks: Sequence[tuple]) -> Iterator[tuple[int, object]]:
         """Yield ``(i, fn(*shared, *tasks[i]))`` for every task, in any order (used by :mod:`meta_eval.scoring.chunks`).
@@ -497,6 +511,41 @@ class _MetricActor:
     def score(self, examples: list[Example]) -> tuple[BatchScores, list]:
         return _score_recording(self.metric, examples)
 
+    def signature(self) -> str:
+        """The metric's signature as computed here (``device=auto`` resolved on this actor's GPU)."""
+        return self.metric.signature()
+
+
+def gpu_metric(metric: Metric) -> bool:
+    """Whether ``metric`` computes with torch on a device it is told: its class takes the ``device`` option
+    (:mod:`metrics.device`), so a GPU actor's ``device=auto`` puts it on that GPU."""
+    import inspect
+
+    try:
+        return "device" in inspect.signature(type(metric).__init__).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def actor_options(metric: Metric, gpus_per_actor: float = 0.0, cluster_gpus: float = 0.0, cpus: int = 1) -> dict:
+    """Ray's resources for one actor holding ``metric``: ``{"num_cpus": cpus, "num_gpus": ...}``.
+
+    ``gpus_per_actor`` above 0 and a metric that takes ``device`` (:func:`gpu_metric`): that many GPUs. Otherwise the
+    metric's own :attr:`~metrics.base.Metric.num_gpus` where the cluster has GPUs, else none (the behaviour before
+    ``--gpus-per-actor``).
+
+    >>> from meta_eval.metrics import create
+    >>> actor_options(create("rouge"), 1.0, 8.0)
+    {'num_cpus': 1, 'num_gpus': 0.0}
+    """
+    if gpus_per_actor > 0 and gpu_metric(metric):
+        gpus = float(gpus_per_actor)
+    else:
+        gpus = float(getattr(metric, "num_gpus", 0) or 0)
+        if gpus and not cluster_gpus:
+            gpus = 0.0
+    return {"num_cpus": int(cpus), "num_gpus": gpus}
+
 
 class RayEngine(Engine):
     """Batches as Ray tasks (CPU metrics) or calls on one actor per neural metric.
@@ -513,9 +562,12 @@ class RayEngine(Engine):
         initialised in this process (a notebook, a test), that connection is used and left open.
     actors : int, optional
         Actors per neural metric, each holding its own copy of the model, batches handed to whichever is free.
-        Default: on a cluster with GPUs, as many as its GPUs hold (GPUs // the metric's ``num_gpus``), else one.
-        Several actors give the same scores as one, bit for bit: a neural metric's score of a text does not depend
-        on the other texts of its batch (:mod:`metrics.encoder`).
+        Default: on a cluster with GPUs, as many as its GPUs hold (GPUs // the metric's ``num_gpus``, or //
+        ``gpus_per_actor``), else one. On CPUs several actors give the same scores as one, bit for bit: a neural
+        metric's score of a text does not depend on the other texts of its batch (:mod:`metrics.encoder`); on GPUs
+        within the GPU's batch tolerance (:mod:`metrics.device`).
+    gpus_per_actor : float
+        GPUs each actor of a metric that takes ``device`` asks for (default 0: none, as before); see the module notes.
 
     Raises
     ------
@@ -533,16 +585,40 @@ class RayEngine(Engine):
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None, actors: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, actors: int | None = None,
+                 gpus_per_actor: float = 0.0) -> None:
         _import_ray()
         if actors is not None and (isinstance(actors, bool) or not isinstance(actors, int) or actors < 1):
             raise EngineError(f"actors must be a positive integer, got {actors!r}")
+        try:
+            gpus = float(gpus_per_actor or 0)
+        except (TypeError, ValueError):
+            gpus = -1.0
+        if isinstance(gpus_per_actor, bool) or not gpus >= 0 or gpus == float("inf"):
+            raise EngineError(f"--gpus-per-actor must be a number >= 0, got {gpus_per_actor!r}")
         self.actors = actors
+        self.gpus_per_actor = gpus
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.workers = _workers(workers) if workers is not None or not self.address else 0
         self._started = False
         self._ready = False
         self._failed: EngineError | None = None
+        if gpus:
+            self._check_gpus()
+
+    def _check_gpus(self) -> None:
+        """Connect now and refuse a cluster (or local instance) with fewer GPUs than one actor asks for: Ray would
+        wait for them for ever."""
+        ray = self._connect()
+        have = float(ray.cluster_resources().get("GPU", 0) or 0)
+        if have >= self.gpus_per_actor:
+            return
+        where = f"the Ray cluster at {self.address}" if self.address else "the local Ray instance (this machine)"
+        self.close()
+        raise EngineError(f"--gpus-per-actor {self.gpus_per_actor:g} asks for {self.gpus_per_actor:g} GPU(s) per "
+                          f"actor, but {where} has {have:g}: Ray would wait for a GPU for ever. Run on a machine or "
+                          "cluster with GPUs (Ray must see them: nvidia-smi, CUDA_VISIBLE_DEVICES), or leave "
+                          "--gpus-per-actor at 0 (the neural metrics then run on the actors' CPUs)")
 
     def _connect(self):
         ray = _import_ray()
@@ -556,7 +632,9 @@ class RayEngine(Engine):
                 if why:
                     raise ConnectionError(f"nothing answers there ({why})")
                 # the workers compute in this process's numeric mode: its variables are set before they load torch
-                runtime_env = {"env_vars": numeric.worker_env()}
+                # and the device settings of --device/--dtype (metrics.device), which a GPU actor resolves there
+                carried = {k: os.environ[k] for k in ("META_EVAL_DEVICE", "META_EVAL_DTYPE") if os.environ.get(k)}
+                runtime_env = {"env_vars": {**numeric.worker_env(), **carried}}
                 if self.address:
                     ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING,
                              runtime_env=runtime_env)
@@ -595,17 +673,15 @@ class RayEngine(Engine):
         single = getattr(metric, "parallel", "process") != "process"
         actors: list = []
         if single:
-            gpus = float(getattr(metric, "num_gpus", 0) or 0)
             cluster_gpus = float(ray.cluster_resources().get("GPU", 0) or 0)
-            if gpus and not cluster_gpus:
-                gpus = 0.0
+            gpus = actor_options(metric, self.gpus_per_actor, cluster_gpus)["num_gpus"]
             count = self.actors or (max(1, int(cluster_gpus // gpus)) if gpus else 1)
             count = max(1, min(count, len(batches)))
             # a local instance runs one metric at a time: its actors share every CPU (as the local engine's driver);
             # on a cluster an actor takes one CPU of a node (and its GPUs)
             cpus = 1 if self.address else max(1, self.workers // count)
-            actors = [ray.remote(num_cpus=cpus, num_gpus=gpus)(_MetricActor).remote(blob, cpus, mode)
-                      for _ in range(count)]
+            options = actor_options(metric, self.gpus_per_actor, cluster_gpus, cpus)
+            actors = [ray.remote(**options)(_MetricActor).remote(blob, cpus, mode) for _ in range(count)]
             # slot k: actor k % count; a finished batch's slot takes the next batch, so a free actor gets work
             submit = lambda batch, slot: actors[slot % count].score.remote(batch)  # noqa: E731
             window = _INFLIGHT * count  # per actor: one batch running, one queued
@@ -640,6 +716,26 @@ class RayEngine(Engine):
                         pass
             for actor in actors:
                 ray.kill(actor)
+
+    def signature(self, metric):
+        """With GPU actors for ``metric``: its signature as a one-off actor with the same resources computes it
+        (``device=auto`` is that GPU there, whatever the driver has); otherwise this process's."""
+        single = getattr(metric, "parallel", "process") != "process"
+        blob = _pickled(metric)[0] if single and self.gpus_per_actor > 0 and gpu_metric(metric) else None
+        if blob is None:
+            return metric.signature()
+        ray = self._connect()
+        options = actor_options(metric, self.gpus_per_actor, float(ray.cluster_resources().get("GPU", 0) or 0))
+        actor = ray.remote(**options)(_MetricActor).remote(blob, 1, numeric.current_mode())
+        try:
+            return ray.get(actor.signature.remote())
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception) and not isinstance(cause, ray.exceptions.RayError):
+                raise cause from exc
+            raise
+        finally:
+            ray.kill(actor)
 
     def map_chunks(self, fn, shared, tasks):
         if len(tasks) < 2:
@@ -699,44 +795,49 @@ class RayEngine(Engine):
 
 
 def make_engine(name: str = "local", workers: int | None = None, address: str | None = None,
-                actors: int | None = None) -> Engine:
-    """The engine called ``name`` (``local`` or ``ray``); ``address`` and ``actors`` are for ``ray`` only.
+                actors: int | None = None, gpus_per_actor: float = 0.0) -> Engine:
+    """The engine called ``name`` (``local`` or ``ray``); ``address``, ``actors`` and ``gpus_per_actor`` are for
+    ``ray`` only.
 
     ``local`` with one worker is :class:`InProcess`, today's path exactly.
 
     Raises
     ------
     EngineError
-        An unknown engine name, a worker count below 1, ``address`` or ``actors`` with ``local``, or Ray not
-        installed.
+        An unknown engine name, a worker count below 1, ``address``, ``actors`` or ``gpus_per_actor`` with
+        ``local``, Ray not installed, or fewer GPUs than ``gpus_per_actor`` asks for.
     """
     if name not in ENGINES:
         raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
     if name == "ray":  # a local Ray instance runs on this machine's cores; a cluster's are elsewhere
         return RayEngine(workers if address or os.environ.get("RAY_ADDRESS") else _workers(workers, cap=True),
-                         address, actors)
+                         address, actors, gpus_per_actor)
     if address:
         raise EngineError("--address is the Ray cluster's address: it needs --engine ray")
     if actors is not None:
         raise EngineError("--actors counts Ray actors: it needs --engine ray (the local engine runs a neural metric "
                           "in its driver with --workers threads)")
+    if gpus_per_actor:
+        raise EngineError("--gpus-per-actor gives Ray actors GPUs: it needs --engine ray (the local engine runs a "
+                          "neural metric in this process: choose its GPU with --device)")
     count = _workers(workers, cap=True)
     return InProcess() if count == 1 else LocalEngine(count)
 
 
 @contextmanager
 def engine_for(engine="local", workers: int | None = None, address: str | None = None,
-               actors: int | None = None) -> Iterator[Engine]:
+               actors: int | None = None, gpus_per_actor: float = 0.0) -> Iterator[Engine]:
     """The engine a job scores on: an :class:`Engine` given as an object is used as is and left open; a name
-    (``local``, ``ray``) makes one with ``workers``/``address``/``actors`` (:func:`make_engine`), closed when the
-    job ends. A bad choice raises :class:`~meta_eval.errors.MetaEvalError` before any work."""
+    (``local``, ``ray``) makes one with ``workers``/``address``/``actors``/``gpus_per_actor``
+    (:func:`make_engine`), closed when the job ends. A bad choice raises :class:`~meta_eval.errors.MetaEvalError`
+    before any work."""
     from meta_eval.errors import MetaEvalError
 
     if isinstance(engine, Engine):
         yield engine
         return
     try:
-        made = make_engine(engine, workers, address, actors)
+        made = make_engine(engine, workers, address, actors, gpus_per_actor)
     except EngineError as exc:
         raise MetaEvalError(str(exc)) from None
     try:

@@ -180,7 +180,7 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
         raise ValueError(f"{len(labels)} labels for {len(examples)} examples")
     check_examples(metric, examples, labels)
     metric.fit(examples)  # set-wide statistics (e.g. MoverScore's IDF) first: the signature names what was fitted
-    signature = metric.signature()
+    signature = (engine or InProcess()).signature(metric)  # where it is scored: a Ray GPU actor signs its own
     keys = [example_key(ex) for ex in examples]
     distinct: dict[str, Example] = dict(zip(keys, examples))
     found = cache.get_many(signature, distinct) if cache is not None else {}

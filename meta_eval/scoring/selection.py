@@ -4,18 +4,26 @@
 metric objects and the reasons the others are skipped (missing extras, a set without references or sources, another
 language, neural metrics left out of a quick default run, broken plugins). A problem the user must fix (an unknown
 metric, an option no chosen metric takes) raises :class:`meta_eval.errors.MetaEvalError`.
+
+``--device`` and ``--dtype`` (run, score, probe, learn, leaderboard publish; :func:`device_option`) are settings, not
+options: they set ``$META_EVAL_DEVICE`` / ``$META_EVAL_DTYPE`` for the command, which every metric that takes
+``device`` reads when no ``-o device=`` is given (:mod:`metrics.device`), so a metric without one (ROUGE) is not
+concerned; :func:`choose_metrics` checks the device and dtype once, before building the first metric that takes
+them, so a device that is not here is one clear error (exit 2) rather than a skipped metric.
 """
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "VariantChoice", "build", "choose_metrics", "default_variant",
-           "group_skips", "load_plugins", "match_variants", "metric_config", "named_skips", "option_list",
-           "parse_options", "parse_variants", "requested_names", "resolve_metric_choice", "variant_families"]
+__all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
+           "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins", "match_variants",
+           "metric_config", "named_skips", "option_list", "parse_options", "parse_variants", "requested_names",
+           "resolve_metric_choice", "use_device", "variant_families"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
@@ -55,6 +63,51 @@ def load_plugins(plugins: Iterable[str | Path] | str | Path | None) -> list[str]
     except PluginFileError as exc:
         raise MetaEvalError(str(exc)) from None
     return [name for found in loaded for name in found.metrics]
+
+
+#: the environment variable each of the settings ``--device`` and ``--dtype`` sets for a command
+DEVICE_VARIABLES = {"device": "META_EVAL_DEVICE", "dtype": "META_EVAL_DTYPE"}
+
+
+def use_device(device: str | None = None, dtype: str | None = None) -> Callable[[], None]:
+    """Set ``$META_EVAL_DEVICE`` / ``$META_EVAL_DTYPE`` to ``device`` / ``dtype`` (those given); return the function
+    that puts back what they were."""
+    saved = {}
+    for key, value in (("device", device), ("dtype", dtype)):
+        if value is not None:
+            name = DEVICE_VARIABLES[key]
+            saved[name] = os.environ.get(name)
+            os.environ[name] = str(value)
+
+    def restore() -> None:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+    return restore
+
+
+def device_option(ctx, param, value: str | None) -> str | None:
+    """The command line's ``--device`` / ``--dtype`` (a click callback): ``value`` is the command's
+    ``$META_EVAL_DEVICE`` / ``$META_EVAL_DTYPE`` until it ends (then restored: one process may run several
+    commands, as the tests do)."""
+    if value is not None:
+        ctx.call_on_close(use_device(**{param.name: value}))
+    return value
+
+
+def check_device(options: Mapping[str, str]) -> None:
+    """Resolve the ``device`` and ``dtype`` of ``options`` (else the variables, else auto and fp32) as every metric
+    that takes them will (:func:`metrics.device.resolve_device`); a device or dtype that cannot be used here raises
+    :class:`MetaEvalError` with the reason (e.g. CUDA asked where torch sees no GPU)."""
+    from meta_eval.metrics.base import MetricError
+    from meta_eval.metrics.device import resolve_device, resolve_dtype
+
+    try:
+        resolve_dtype(options.get("dtype"), resolve_device(options.get("device")))
+    except MetricError as exc:
+        raise MetaEvalError(str(exc)) from None
 
 
 def requested_names(metrics: str | Sequence[str] | None) -> str | None:
@@ -121,6 +174,7 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
         names = registry.names()
     named = set(given) - {registry.ALL}
     chosen, skipped, considered = [], [], []
+    device_checked = False
     if not requested or registry.ALL in given:  # a chosen-for-you set skips broken plugins with their error
         skipped += sorted(registry.plugin_errors().items())  # (named, they stop the run)
     for name in names:
@@ -137,6 +191,9 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
                                   f"{cls.not_quick_reason or 'a neural model scores every text'}; runs when named "
                                   f"or with -m {registry.ALL}"))
             continue
+        if not device_checked and "device" in metric_config(cls, {"device": "auto"}):
+            check_device(options)  # once, before the first metric that computes on a device is built
+            device_checked = True
         reason = cls.unavailable_reason(**metric_config(cls, options, cls.unavailable_reason))
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
             try:

