@@ -85,8 +85,14 @@ Choices (all in the signature):
   of special tokens only) is computed on the GPU for padded batches of pairs in fp32 (TF32 off whatever ``dtype``),
   a padded position never matched (its similarity set below -1, its weight 0). A text's embeddings there depend on
   the other texts of its batch in the last bits (measured on an H200: 1.2e-5 for a roberta-large shape), so GPU
-  scores are bit-identical from run to run for the same rows, not across batchings; against the CPU, fp32 F1 within
-  1.5e-7 was measured (TF32 2e-5, bf16 2e-4). The signature adds the GPU's name, the dtype and the CUDA version.
+  scores are bit-identical from run to run for the same rows, not across batchings. Texts are tokenized in one
+  fast-tokenizer call with ``sent_encode``'s arguments (:func:`_sent_ids`). Measured on an H200 (torch 2.11, CUDA
+  13.0) on 800 pairs of synthetic texts (5-400 words), with MiniLM's weights rounded to fp16 and with a random
+  roberta-large shape: GPU fp32 vs the CPU, P/R/F within 2.1e-7 and 4.2e-7; run to run identical; another token
+  budget moved F by 0 and 2.4e-7; F vs fp32 within 5.8e-5 (TF32), 6.7e-4 (bf16), 9.7e-5 (fp16); 4,000 pairs took
+  1.4 s with MiniLM (fp32, end to end after loading) and 10.3 s / 3.8 s with the roberta-large shape (fp32 / bf16);
+  under a 3 GB memory cap, 4 out-of-memory errors were halved away with identical scores. The signature adds the
+  GPU's name, the dtype and the CUDA version.
 - **speed and numbers**: ``threads`` forward passes at once, each on one torch intra-op thread, as
   :mod:`metrics.encoder` (``threads=``, else ``META_EVAL_TORCH_THREADS``, else what the engine grants, else 1);
   ``threads`` and ``batch_size`` (texts per forward pass, default 64, as ``bert-score``) change only the speed:

@@ -383,3 +383,13 @@ def test_batch_tokenization_is_sent_encode(minilm):
     assert bs._sent_ids(tokenizer, texts) == [sent_encode(tokenizer, t) for t in texts]
     assert max(len(i) for i in bs._sent_ids(tokenizer, texts)) == tokenizer.model_max_length
     assert bs._sent_ids(tokenizer, []) == []
+
+
+def test_one_encoder_per_model_and_device(minilm):
+    """The movers (device=cpu by name) and MoverScore (by position) share one loaded encoder on the CPU."""
+    from meta_eval.metrics.encoder import load_encoder
+
+    assert load_encoder("minilm") is load_encoder("minilm", device="cpu", dtype="fp32") is load_encoder("minilm",
+                                                                                                      None)
+    with pytest.raises(MetricError, match="needs a CUDA GPU"):
+        load_encoder("minilm", dtype="bf16")
