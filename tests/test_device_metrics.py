@@ -314,9 +314,10 @@ def test_gpu_batch_composition_within_tolerance(gpu_model):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("dtype, tol", [("tf32", 1e-4), ("bf16", 2e-3), ("fp16", 2e-3)])
+@pytest.mark.parametrize("dtype, tol", [("tf32", 3e-4), ("bf16", 3e-3), ("fp16", 1e-3)])
 def test_gpu_reduced_precision_within_tolerance(gpu_model, dtype, tol):
-    """The issue measured F1 within 2e-5 (TF32) and 2e-4 (bf16) of fp32; the tolerances here are 5-10x wider."""
+    """Measured on an H200 (MiniLM's weights, a random roberta-large shape): F1 within 5.8e-5 (TF32), 6.7e-4 (bf16)
+    and 9.7e-5 (fp16) of fp32; the tolerances here are 3 to 10 times wider."""
     fp32 = create("bertscore", model=gpu_model, device="cuda").score(GPU_EXAMPLES)
     low = create("bertscore", model=gpu_model, device="cuda", dtype=dtype).score(GPU_EXAMPLES)
     np.testing.assert_allclose(low["bertscore-f"], fp32["bertscore-f"], rtol=0, atol=tol)
@@ -368,3 +369,27 @@ def test_gpu_cli_run(gpu_model, tmp_path):
                               "--no-cache"])
     assert res.exit_code == 0, res.output
     assert f"device:cuda({torch.cuda.get_device_name(0)})" in res.output
+
+
+def test_batch_tokenization_is_sent_encode(minilm):
+    """The GPU path tokenizes in one batch call: the same ids as bert-score's sent_encode, text by text (long texts
+    cut at model_max_length, accents, punctuation, padding spaces); empty texts never reach it (scored 0 before)."""
+    require_metrics("bertscore")
+    from bert_score.utils import sent_encode
+
+    metric = create("bertscore")
+    tokenizer, _ = bs._load(str(metric._folder), metric.layer, metric.fast, True)
+    texts = [*TEXTS, "  Café déjà vu, naïve résumé!  ", " ".join(["word"] * 900), "x" * 3000, "a\tb\nc"]
+    assert bs._sent_ids(tokenizer, texts) == [sent_encode(tokenizer, t) for t in texts]
+    assert max(len(i) for i in bs._sent_ids(tokenizer, texts)) == tokenizer.model_max_length
+    assert bs._sent_ids(tokenizer, []) == []
+
+
+def test_one_encoder_per_model_and_device(minilm):
+    """The movers (device=cpu by name) and MoverScore (by position) share one loaded encoder on the CPU."""
+    from meta_eval.metrics.encoder import load_encoder
+
+    assert load_encoder("minilm") is load_encoder("minilm", device="cpu", dtype="fp32") is load_encoder("minilm",
+                                                                                                      None)
+    with pytest.raises(MetricError, match="needs a CUDA GPU"):
+        load_encoder("minilm", dtype="bf16")
