@@ -86,9 +86,10 @@ def test_cuda_and_low_precision_refused_here(make, monkeypatch):
 def test_cpu_option_gives_the_same_scores(mlm, qa_model):
     examples = [Example(t) for t in TEXTS]
     bertlm.load_masked_lm(mlm).memo.clear()
-    plain = bertlm.BertLM(mlm).score(examples)["bert-lm"]
+    (plain,) = bertlm.BertLM(mlm).score(examples).values()
     bertlm.load_masked_lm(mlm).memo.clear()
-    assert np.array_equal(bertlm.BertLM(mlm, device="cpu").score(examples)["bert-lm"], plain)
+    (cpu,) = bertlm.BertLM(mlm, device="cpu").score(examples).values()
+    assert np.array_equal(cpu, plain)
     a = qa.load_qa_model(qa_model).answer(PAIRS)
     b = qa.load_qa_model(qa_model, None, "cpu", "fp32").answer(PAIRS)
     assert all(np.array_equal(x.p_start, y.p_start) and np.array_equal(x.p_end, y.p_end) for x, y in zip(a, b))
@@ -131,8 +132,9 @@ def test_gpu_against_cpu_and_run_to_run(mlm, qa_model, base):
     for x, y, z in zip(cpu_qa, *gpu_qa):
         assert np.array_equal(y.p_start, z.p_start) and np.array_equal(y.p_end, z.p_end)
         assert np.allclose(x.p_start, y.p_start, rtol=0, atol=1e-5)
-    cpu_ms = MoverScore(model=base, idf="none", device="cpu").score(examples)["moverscore"]
-    gpu_ms = [MoverScore(model=base, idf="none", device="cuda").score(examples)["moverscore"] for _ in range(2)]
+    (cpu_ms,) = MoverScore(model=base, idf="none", device="cpu").score(examples).values()
+    gpu_ms = [next(iter(MoverScore(model=base, idf="none", device="cuda").score(examples).values()))
+              for _ in range(2)]
     assert np.array_equal(gpu_ms[0], gpu_ms[1])
     assert np.allclose(cpu_ms, gpu_ms[0], rtol=0, atol=1e-5)
     for metric in metrics_for(mlm, qa_model, base, device="cuda", dtype="bf16"):
@@ -159,11 +161,13 @@ def test_gpu_bertscore_and_contextual_movers_with_a_random_folder(base):
     from meta_eval.metrics import bertscore, contextual_mover, create
 
     examples = [Example(t, (TEXTS[(i + 2) % len(TEXTS)],)) for i, t in enumerate(TEXTS)]
-    for name, variant in (("bertscore", "bertscore-f"), ("wms-ctx", "wms-ctx"), ("sms-ctx", "sms-ctx")):
+    for name, suffix in (("bertscore", "-f"), ("wms-ctx", "]"), ("sms-ctx", "]")):  # names tagged [<folder>]
         runs = {}
         for device in ("cpu", "cuda", "cuda"):
             bertscore._states.clear()
             contextual_mover._cache.clear()
-            runs.setdefault(device, []).append(create(name, model=base, device=device).score(examples)[variant])
+            scores = create(name, model=base, device=device).score(examples)
+            (variant,) = [k for k in scores if k.endswith(suffix)]
+            runs.setdefault(device, []).append(scores[variant])
         assert np.array_equal(runs["cuda"][0], runs["cuda"][1]), name
         assert np.allclose(runs["cpu"][0], runs["cuda"][0], rtol=0, atol=1e-5), name
