@@ -155,7 +155,7 @@ def run_job(job: dict) -> dict:
         start = time.perf_counter()
         metric = create("bertscore", model=job["model"], layer=job["layer"], **_device_options(job))
         result = score_examples(metric, rows, None, job["batch"])
-        scores = result.scores["bertscore-f"]
+        (scores,) = [v for k, v in result.scores.items() if k.endswith("-f")]  # bertscore[<model>]-f
         out["signature"] = result.signature
     elif job["kind"] == "anchor":
         import bert_score
