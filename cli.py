@@ -56,10 +56,10 @@ _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster 
 _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
                  "\\[default: every core; 1 scores in this process]")
 _ADDRESS_HELP = "The Ray cluster for --engine ray \\[default: $RAY_ADDRESS, else a local Ray instance]"
-_ACTORS_HELP = ("--engine ray: actors per neural metric, each loading the model once \\[default: one per GPU share on "
-                "a cluster with GPUs, else 1]; scores are identical whatever the count")
-_ADDRESS, _ACTORS = (typer.Option(None, "--address", help=_ADDRESS_HELP),
-                     typer.Option(None, "--actors", min=1, help=_ACTORS_HELP))
+_ADDRESS = typer.Option(None, "--address", help=_ADDRESS_HELP)
+_ACTORS = typer.Option(None, "--actors", min=1, help="--engine ray: actors per neural metric, each loading the model "
+                       "once \\[default: one per GPU share on a cluster with GPUs, else 1]; scores are identical "
+                       "whatever the count")
 _GPUS = typer.Option(0.0, "--gpus-per-actor", min=0.0, help="--engine ray: GPUs each neural metric's actor asks for "
                      "(0.5: two per GPU); its device=auto is then that GPU \\[default: 0, the actors' CPUs]")
 
@@ -214,8 +214,7 @@ def run(
                    no_cache=no_cache, batch_size=batch_size, engine=engine, workers=workers, address=address,
                    actors=actors, gpus_per_actor=gpus, output=output, force=force,
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
-                   scores_format=scores_format,
-                   scores_missing=scores_missing, scores_out=scores_out,
+                   scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
                    correction=correction)
     ranks = _call(result.clusters) if pairwise else None
@@ -540,8 +539,7 @@ def learn(
                    train_fraction=train_fraction, seed=seed, search=search, no_search=no_search, max_size=max_size,
                    search_splits=search_splits, protocol=protocol, folds=folds, inner_folds=inner_folds, alphas=alphas,
                    resamples=resamples, baseline=baseline, min_gain=min_gain, top=top, correlation=correlation,
-                   subset=subset,
-                   options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
+                   subset=subset, options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
                    scores_format=scores_format, variants=variants)
     print_learn(result, out, err, top)
