@@ -317,7 +317,7 @@ def test_boards_of_mt_sets_carry_a_pdp_block_equal_to_the_api():
                             "meta_evaluation": {"signature": "s", "confidence": 0.95, "ci_method": "boot-both",
                                                 "n_resamples": 100, "seed": 0, "test": "t", "correction": "holm",
                                                 "alpha": 0.05, "primary": "spearman"}})
-    assert "### summary level: pdp (mt-metrics-eval (2025), pairwise difference Pearson" in readme
+    assert "### segment level, group by item: pdp (mt-metrics-eval (2025), pairwise difference Pearson" in readme
     # other tasks: no pdp block
     jset, scored = _toy("summarization")
     assert "pdp" not in {b["statistic"] for b in set_results(jset, "q", scored, n_resamples=20, seed=2)["levels"]}

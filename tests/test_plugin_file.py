@@ -131,7 +131,7 @@ def test_metrics_lists_the_plugin_files_metrics(tmp_path):
     plugin = _write(tmp_path / "f.py", PLUGIN)
     res = runner.invoke(app, ["metrics", "--plugin", str(plugin)])
     assert res.exit_code == 0, res.output
-    assert re.search(r"│ mine +│ mine +│ references +│ yes +│ ready", res.output)
+    assert re.search(r"│ mine +│ mine +│ references +│ - +│ yes +│ ready", res.output)  # "-": no default model
     missing = runner.invoke(app, ["metrics", "--plugin", str(tmp_path / "nope.py")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
