@@ -253,6 +253,20 @@ def test_check_blindspots_finds_stale_files(tmp_path, shared_data):
     assert "rouge's signature" in problems and "version" in problems and "counts do not add up" in problems
 
 
+def test_check_blindspots_ignores_only_the_machine_and_the_fitted_set():
+    """The check compares a metric's configuration and code, not the machine's numeric mode (``num:``) nor the data
+    a metric was fitted on (``fit:``: MoverScore's IDF over the probe's items, ``fit:per-call`` when built without
+    data); everything else still counts."""
+    from meta_eval.probe.board import _config_part
+
+    sig = "moverscore|model:minilm|num:portable|idf:set(ref,hyp)|fit:set(n:3095,sha256:fba5)|pot==0.9.7|code:64d3"
+    same = sig.replace("num:portable", "num:portable(MKL_CBWR=AUTO,STRICT)").replace(
+        "fit:set(n:3095,sha256:fba5)", "fit:per-call").replace("pot==0.9.7", "pot==0.9.5")
+    assert _config_part(sig) == _config_part(same) == "moverscore|model:minilm|idf:set(ref,hyp)|code:64d3"
+    assert _config_part(sig) != _config_part(sig.replace("code:64d3", "code:0000"))
+    assert _config_part(sig) != _config_part(sig.replace("idf:set(ref,hyp)", "idf:none"))
+
+
 def test_summeval_sanity_checks_of_the_issue(shared_data):
     """Issue #29's checks on the real SummEval references: ROUGE-1 (a bag of words) cannot see words shuffled within
     their sentences; ROUGE-L sees sentence reversal, ROUGE-1 cannot. SMS is a transport between *bags* of sentence

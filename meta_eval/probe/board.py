@@ -135,10 +135,11 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
 
 
 def _config_part(signature: str) -> str:
-    """A metric signature without its library versions (``name==version`` parts) and its numeric mode (``num:...``:
+    """A metric signature without its library versions (``name==version`` parts), its numeric mode (``num:...``:
     the machine's kernels, metrics/numeric.py, not the code's; a CPU whose MKL keeps its own branch signs
-    ``num:portable(MKL_CBWR=AUTO,STRICT)``)."""
-    return "|".join(p for p in signature.split("|") if "==" not in p and not p.startswith("num:"))
+    ``num:portable(MKL_CBWR=AUTO,STRICT)``) and the set it was fitted on (``fit:...``: MoverScore's IDF over the
+    probe's items, which a metric built here without data signs ``fit:per-call``)."""
+    return "|".join(p for p in signature.split("|") if "==" not in p and not p.startswith(("num:", "fit:")))
 
 
 def check_blindspots(folder: str | Path) -> list[str]:
