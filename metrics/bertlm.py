@@ -75,6 +75,7 @@ from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encode
                              prepare_torch)
 from meta_eval.metrics.memo import on_release
 from meta_eval.metrics.model_names import tagged
+from meta_eval.metrics.placed import Placed
 from meta_eval.metrics.registry import register
 
 __all__ = ["BertLM", "BertLMPerplexity", "MaskedLM", "load_masked_lm", "DEFAULT_MODEL"]
@@ -234,7 +235,7 @@ def load_masked_lm(model: str = DEFAULT_MODEL, threads: int | None = None, devic
 on_release("bertlm", load_masked_lm.cache_clear)
 
 
-class _PseudoPerplexity(Metric):
+class _PseudoPerplexity(Placed, Metric):
     needs_references = False
     requires = ("torch", "transformers")
     parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
@@ -265,11 +266,6 @@ class _PseudoPerplexity(Metric):
         # kept as given ("auto" resolves where the metric runs: a Ray actor holding a GPU); checked here
         self.device, self.dtype = device, dtype
         self._placement()
-
-    def _placement(self) -> tuple[str, str]:
-        """The resolved (device, dtype): ``cpu`` or ``cuda:N``, and the precision (:mod:`metrics.device`)."""
-        device = placement.resolve_device(self.device)
-        return device, placement.resolve_dtype(self.dtype, device)
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_MODEL) -> str | None:

@@ -106,6 +106,7 @@ from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, package_version, positive_int
 from meta_eval.metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
 from meta_eval.metrics.model_names import tagged
+from meta_eval.metrics.placed import Placed
 from meta_eval.metrics.memo import on_release
 from meta_eval.metrics.registry import register
 
@@ -378,7 +379,7 @@ def _confidence(out: _Answering, context: str, answer: str, how: str) -> float:
 
 
 # -- the metrics ------------------------------------------------------------------------------------------------------
-class _QAMetric(Metric):
+class _QAMetric(Placed, Metric):
     setting: ClassVar[str] = ""
     requires = ("torch", "transformers", "spacy")
     parallel = "single"  # one process holds the model (meta_eval.scoring.engines)
@@ -420,11 +421,6 @@ class _QAMetric(Metric):
         # kept as given ("auto" resolves where the metric runs: a Ray actor holding a GPU); checked here
         self.device, self.dtype = device, dtype
         self._placement()
-
-    def _placement(self) -> tuple[str, str]:
-        """The resolved (device, dtype): ``cpu`` or ``cuda:N``, and the precision (:mod:`metrics.device`)."""
-        device = placement.resolve_device(self.device)
-        return device, placement.resolve_dtype(self.dtype, device)
 
     @classmethod
     def unavailable_reason(cls, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL) -> str | None:
