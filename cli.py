@@ -27,7 +27,9 @@ err = Console(stderr=True, emoji=False, width=None if sys.stderr.isatty() else 1
 
 
 def _fail(message: str, code: int = 2) -> None:
-    # text, not markup ([coco] stays); one line however long (soft_wrap: a path in it can be copied)
+    # text, not markup ([coco] stays); one line however long (soft_wrap: a path in it can be copied); never a secret
+    if "meta_eval.metrics" in sys.modules:  # a metric may have read a secret (cheap: the package is loaded)
+        message = __import__("meta_eval.metrics.redact", fromlist=["_"]).redact(message)
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -397,10 +399,8 @@ def probe(
     _exit_if_incomplete(result.failed, result.not_run, output)
 
 
-def _command_line() -> str:
-    import shlex
-
-    return "meta-eval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+def _command_line() -> str:  # as recorded in a board (redacted: meta_eval.metrics.redact)
+    return __import__("meta_eval.metrics.redact", fromlist=["_"]).command_line("meta-eval", sys.argv[1:])
 
 
 @app.command("metrics")
@@ -595,12 +595,11 @@ def leaderboard_publish(
     wmt21-mqm-ted:en-de,wmt21-mqm-ted:zh-en``);
     every set or subset becomes one section of the leaderboard.
     """
-    import shlex
-
     from meta_eval.leaderboard.publish import publish
+    from meta_eval.metrics.redact import command_line
 
-    command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
-        if sys.argv[1:3] == ["leaderboard", "publish"] else "meta-eval leaderboard publish"
+    command = command_line("meta-eval leaderboard publish", sys.argv[3:] if sys.argv[1:3] == ["leaderboard",
+                                                                                            "publish"] else [])
     _call(publish, judgments, out_dir, metrics, variants=variants, options=option, resamples=resamples, seed=seed,
           correlation=correlation, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,

@@ -305,8 +305,11 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
                       seed: int, confidence: float, alpha: float, correction: str, primary: str,
                       title: str | None = None) -> dict:
     """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document.
-    ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``."""
-    doc = {"schema": SCHEMA, "name": name, "command": command, "meta_eval_version": package_version("meta-eval"),
+    ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``; ``command`` is
+    recorded redacted (:func:`meta_eval.metrics.redact.redact`: no password, key or token)."""
+    from meta_eval.metrics.redact import redact
+
+    doc = {"schema": SCHEMA, "name": name, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
            "meta_evaluation": {"signature": publication_signature(n_resamples, seed, confidence, alpha, correction,
                                                                   primary),
                                "n_resamples": n_resamples, "seed": seed, "confidence": confidence,

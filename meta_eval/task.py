@@ -308,6 +308,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
+    if scoring.dropped_rows():  # an LLM judge's on_unparsed=drop: rows with no parsed answer leave every metric
+        jset, scoring, note = drop_rows(jset, scoring)
+        set_notes.append(note)
+        say("out", f"note: {note}")
     scored, failed = scoring.scored, scoring.failed
     if imported:
         rows = [position[r.id] for r in jset.rows]
@@ -397,6 +401,27 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
 
         atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored))
     return result
+
+
+def drop_rows(jset, scoring):
+    """``jset`` and ``scoring`` without the rows a metric dropped (:meth:`Scoring.dropped_rows`: an LLM judge's
+    ``on_unparsed=drop`` rows, every answer unparsed), from every metric as ``--scores-missing drop`` does, so that
+    they enter no statistic and ``n`` counts the rows kept, and the note saying so. Fewer than 4 rows left is an
+    error."""
+    from dataclasses import replace
+
+    gone = set(scoring.dropped_rows())
+    keep = [i for i in range(len(jset.rows)) if i not in gone]
+    by = "; ".join(f"{name}: {sum(flags)}" for name, flags in scoring.dropped.items() if any(flags))
+    if len(keep) < 4:
+        raise MetaEvalError(f"{jset.name}: only {len(keep)} of {len(jset.rows)} rows are left once the rows with no "
+                            f"parsed answer are dropped ({by}; on_unparsed=drop); at least 4 are needed")
+    note = (f"{len(gone)} of {len(jset.rows)} rows dropped from every metric, every answer unparsed "
+            f"(on_unparsed=drop; {by}): n counts the {len(keep)} rows kept")
+    for ms in scoring.scored:
+        ms.scores = {v: arr[keep] for v, arr in ms.scores.items()}
+    scoring.degenerate = {n: [r[i] for i in keep] for n, r in scoring.degenerate.items()}
+    return replace(jset, rows=[jset.rows[i] for i in keep]), scoring, note
 
 
 def _tie_baseline(jset, dim: str, level: str) -> float | None:

@@ -86,6 +86,7 @@ from typing import ClassVar
 import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
+from meta_eval.metrics.redact import add_secret, redact, server_text
 from meta_eval.metrics.registry import register
 
 __all__ = ["GEMBA_DA", "GEVAL", "LLM_HINT", "LlmJudge", "parse_score", "weighted_score"]
@@ -213,25 +214,73 @@ def _fill(template: str, fields: dict[str, str]) -> str:
     return out
 
 
+class _TooLarge(Exception):
+    def __init__(self, size: int):
+        super().__init__(f"{size:,} bytes")
+        self.size = size
+
+
 class _Retryable(Exception):
     def __init__(self, why: str, wait: float = 0.0):
         super().__init__(why)
         self.wait = wait
 
 
+#: ``PRAGMA application_id`` of an answer store ("LLMA"): a file without it that holds other tables is not ours
+STORE_ID = 0x4C4C4D41
+_STORE_COLUMNS = ["key", "model", "payload"]
+
+
+def check_store(path: Path) -> None:
+    """Raise :class:`MetricError` unless ``path`` is missing, empty, or an answer store (``application_id``
+    :data:`STORE_ID`, or the one table ``answers`` of a store written before the mark); reads only, writes
+    nothing."""
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return
+    if not path.is_file():
+        raise MetricError(f"llm-judge: answers={path} is not a file: name a file for the answer store")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":
+            raise sqlite3.DatabaseError("not an SQLite file")
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            columns = [r[1] for r in conn.execute("PRAGMA table_info(answers)")] if tables == ["answers"] else []
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error) as exc:
+        raise MetricError(f"llm-judge: answers={path} is not an llm-judge answer store ({exc}); name another file, "
+                          "or remove it") from None
+    if app_id == STORE_ID or (app_id == 0 and (not tables or columns == _STORE_COLUMNS)):
+        return
+    raise MetricError(f"llm-judge: answers={path} is an SQLite file that is not an llm-judge answer store (tables: "
+                      f"{', '.join(tables) or 'none'}; application_id {app_id}): meta-eval writes nothing into it; "
+                      "name another file for answers=")
+
+
 class _Store:
-    """The answer store: SQLite, one row per (served model, request body), committed at once (thread-safe)."""
+    """The answer store: SQLite, one row per (server, served model, request body), committed at once
+    (thread-safe). A file that is not an answer store is refused before anything is written (:func:`check_store`)."""
 
     def __init__(self, path: Path | None):
         self.path = path
         self.lock = threading.Lock()
         self.conn = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, payload TEXT)")
-            self.conn.commit()
+            check_store(path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, payload TEXT)")
+                self.conn.execute(f"PRAGMA application_id = {STORE_ID}")
+                self.conn.commit()
+            except (OSError, sqlite3.Error) as exc:
+                raise MetricError(f"llm-judge: cannot write the answer store {path}: {exc} (name another file with "
+                                  "answers=, or answers=none)") from None
 
     def get(self, key: str) -> dict | None:
         if self.conn is None:
@@ -270,7 +319,7 @@ class LlmJudge(Metric):
     # in_quick_run stays True: being named-only already keeps it out of every default choice, and the registry's
     # invariant is that in_quick_run=False means a torch model (tests/test_default_choice.py)
     _stats_keys: ClassVar[tuple[str, ...]] = ("requests", "stored", "retries", "prompt_tokens", "completion_tokens",
-                                              "answers", "unparsed")
+                                              "answers", "unparsed", "bad_usage")
 
     def __init__(self, base_url: str | None = None, model: str | None = None, template: str = "geval",
                  dimension: str | None = None, temperature: float | str = 0, samples: int | str = 1,
@@ -278,12 +327,17 @@ class LlmJudge(Metric):
                  retries: int | str = 5, api_key_env: str = "OPENAI_API_KEY", on_unparsed: str = "error",
                  logprobs: bool | str = True, top_logprobs: int | str = 20, range: str | None = None,
                  source_lang: str | None = None, target_lang: str | None = None, backoff: float | str = 1.0,
-                 answers: str | None = None) -> None:
+                 answers: str | None = None, allow_insecure_http: bool | str = False,
+                 max_answer_bytes: int | str = 1_000_000) -> None:
         if not base_url or not isinstance(base_url, str):
             raise MetricError("llm-judge: base_url is required (e.g. -o base_url=http://127.0.0.1:8000/v1)")
         if not model or not isinstance(model, str):
             raise MetricError("llm-judge: model is required (-o model=NAME, as the server lists it in /models)")
         self.base_url = base_url.rstrip("/")
+        self.allow_insecure_http = boolean(allow_insecure_http, "allow_insecure_http")
+        self.api_key_env = api_key_env
+        self._check_url()
+        self.max_answer_bytes = positive_int(max_answer_bytes, "max_answer_bytes")
         self.model = model
         self.temperature = _number(temperature, "temperature", 0, 2)
         self.samples = positive_int(samples, "samples")
@@ -291,7 +345,6 @@ class LlmJudge(Metric):
         self.timeout = _number(timeout, "timeout", 1e-3, None)
         self.retries = 0 if str(retries).strip() == "0" else positive_int(retries, "retries")
         self.backoff = _number(backoff, "backoff", 0, None)
-        self.api_key_env = api_key_env
         self.on_unparsed = choice(on_unparsed, UNPARSED, "on_unparsed policy")
         self.logprobs = boolean(logprobs, "logprobs")
         self.top_logprobs = positive_int(top_logprobs, "top_logprobs")
@@ -335,8 +388,13 @@ class LlmJudge(Metric):
         self.needs_references = "{references}" in self.text
         # answers=None (not given) is the default store, answers="none" none (str(None) is "None": not that test)
         none = answers is not None and str(answers).strip().lower() == "none"
+        self._answers_chosen = bool(answers or os.environ.get("META_EVAL_LLM_ANSWERS"))  # else: beside the cache
         self.answers_path = None if none else Path(os.path.expanduser(
             answers or os.environ.get("META_EVAL_LLM_ANSWERS") or _default_answers()))
+        if self.answers_path is not None and self._answers_chosen:
+            check_store(self.answers_path)  # a foreign file is refused now, before any request
+        self._labels: dict[Example, str] = {}  # each example's location ("mine.jsonl:4 (id 'x')"), for messages
+        self._row_seen: dict[str, tuple[int, int]] = {}  # request key -> (answers, unparsed) parsed here
         self.served: str | None = None
         self._client = None
         self._store: _Store | None = None
@@ -353,7 +411,7 @@ class LlmJudge(Metric):
                "logprobs": self.top_logprobs if self.logprobs else "no", "range": f"{self.range[0]}:{self.range[1]}",
                "parse": self.rule}
         if self.on_unparsed == "drop":
-            cfg["unparsed"] = "drop-midpoint"
+            cfg["unparsed"] = "drop-midpoint"  # the row's score in the cache; meta-eval run leaves the row out
         return cfg
 
     def __getstate__(self) -> dict:
@@ -364,9 +422,38 @@ class LlmJudge(Metric):
         return state
 
     # -- the server ----------------------------------------------------------------------------------------------
-    def _headers(self) -> dict[str, str]:
+    def _api_key(self) -> str | None:
         key = os.environ.get(self.api_key_env or "OPENAI_API_KEY")
+        add_secret(key)  # never shown: every message, JSON and board is redacted of it
+        return key or None
+
+    def _headers(self) -> dict[str, str]:
+        key = self._api_key()
         return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _check_url(self) -> None:
+        """Refuse a ``base_url`` that is not http(s), and credentials (the API key, a URL's user and password) sent
+        over plain http to a host that is not this machine unless ``allow_insecure_http=true``; register the URL's
+        password as a secret."""
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(self.base_url)
+            parts.port  # noqa: B018 (a port that is not a number raises ValueError)
+        except ValueError as exc:
+            raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} is not a URL ({exc})") from None
+        add_secret(parts.password)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} is not an http:// or https:// URL "
+                              "(e.g. -o base_url=http://127.0.0.1:8000/v1)")
+        if parts.scheme == "https" or self.allow_insecure_http or _loopback(parts.hostname):
+            return
+        what = [f"the API key (${self.api_key_env or 'OPENAI_API_KEY'})"] if self._api_key() else []
+        what += ["the URL's user and password"] if parts.username or parts.password else []
+        if what:
+            raise MetricError(f"llm-judge: base_url {redact(self.base_url)} is plain http to {parts.hostname}, not "
+                              f"this machine: {' and '.join(what)} would cross the network unencrypted; use https, "
+                              "or pass -o allow_insecure_http=true to send it anyway")
 
     def _http(self):
         if self._client is None:
@@ -380,11 +467,16 @@ class LlmJudge(Metric):
         """Ask the server which model it serves under ``model`` (``GET <base_url>/models``): the signature's id."""
         if self.served is not None:
             return
-        body = self._call("GET", "/models", None)
+        try:
+            body = self._call("GET", "/models", None)
+        except _TooLarge as exc:
+            raise MetricError(f"llm-judge: the server's /models answer is {exc} (over max_answer_bytes="
+                              f"{self.max_answer_bytes:,})") from None
         ids = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)] if isinstance(body, dict) else []
         if self.model not in ids:
-            raise MetricError(f"llm-judge: the server at {self.base_url} does not list model {self.model!r} in "
-                              f"/models (it lists {', '.join(map(str, ids)) or 'none'})")
+            listed = server_text(", ".join(map(str, ids)) or "none")
+            raise MetricError(f"llm-judge: the server at {redact(self.base_url)} does not list model {self.model!r} "
+                              f"in /models (it lists {listed})")
         self.served = self.model
 
     def _call(self, method: str, path: str, payload: dict | None) -> dict:
@@ -392,6 +484,7 @@ class LlmJudge(Metric):
         import httpx
 
         url = self.base_url + path
+        shown = redact(url)
         for attempt in range(self.retries + 1):
             try:
                 try:
@@ -399,29 +492,32 @@ class LlmJudge(Metric):
                 except httpx.TimeoutException:
                     raise _Retryable(f"no answer within {self.timeout} s") from None
                 except httpx.TransportError as exc:
-                    raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+                    raise _Retryable(redact(f"{type(exc).__name__}: {exc}")) from None
                 if response.status_code == 429 or response.status_code >= 500:
                     wait = 0.0
                     try:
                         wait = min(30.0, float(response.headers.get("retry-after", 0)))
                     except ValueError:
                         pass
-                    raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}", wait)
+                    raise _Retryable(f"HTTP {response.status_code}: {server_text(response.text)}", wait)
                 if response.status_code >= 400:
                     hint = " (a server that rejects logprobs: pass -o logprobs=false)" if self.logprobs and \
                         response.status_code in (400, 422) else ""
-                    raise MetricError(f"llm-judge: {method} {url} answered HTTP {response.status_code}: "
-                                      f"{response.text[:300]}{hint}")
+                    raise MetricError(f"llm-judge: {method} {shown} answered HTTP {response.status_code}: "
+                                      f"{server_text(response.text)}{hint}")
+                if len(response.content) > self.max_answer_bytes:
+                    raise _TooLarge(len(response.content))
                 try:
                     body = response.json()
                 except ValueError:
-                    raise _Retryable(f"a body that is not JSON: {response.text[:200]!r}") from None
+                    raise _Retryable(f"a body that is not JSON: {server_text(response.text)}") from None
                 if not isinstance(body, dict):
                     raise _Retryable(f"a JSON {type(body).__name__}, not an object")
                 return body
             except _Retryable as exc:
                 if attempt == self.retries:
-                    raise MetricError(f"llm-judge: {method} {url} failed {attempt + 1} time(s); last: {exc}") from None
+                    raise MetricError(redact(f"llm-judge: {method} {shown} failed {attempt + 1} time(s); last: "
+                                             f"{exc}")) from None
                 with self._lock():
                     self.stats["retries"] += 1
                 time.sleep(max(exc.wait, min(30.0, self.backoff * 2 ** attempt)))
@@ -447,12 +543,39 @@ class LlmJudge(Metric):
         return body
 
     def _key(self, body: dict) -> str:
-        blob = json.dumps([self.served, body], sort_keys=True, ensure_ascii=False)
+        """The answer store's key: the server (scheme, host, port, path; never credentials), the served model and
+        the request body."""
+        blob = json.dumps([self.provenance()["server"], self.served, body], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _where(self, ex: Example) -> str:
+        """The row as a user finds it: its location (``mine.jsonl:4 (id 'x')``) when the run gave labels, else its
+        candidate's start."""
+        label = self._labels.get(ex)
+        return label if label is not None else f"the row with candidate {ex.candidate[:60]!r}"
+
+    def label_rows(self, examples, labels) -> None:
+        """Name each example by its location in messages (the scoring loop passes the rows' labels)."""
+        if labels is not None:
+            for ex, label in zip(examples, labels):
+                self._labels.setdefault(ex, str(label))
+
+    def store_beside(self, cache_path) -> None:
+        """Keep the answer store beside the score cache at ``cache_path`` (``llm-answers.sqlite`` in its folder),
+        unless ``answers=`` or ``$META_EVAL_LLM_ANSWERS`` chose the file or ``answers=none`` none."""
+        if self.answers_path is None or self._answers_chosen or cache_path is None:
+            return
+        beside = Path(cache_path).parent / "llm-answers.sqlite"
+        if beside != self.answers_path:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            self.answers_path, self._tally_of = beside, None
 
     def _answer(self, ex: Example) -> dict:
         """The stored answer of ``ex``'s request, else the server's (stored at once): ``{"choices": [{"text",
-        "logprobs"}], "usage": [...], "model"}`` with ``samples`` choices."""
+        "logprobs"}], "usage": [...], "model"}`` with ``samples`` choices. A server's answer over
+        ``max_answer_bytes`` is an error naming the row, and is not stored."""
         body = self._body(ex)
         key = self._key(body)
         stored = self._store.get(key) if self._store is not None else None
@@ -466,27 +589,36 @@ class LlmJudge(Metric):
                 self._asking[:] = [time.perf_counter()] * 2
         while len(choices) < self.samples:  # a server that ignores n (Ollama) answers one choice: ask again
             ask = dict(body, n=self.samples - len(choices))
-            reply = self._call("POST", "/chat/completions", ask)
+            try:
+                reply = self._call("POST", "/chat/completions", ask)
+            except _TooLarge as exc:
+                raise MetricError(f"llm-judge: the server's answer for {self._where(ex)} is {exc}, over "
+                                  f"max_answer_bytes={self.max_answer_bytes:,}: not stored (raise -o "
+                                  "max_answer_bytes=N, or lower max_tokens)") from None
             got = reply.get("model")
             if got != self.served:
-                raise MetricError(f"llm-judge: the server answered as model {got!r}, but this run's signature was made "
+                got = server_text(got, 100)
+                raise MetricError(f"llm-judge: the server answered as model {got}, but this run's signature was made "
                                   f"for {self.served!r} (from /models): a different served model is a different "
-                                  f"metric; run again, or pass -o model={got} if the server lists that id (a hosted "
+                                  f"metric; run again, or pass -o model=ID if the server lists that id (a hosted "
                                   "API answering with a dated snapshot of an alias)")
             fresh = reply.get("choices")
             if not isinstance(fresh, list) or not fresh:
-                raise MetricError(f"llm-judge: an answer without choices: {json.dumps(reply)[:300]}")
+                raise MetricError(f"llm-judge: an answer without choices for {self._where(ex)}: "
+                                  f"{server_text(json.dumps(reply))}")
             for c in fresh:
                 message = c.get("message") if isinstance(c, dict) else None
                 content = message.get("content") if isinstance(message, dict) else None
                 choices.append({"text": content if isinstance(content, str) else "",
                                 "logprobs": c.get("logprobs") if isinstance(c, dict) else None})
             u = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-            usage.append(u)
+            prompt_tokens, completion_tokens, good = _usage_tokens(u)
+            usage.append({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
             with self._lock():
                 self.stats["requests"] += 1
-                self.stats["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
-                self.stats["completion_tokens"] += int(u.get("completion_tokens") or 0)
+                self.stats["prompt_tokens"] += prompt_tokens
+                self.stats["completion_tokens"] += completion_tokens
+                self.stats["bad_usage"] += not good
                 self._asking[1] = time.perf_counter()
         answer = {"choices": choices[:self.samples], "usage": usage, "model": self.served}
         if self._store is not None:
@@ -500,13 +632,13 @@ class LlmJudge(Metric):
         for c, value in zip(answer["choices"], self._parsed(answer)):
             if value is None:
                 if self.on_unparsed == "error":
-                    raise MetricError(f"llm-judge: unparsed answer {c.get('text')!r} for {where} (no score by the "
-                                      f"{self.rule!r} rule; -o on_unparsed=drop leaves such answers out)")
+                    raise MetricError(f"llm-judge: unparsed answer {server_text(c.get('text'))} for {where} (no score "
+                                      f"by the {self.rule!r} rule; -o on_unparsed=drop leaves such answers out)")
                 unparsed += 1
                 continue
             if not low <= value <= high:
                 raise MetricError(f"llm-judge: score {value} outside the declared range {low}:{high} for {where} "
-                                  f"(answer {c.get('text')!r})")
+                                  f"(answer {server_text(c.get('text'))})")
             values.append(value)
         return (float(np.mean(values)) if values else None), unparsed
 
@@ -524,11 +656,12 @@ class LlmJudge(Metric):
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             answers = list(pool.map(self._answer, examples))
         out = []
-        for i, (ex, answer) in enumerate(zip(examples, answers)):
-            value, unparsed = self._row_score(answer, f"row {i} of the batch (candidate {ex.candidate[:60]!r})")
+        for ex, answer in zip(examples, answers):
+            value, unparsed = self._row_score(answer, self._where(ex))
             self.stats["answers"] += len(answer["choices"])
             self.stats["unparsed"] += unparsed
-            if value is None:
+            self._row_seen[self._key(self._body(ex))] = (len(answer["choices"]), unparsed)
+            if value is None:  # every answer unparsed (on_unparsed=drop): the run leaves the row out
                 value = (self.range[0] + self.range[1]) / 2
             out.append(value)
         return {"llm-judge": out}
@@ -545,8 +678,8 @@ class LlmJudge(Metric):
     def _tally(self, examples) -> dict | None:
         """What the answer store holds for ``examples``' distinct rows (None without a store or before ``fit``):
         ``rows``, ``missing`` (rows it has no answer of), ``answers``, ``unparsed``, ``tokens``, ``empty``
-        (the keys of the rows whose every answer was unparsed) and ``keys`` (each example's key, in order);
-        memoised for the same rows."""
+        (the keys of the rows whose every answer was unparsed), ``keys`` (each example's key, in order) and
+        ``counts`` (key -> (answers, unparsed) of the rows it holds); memoised for the same rows."""
         if self.answers_path is None or self.served is None:
             return None
         keys = [self._key(self._body(ex)) for ex in examples]
@@ -555,7 +688,8 @@ class LlmJudge(Metric):
             return self._tally_of[1]
         if self._store is None:
             self._store = _Store(self.answers_path)
-        tally = {"rows": 0, "missing": 0, "answers": 0, "unparsed": 0, "tokens": 0, "empty": set(), "keys": keys}
+        tally = {"rows": 0, "missing": 0, "answers": 0, "unparsed": 0, "tokens": 0, "empty": set(), "keys": keys,
+                 "counts": {}}
         for key in dict.fromkeys(keys):
             tally["rows"] += 1
             answer = self._store.get(key)
@@ -565,8 +699,8 @@ class LlmJudge(Metric):
             values = self._parsed(answer)
             tally["answers"] += len(values)
             tally["unparsed"] += sum(v is None for v in values)
-            tally["tokens"] += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
-                                   for u in answer.get("usage", []) if isinstance(u, dict))
+            tally["tokens"] += sum(sum(_usage_tokens(u)[:2]) for u in answer.get("usage", []) if isinstance(u, dict))
+            tally["counts"][key] = (len(values), sum(v is None for v in values))
             if values and all(v is None for v in values):
                 tally["empty"].add(key)
         self._tally_of = (digest, tally)
@@ -583,6 +717,22 @@ class LlmJudge(Metric):
         if not self.stats["answers"]:
             return None
         return {"unparsed": self.stats["unparsed"], "answers": self.stats["answers"]}
+
+    @property
+    def drop_unparsed(self) -> bool:
+        """``on_unparsed=drop``: a row whose every answer is unparsed is left out of the statistic (by
+        :func:`meta_eval.scoring.runner.score_all`'s ``dropped``), not scored."""
+        return self.on_unparsed == "drop"
+
+    def row_counts(self, examples) -> list[tuple[int, int] | None]:
+        """Per example, ``(answers, unparsed)``: as parsed in this process, else as the answer store holds them,
+        else None (unknown). The scoring loop files them in the score cache beside the scores, so that a rerun
+        served from the cache reports the counts its scores were computed with, whatever answer store it has."""
+        keys = [self._key(self._body(ex)) for ex in examples] if self.served is not None else [None] * len(examples)
+        missing = [ex for ex, key in zip(examples, keys) if key not in self._row_seen]
+        tally = self._tally(missing) if missing else None
+        stored = tally["counts"] if tally is not None else {}
+        return [self._row_seen.get(key, stored.get(key)) for key in keys]
 
     def progress_note(self) -> str | None:
         """The requests this process has sent so far, their rate and tokens (``"120 requests, 41.3 requests/s,
@@ -630,7 +780,9 @@ class LlmJudge(Metric):
             seconds = asking[1] - asking[0]
             rate = f" ({s['requests'] / seconds:.1f} requests/s over {seconds:.2f} s)"
         line = (f"llm-judge: asked here: {s['requests']} requests{rate}, {s['stored']} answers from the store, "
-                f"{s['retries']} retries, {s['prompt_tokens']}+{s['completion_tokens']} tokens")
+                f"{s['retries']} retries, {s['prompt_tokens']}+{s['completion_tokens']} tokens"
+                + (f" ({s['bad_usage']} answers with a usage field that is not token counts, not counted)"
+                   if s["bad_usage"] else ""))
         tally = self._tally(examples)
         if tally is not None:
             if self.on_unparsed == "drop" and tally["empty"]:
@@ -652,6 +804,31 @@ class LlmJudge(Metric):
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+def _loopback(host: str) -> bool:
+    """``host`` is this machine: ``localhost`` (or a name under it), 127.0.0.0/8 or ::1."""
+    import ipaddress
+
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _usage_tokens(usage: object) -> tuple[int, int, bool]:
+    """``(prompt_tokens, completion_tokens, well_formed)`` of a ``usage`` object: a count that is not a
+    non-negative integer is taken as 0 and the object is not well formed (tokens are reported, never scored)."""
+    out, good = [], isinstance(usage, dict)
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name) if isinstance(usage, dict) else None
+        ok = value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10 ** 12)
+        good = good and ok
+        out.append(value if ok and value is not None else 0)
+    return out[0], out[1], good
 
 
 def _default_answers() -> Path:

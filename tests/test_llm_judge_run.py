@@ -77,7 +77,9 @@ def test_run_reports_unparsed_in_table_and_json_and_progress_lines(files, tmp_pa
         assert table["llm-judge"][column] == "3 of 30" and table["rougeL-f"][column] == "-"
         data_out = json.loads((tmp_path / "r.json").read_text())
         assert data_out["unparsed"] == {"llm-judge": {"unparsed": 3, "answers": 30}}
-        assert data_out["degenerate"]["llm-judge"]["rows"] == 3  # the rows scored the range's middle
+        # on_unparsed=drop drops the rows with no parsed answer from the statistic (issue 36), from every metric
+        assert data_out["degenerate"]["llm-judge"]["rows"] == 0 and data_out["n"] == 27
+        assert any("3 of 30 rows dropped" in note for note in data_out["notes"])
         # progress: periodic lines while the judge ran (concurrency 1, 20 ms a request: ~0.7 s), then the last one
         lines = [line for line in done.output.splitlines() if line.startswith("llm-judge: ") and "rows;" in line]
         assert len(lines) >= 3, done.output

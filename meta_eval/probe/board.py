@@ -77,7 +77,9 @@ def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[P
             doc["figure"] = figure_name(doc["judgments"], doc["subset"])
             files.append((doc["figure"], png))
         docs[(doc["judgments"], doc["subset"])] = doc
-    blind = {"schema": SCHEMA, "command": command, "meta_eval_version": package_version("meta-eval"),
+    from meta_eval.metrics.redact import redact
+
+    blind = {"schema": SCHEMA, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
              "sets": sorted(docs.values(), key=lambda d: (d["judgments"], d["subset"]))}
     files.insert(0, (FILE, json.dumps(blind, indent=1) + "\n"))
     _write_board_files(folder, files)

@@ -44,8 +44,8 @@ from meta_eval.scoring.cache import ScoreCache, example_key
 from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
-__all__ = ["MetricScores", "Scoring", "check_examples", "degenerate_lines", "degenerate_report", "release_done", "run_order", "score_all",
-           "score_examples", "shared_totals"]
+__all__ = ["MetricScores", "Scoring", "answer_counts", "check_examples", "degenerate_lines", "degenerate_report",
+           "release_done", "run_order", "score_all", "score_examples", "shared_totals"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -179,6 +179,8 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     if labels is not None and len(labels) != len(examples):
         raise ValueError(f"{len(labels)} labels for {len(examples)} examples")
     check_examples(metric, examples, labels)
+    if labels is not None and callable(getattr(metric, "label_rows", None)):
+        metric.label_rows(examples, labels)  # a metric whose messages name rows (the LLM judge) names them so
     metric.fit(examples)  # set-wide statistics (e.g. MoverScore's IDF) first: the signature names what was fitted
     signature = (engine or InProcess()).signature(metric)  # where it is scored: a Ray GPU actor signs its own
     keys = [example_key(ex) for ex in examples]
@@ -264,13 +266,44 @@ class Scoring:
     """What :func:`score_all` returns: the scores of the metrics that ran (in the order they were given), the
     metrics whose scoring raised (``(name, "ExcType: message")``) and, per scored metric, the rows it gave a
     documented value instead of a measurement (:meth:`~metrics.base.Metric.degenerate`: one reason or None per
-    row) and, per metric that counts its answers (an LLM judge's ``unparsed_counts``), ``{"unparsed": N,
-    "answers": M}``."""
+    row) and, per metric that counts its answers (an LLM judge's ``row_counts``), ``{"unparsed": N,
+    "answers": M}`` and, where it drops rows (``drop_unparsed``: an LLM judge's ``on_unparsed=drop``), one flag
+    per example (True: every answer of the row unparsed, to be left out of the statistic)."""
 
     scored: list[MetricScores]
     failed: list[tuple[str, str]]
     degenerate: dict[str, list]
     unparsed: dict[str, dict[str, int]] = field(default_factory=dict)
+    dropped: dict[str, list[bool]] = field(default_factory=dict)
+
+    def dropped_rows(self) -> list[int]:
+        """The examples (by position) some metric dropped (:attr:`dropped`), in order."""
+        return sorted({i for flags in self.dropped.values() for i, gone in enumerate(flags) if gone})
+
+
+_COUNTS = " | answer counts"  # the score cache's pseudo-signature beside a metric's, for its per-row answer counts
+
+
+def answer_counts(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None,
+                  signature: str) -> list[tuple[int, int] | None]:
+    """Per example, ``(answers, unparsed)`` of a metric with ``row_counts`` (the LLM judge), or None where unknown:
+    read from the score cache beside the metric's scores (``signature`` + " | answer counts"), else asked of the
+    metric (what it parsed here, or its answer store holds) and filed in the cache, so that a rerun served from
+    the score cache reports the counts its scores were computed with, whatever answer store it has."""
+    keys = [example_key(ex) for ex in examples]
+    distinct = dict(zip(keys, examples))
+    known: dict[str, tuple[int, int]] = {}
+    if cache is not None:
+        for k, v in cache.get_many(signature + _COUNTS, distinct).items():
+            if set(v) == {"answers", "unparsed"}:
+                known[k] = (int(v["answers"]), int(v["unparsed"]))
+    todo = [k for k in distinct if k not in known]
+    if todo:
+        fresh = {k: c for k, c in zip(todo, metric.row_counts([distinct[k] for k in todo])) if c is not None}
+        if cache is not None and fresh:
+            cache.put_many(signature + _COUNTS, {k: {"answers": a, "unparsed": u} for k, (a, u) in fresh.items()})
+        known.update(fresh)
+    return [known.get(k) for k in keys]
 
 
 def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None, batch_size: int = 256,
@@ -295,7 +328,7 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     from rich.markup import escape
 
     from meta_eval.report.progress import progress_bar
-    scored, failed, found, unparsed = [], [], {}, {}
+    scored, failed, found, unparsed, dropped = [], [], {}, {}, {}
     order = run_order(chosen)
     rank = {id(m): k for k, m in enumerate(chosen)}
     try:
@@ -303,6 +336,8 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
             try:
                 if cache is None and callable(getattr(metric, "no_store", None)):
                     metric.no_store()
+                if cache is not None and cache.path is not None and callable(getattr(metric, "store_beside", None)):
+                    metric.store_beside(cache.path)  # the LLM judge's answer store: beside the score cache
                 note = getattr(metric, "progress_note", None)
                 with progress_bar(escape(metric.name), progress, note if callable(note) else None) as advance:
                     result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
@@ -310,6 +345,14 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                     found[metric.name] = metric.degenerate(examples, result.scores)
                     counts = getattr(metric, "unparsed_counts", None)
                     counts = counts(examples) if callable(counts) else None
+                    if callable(getattr(metric, "row_counts", None)):
+                        rows = answer_counts(metric, examples, cache, result.signature)
+                        seen = {example_key(ex): c for ex, c in zip(examples, rows) if c is not None}
+                        if seen:
+                            counts = {"unparsed": sum(u for _, u in seen.values()),
+                                      "answers": sum(a for a, _ in seen.values())}
+                        if getattr(metric, "drop_unparsed", False):
+                            dropped[metric.name] = [c is not None and c[0] > 0 and c[0] == c[1] for c in rows]
                     if counts is not None:
                         unparsed[metric.name] = counts
                 scored.append((rank[id(metric)], result))
@@ -317,8 +360,10 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                 raise
             except EngineError as exc:
                 raise MetaEvalError(str(exc)) from None
-            except Exception as exc:  # a metric that fails is reported, the others still run
-                failed.append((metric.name, f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
+                from meta_eval.metrics.redact import redact
+
+                failed.append((metric.name, redact(f"{type(exc).__name__}: {exc}")))
             finally:
                 release_done(metric, order[i + 1:])
                 if engine is not None:
@@ -326,7 +371,8 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     finally:
         if cache is not None:
             cache.close()
-    return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found, unparsed)
+    return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found, unparsed,
+                   dropped)
 
 
 def degenerate_report(scoring: Scoring) -> dict[str, dict]:
