@@ -6,8 +6,10 @@ It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` in the wire form
 next one (the previous one for 5) and ``ln 0.1`` for the token ``"The"``. A word in the prompt changes the answer:
 ``NONUMBER`` (no number), ``OUTRANGE`` (``9``), ``RATE429`` (429 on the first request of that prompt), ``ERR500``
 (always 500), ``STALL`` (the first request waits ``stall`` seconds before answering), ``MALFORMED`` (the first
-answer is not JSON). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n``
-answers one choice whatever ``n`` asks, as Ollama does.
+answer is not JSON), ``HUGE`` (an answer of ``huge`` characters), ``BADUSAGE`` (a ``usage`` whose counts are not
+numbers). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n`` answers one choice
+whatever ``n`` asks, as Ollama does; ``echo_auth`` (a status, e.g. 401 or 500) answers every request with that status
+and a body that echoes the request's ``Authorization`` header, as a careless server does.
 """
 from __future__ import annotations
 
@@ -31,8 +33,10 @@ def expected_weighted(prompt: str) -> float:
 
 
 class JudgeServer:
-    def __init__(self, model: str = "judge-7b", stall: float = 1.0, ignore_n: bool = False, delay: float = 0.0):
+    def __init__(self, model: str = "judge-7b", stall: float = 1.0, ignore_n: bool = False, delay: float = 0.0,
+                 echo_auth: int | None = None, huge: int = 1_500_000):
         self.model, self.answer_model, self.stall, self.ignore_n, self.delay = model, model, stall, ignore_n, delay
+        self.echo_auth, self.huge = echo_auth, huge
         self.counts: Counter = Counter()
         self.prompts: list[str] = []
         self.seen: Counter = Counter()
@@ -60,9 +64,20 @@ class JudgeServer:
                 except (BrokenPipeError, ConnectionResetError):  # a client killed mid-request
                     pass
 
+            def _echo(self) -> bool:
+                if server.echo_auth is None:
+                    return False
+                with server.lock:
+                    server.counts["echoed"] += 1
+                self._send(server.echo_auth, json.dumps({"error": "unauthorized", "you_sent": {
+                    "Authorization": self.headers.get("Authorization", "")}}).encode())
+                return True
+
             def do_GET(self):
                 with server.lock:
                     server.counts["models"] += 1
+                if self._echo():
+                    return
                 if self.path.rstrip("/") == "/v1/models":
                     self._send(200, json.dumps({"object": "list", "data": [
                         {"id": server.model, "object": "model", "owned_by": "test"}]}).encode())
@@ -72,6 +87,8 @@ class JudgeServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length))
+                if self._echo():
+                    return
                 if self.path != "/v1/chat/completions":
                     self._send(404, b'{"error": "not found"}')
                     return
@@ -113,6 +130,8 @@ class JudgeServer:
                     text = "I cannot rate this summary."
                 elif "OUTRANGE" in prompt:
                     text = "9"
+                elif "HUGE" in prompt:
+                    text = str(s) + " " + "x" * server.huge
                 if request.get("logprobs") and text == str(s):
                     logprobs = {"content": [{"token": text, "logprob": math.log(0.6), "top_logprobs": [
                         {"token": str(s), "logprob": math.log(0.6)}, {"token": str(t), "logprob": math.log(0.3)},
@@ -122,6 +141,8 @@ class JudgeServer:
                 body = {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": server.answer_model,
                         "choices": choices, "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": n,
                                                       "total_tokens": len(prompt.split()) + n}}
+                if "BADUSAGE" in prompt:
+                    body["usage"] = {"prompt_tokens": "many", "completion_tokens": [1], "total_tokens": None}
                 self._send(200, json.dumps(body).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
