@@ -594,6 +594,12 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         examples = jset.examples()
         scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
                             progress=progress) if chosen else None
+        if scoring is not None and scoring.dropped_rows():  # on_unparsed=drop: rows with no parsed answer leave
+            from meta_eval.task import drop_rows
+
+            jset, scoring, note = drop_rows(jset, scoring)
+            say("err", f"note: {note}")
+            rows = [position[r.id] for r in jset.rows] if imported else rows
         scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
         if imported:
             from meta_eval.scoring.imported import metric_scores

@@ -36,8 +36,17 @@ Options (names fixed by issue 28): ``base_url`` (e.g. ``http://127.0.0.1:8000/v1
 (requests in flight, 8), ``timeout`` (seconds per request, 60), ``retries`` (5), ``api_key_env`` (the environment
 variable holding the API key; default ``OPENAI_API_KEY``; the key is sent as a bearer token and never printed,
 cached or signed), ``on_unparsed`` (``error`` or ``drop``), plus ``logprobs`` (true), ``top_logprobs`` (20),
-``range``, ``source_lang``, ``target_lang``, ``backoff`` (first retry delay in seconds, 1.0) and ``answers`` (the
-answer store's file, or ``none``).
+``range``, ``source_lang``, ``target_lang``, ``backoff`` (first retry delay in seconds, 1.0), ``answers`` (the
+answer store's file, or ``none``), ``max_answer_bytes`` (1,000,000: a server's answer over it is an error naming the
+row, and is not stored) and ``allow_insecure_http`` (false, see below).
+
+**Secrets never leave.** The API key and a password in ``base_url`` are registered with
+:func:`meta_eval.metrics.redact.add_secret`; every message of this metric is redacted
+(:func:`~meta_eval.metrics.redact.redact`: ``http://user:***@host``, ``Bearer ***``), and a server's body is shown
+only redacted and cut to 200 characters (:func:`~meta_eval.metrics.redact.server_text`), so a server that echoes the
+``Authorization`` header in an error body leaks nothing. Credentials (the key, a URL's user and password) are sent
+only over https or to this machine (``localhost``, 127.0.0.0/8, ::1): plain http to another host is refused when the
+metric is created, before any request, unless ``-o allow_insecure_http=true``.
 
 **The signature** names the *served* model id, asked once before scoring from ``<base_url>/models`` (the requested
 ``model`` must be listed there), the template's name and the SHA-256 of its text, the dimension, the sampling options
@@ -45,10 +54,14 @@ and the range; never the URL, the key, concurrency, timeout or retries. Every an
 ``model`` field: an answer from another model is an error (a different model is a different metric).
 
 **Answers are stored** (text, log-probabilities, usage) in an SQLite file (default: ``llm-answers.sqlite`` beside the
-score cache; ``answers=none`` disables it, and so does a run without the score cache, ``--no-cache``: it stores
-nothing, :meth:`LlmJudge.no_store`), keyed by the served model and the SHA-256 of the request body, and
+score cache, ``--cache``'s folder included, :meth:`LlmJudge.store_beside`; ``answers=FILE`` or
+``$META_EVAL_LLM_ANSWERS`` name another; ``answers=none`` disables it, and so does a run without the score cache,
+``--no-cache``: it stores nothing, :meth:`LlmJudge.no_store`), keyed by the server (scheme, host, port and path,
+never credentials), the served model and the SHA-256 of the request body, and
 committed as each answer arrives: a killed run resumes without asking an answered row again, even within a batch
-(the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun.
+(the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun. A store is marked as one (SQLite's
+``application_id``, :data:`STORE_ID`); an SQLite file that is not (other tables) or a file that is not SQLite is
+refused naming it, before anything is written into it (:func:`check_store`).
 On the Ray engine the metric's actor asks the server and writes the store (a second writer beside the driver's
 score cache, never the same file): SQLite's file locks make concurrent writers (``--actors N``) safe on a local
 disk, and the driver only reads the store after scoring; on a multi-node cluster each actor writes the file at the
@@ -61,11 +74,16 @@ longer); other 4xx answers are errors at once.
 
 **Unparsed answers** never become numbers silently. ``on_unparsed=error`` (default): an answer with no parseable
 score is an error naming the row and the answer. ``on_unparsed=drop``: unparsed answers are left out of a row's
-mean; a row with no parsed answer is given the middle of the range, and reported as not measured
-(``Metric.degenerate``: the run prints ``unparsed answer`` rows and writes them in the JSON). A parsed number outside
+mean; a row with no parsed answer is dropped: ``meta-eval run`` leaves it out of every metric's statistic (as
+``--scores-missing drop`` does; ``n`` counts the rows kept and a note says how many were dropped), through
+:attr:`LlmJudge.drop_unparsed` and :meth:`LlmJudge.row_counts` (its score, the range's middle, is only what the
+score cache holds for it). A parsed number outside
 the range is always an error. ``meta-eval run`` shows ``unparsed: N of M`` answers in its table and writes
-``unparsed: {"llm-judge": {"unparsed": N, "answers": M}}`` in its JSON (:meth:`LlmJudge.unparsed_counts`, read
-from the store). A summary line (requests, their rate and seconds, answers from the store, retries, tokens,
+``unparsed: {"llm-judge": {"unparsed": N, "answers": M}}`` in its JSON: per row, as parsed in this process or read
+from the store (:meth:`LlmJudge.row_counts`), and filed in the score cache beside the scores, so a rerun served from
+the score cache reports the counts its scores were computed with, whatever answer store it has. Errors about a row
+name it as the run does (``mine.jsonl:4 (id 'x')``, :meth:`LlmJudge.label_rows`). A ``usage`` field whose token
+counts are not non-negative integers is not counted (the summary line says how many), never an error. A summary line (requests, their rate and seconds, answers from the store, retries, tokens,
 unparsed answers) is printed on stderr after scoring; while it runs, the progress bar shows the requests, requests/s
 and tokens so far (:meth:`LlmJudge.progress_note`; a line every few seconds on stderr when it is not a terminal).
 """

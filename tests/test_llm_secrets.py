@@ -76,7 +76,9 @@ def test_a_password_in_base_url_is_never_shown_nor_recorded_by_a_board(files, tm
                                "--no-cache", "--out", str(board)], capture_output=True, text=True, timeout=300,
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0, proc.stderr
-    command = json.loads((board / "results.json").read_text())["command"]
+    doc = json.loads((board / "results.json").read_text())
+    assert doc["sets"][0]["n_rows"] == 27  # on_unparsed=drop: the three rows with no parsed answer left out
+    command = doc["command"]
     assert f"base_url=http://someone:***@127.0.0.1:{url.rsplit(':', 1)[1]}" in command
     for text in (proc.stdout, proc.stderr, *(p.read_text() for p in board.iterdir() if p.is_file())):
         assert PASSWORD not in text
@@ -203,3 +205,24 @@ def test_an_unparsed_answer_error_names_the_file_line_and_id(files, tmp_path):
     assert done.exit_code != 0
     line = " ".join(done.output.split())
     assert "unparsed answer" in line and "set.jsonl:1 (id 'r0')" in line and "of the batch" not in line
+
+
+def test_redact_masks_every_kind_of_credential_and_keeps_the_rest():
+    from meta_eval.metrics.redact import add_secret, command_line, redact, server_text
+
+    add_secret("opaque-token-36")
+    cases = {"GET http://ann:hunter2@example.org:8/v1 failed": "GET http://ann:***@example.org:8/v1 failed",
+             '{"Authorization": "Bearer abc.def-ghi"}': '{"Authorization": "Bearer ***"}',
+             "authorization: Basic YW5uOmh1bnRlcjI=": "authorization: Basic ***",
+             "x-api-key: 12345678": "x-api-key: ***",
+             "/v1?api_key=zz9&key=qq&b=1": "/v1?api_key=***&key=***&b=1",
+             '{"api_key": "s3cr3t", "model": "m"}': '{"api_key": "***", "model": "m"}',
+             "the server said opaque-token-36 twice: opaque-token-36": "the server said *** twice: ***",
+             "hosted sk-proj-abcdefghijkl": "hosted ***",
+             "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m": "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m"}
+    for text, shown in cases.items():
+        assert redact(text) == shown
+    assert command_line("meta-eval", ["-o", "base_url=http://u:p@h/v1", "a b"]) == \
+        "meta-eval -o base_url=http://u:***@h/v1 'a b'"
+    cut = server_text("Bearer " + "x" * 500 + "\x1b[2J")
+    assert cut.startswith("'Bearer ***") and len(cut) < 220 and "\x1b" not in server_text("a\x1b[2Jb")
