@@ -11,19 +11,18 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from meta_eval.learning import HELP as _LEARN_HELP
+from meta_eval.report.escape import markup as escape, terminal, terminal_console
 from meta_eval.task import device_option as _device_option
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Which automatic text-evaluation metric agrees best with people?")
-# emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed);
-# piped or redirected output is never cut to 80 columns (rich's default without a terminal)
-out = Console(emoji=False, width=None if sys.stdout.isatty() else 1000)
-err = Console(stderr=True, emoji=False, width=None if sys.stderr.isatty() else 1000)
+# emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed,
+# a control character such as ESC shows as \x1b: meta_eval/report/escape.py); piped output is never cut to 80 columns
+out = terminal_console(emoji=False, width=None if sys.stdout.isatty() else 1000)
+err = terminal_console(stderr=True, emoji=False, width=None if sys.stderr.isatty() else 1000)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -258,7 +257,7 @@ def _say(channel: str, text: str) -> None:
         err.print(f"  [yellow]{channel[4:]}[/] {escape(text)}" if channel == "err-note" else
                   f"[yellow]skipped[/] {escape(text)}", highlight=False)
         return
-    (out if channel.startswith("out") else err).print(text, highlight=False, markup=False, soft_wrap=True)
+    (out if channel.startswith("out") else err).print(terminal(text), highlight=False, markup=False, soft_wrap=True)
 
 
 def _say_then(later: list, stdout: bool = True):

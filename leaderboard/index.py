@@ -17,15 +17,16 @@ block's value; where the board has significance clusters, every variant in the t
 tied with it. *Gap* is ceiling minus best value (negative: the metric agrees with the humans better than one
 annotator agrees with the others). Sets without per-annotator scores have no ceiling, and the index says why.
 
-The page is static HTML (no script): every name from a ``results.json`` is HTML-escaped.
+The page is static HTML (no script): every name from a ``results.json`` is HTML-escaped, and Markdown-escaped in
+the README (:mod:`meta_eval.report.escape`).
 """
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
+from meta_eval.report.escape import html, markdown as md, markdown_url
 
 __all__ = ["HEADLINE", "MARKER", "collect", "render_index_html", "render_index_readme", "write_index"]
 
@@ -153,10 +154,11 @@ def render_index_readme(entries: list[dict]) -> str:
              "|---|---|---|---|---:|---:|---|---|---:|---:|---:|"]
     for e in entries:
         h = e["headline"]
-        lines.append(f"| [{e['judgments']}]({e['board']}/README.md) | {e['subset']} | {e['task'] or '-'} | "
-                     f"{e['human']} | {e['n_rows']} | {e['n_metrics']} | {_stat(h)} | {_best_text(h)} | "
-                     f"{_num(h['value'])}{_ci(h)} | {_num(h['ceiling'])} | {_gap(h)} |")
-    notes = sorted({f"{e['judgments']}: {e['headline']['ceiling_note']}" for e in entries
+        lines.append(f"| [{md(e['judgments'])}]({markdown_url(e['board'])}/README.md) | {md(e['subset'])} | "
+                     f"{md(e['task'] or '-')} | {md(e['human'])} | {e['n_rows']} | {e['n_metrics']} | "
+                     f"{md(_stat(h))} | {md(_best_text(h))} | {_num(h['value'])}{_ci(h)} | {_num(h['ceiling'])} | "
+                     f"{_gap(h)} |")
+    notes = sorted({md(f"{e['judgments']}: {e['headline']['ceiling_note']}") for e in entries
                     if e["headline"]["ceiling"] is None})
     if notes:
         lines += ["", "Without a ceiling:", ""] + [f"- {n}" for n in notes]
@@ -168,15 +170,15 @@ def render_index_readme(entries: list[dict]) -> str:
                   "many others tie with each; the board's page has the full table.", "",
                   "| set | subset | perturbation | family | items | best | rate | worst | rate |",
                   "|---|---|---|---|---:|---|---:|---|---:|"]
-        lines += [f"| [{e['judgments']}]({e['board']}/README.md#blind-spots) | {e['subset']} | {b['perturbation']} | "
-                  f"{b['family'] + (' (false alarms)' if b['expect'] == 'same' else '')} | {b['n_applied']} | "
-                  f"{b['best']} | {_num(b['best_rate'])} | {b['worst']} | {_num(b['worst_rate'])} |"
-                  for e, b in blind]
+        lines += [f"| [{md(e['judgments'])}]({markdown_url(e['board'])}/README.md#blind-spots) | {md(e['subset'])} | "
+                  f"{md(b['perturbation'])} | {md(b['family'] + (' (false alarms)' if b['expect'] == 'same' else ''))} | "
+                  f"{b['n_applied']} | {md(b['best'])} | {_num(b['best_rate'])} | {md(b['worst'])} | "
+                  f"{_num(b['worst_rate'])} |" for e, b in blind]
     lines += ["", "## Every level and statistic", ""]
     for e in entries:
-        lines += [f"### {e['judgments']} ({e['subset']})", "", "| level | statistic | best | value | ceiling | gap |",
-                  "|---|---|---|---:|---:|---:|"]
-        lines += [f"| {b['level']} | {b['statistic']} | {_best_text(b)} | {_num(b['value'])}{_ci(b)} | "
+        lines += [f"### {md(e['judgments'])} ({md(e['subset'])})", "",
+                  "| level | statistic | best | value | ceiling | gap |", "|---|---|---|---:|---:|---:|"]
+        lines += [f"| {md(b['level'])} | {md(b['statistic'])} | {md(_best_text(b))} | {_num(b['value'])}{_ci(b)} | "
                   f"{_num(b['ceiling'])} | {_gap(b)} |" for b in e["blocks"]]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
@@ -194,7 +196,7 @@ def _row(cells: list[tuple[str, str]]) -> str:
 
 
 def _cells(b: dict) -> list[tuple[str, str]]:
-    e = html.escape
+    e = html
     gap_cls = "above" if b["gap"] is not None and b["gap"] < 0 else ""
     ceiling = _num(b["ceiling"]) if b["ceiling"] is not None else f'<span title="{e(b["ceiling_note"])}">-</span>'
     return [("name", e(_best_text(b))), ("", e(_num(b["value"]) + _ci(b))), ("", ceiling), (gap_cls, e(_gap(b)))]
@@ -202,7 +204,7 @@ def _cells(b: dict) -> list[tuple[str, str]]:
 
 def render_index_html(entries: list[dict], version: str = "") -> str:
     """A static, self-contained page (no script, no external resources); every name is HTML-escaped."""
-    e = html.escape
+    e = html
     head = ("<tr><th class=name>set</th><th class=name>subset</th><th class=name>task</th><th class=name>human</th>"
             "<th>rows</th><th>metrics</th><th class=name>headline</th><th class=name>best</th><th>value [95% CI]</th>"
             "<th>ceiling</th><th>gap</th></tr>")

@@ -320,7 +320,7 @@ def test_minilm_is_named_in_the_table_the_json_and_the_api_result(tmp_path):
     doc = json.loads(out.read_text())
     assert [r["metric"] for r in doc["results"] if r["metric"].startswith("bert")] == ["bertscore[minilm]-f"]
     assert doc["variants"]["shown"][0] == "bertscore[minilm]-f"
-    for fmt, cell in (("md", "| bertscore[minilm]-f |"), ("latex", "bertscore[minilm]-f &"),
+    for fmt, cell in (("md", "| bertscore\\[minilm\\]-f |"), ("latex", "bertscore[minilm]-f &"),
                       ("csv", "bertscore[minilm]-f,")):
         res = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "bertscore-f,rouge", "-o", "model=minilm",
                                        "--no-cache", "--format", fmt])

@@ -104,11 +104,14 @@ def markdown_lines(doc: dict, figure: str | None = None) -> list[str]:
     perts = [p for p in doc["perturbations"]]
     variants = list(dict.fromkeys(c["variant"] for c in doc["cells"]))
     cell = {(c["variant"], c["perturbation"]): c for c in doc["cells"]}
+    from meta_eval.report.escape import markdown as md, markdown_code, markdown_url
+
     s = doc["settings"]
-    lines = [f"### {doc['judgments']} ({doc['subset']}): {doc['n_items']} items against {s['against']}", ""]
+    lines = [f"### {md(doc['judgments'])} ({md(doc['subset'])}): {doc['n_items']} items against {md(s['against'])}",
+             ""]
     if figure:
-        lines += [f"![blind spots of {doc['judgments']} ({doc['subset']})]({figure})", ""]
-    head = [p["name"] + (" (false alarms)" if p["expect"] == "same" else "") for p in perts]
+        lines += [f"![blind spots of {md(doc['judgments'])} ({md(doc['subset'])})]({markdown_url(figure)})", ""]
+    head = [md(p["name"] + (" (false alarms)" if p["expect"] == "same" else "")) for p in perts]
     lines += ["| metric | " + " | ".join(head) + " |", "|---|" + "---:|" * len(perts)]
     for v in variants:
         row = []
@@ -116,17 +119,17 @@ def markdown_lines(doc: dict, figure: str | None = None) -> list[str]:
             c = cell.get((v, p["name"]))
             row.append("-" if c is None or c["rate"] is None else f"{_f(c['rate'], 2)} [{_f(c['rate_ci'][0], 2)}, "
                                                                    f"{_f(c['rate_ci'][1], 2)}]")
-        lines.append(f"| {v} | " + " | ".join(row) + " |")
+        lines.append(f"| {md(v)} | " + " | ".join(row) + " |")
     lines += ["", "| perturbation | family | items applied | skipped | version | from |", "|---|---|---:|---:|---|---|"]
-    lines += [f"| {p['name']} | {p['family']} | {p['n_applied']} | {p['n_skipped']} | {p['version']} | "
-              f"{p['citation'].replace('|', '/')} |" for p in perts]
+    lines += [f"| {md(p['name'])} | {md(p['family'])} | {p['n_applied']} | {p['n_skipped']} | {md(p['version'])} | "
+              f"{md(p['citation'].replace('|', '/'))} |" for p in perts]
     not_run = doc.get("perturbations_not_run") or []
     if not_run:
-        lines += [""] + [f"Not run: {d['perturbation']} ({d['reason']})." for d in not_run]
+        lines += [""] + [f"Not run: {md(d['perturbation'])} ({md(d['reason'])})." for d in not_run]
     skipped = doc.get("skipped") or []
     if skipped:
-        lines += [""] + [f"Metric not probed: {d['metric']} ({d['reason']})." for d in skipped]
-    lines += ["", f"Probe signature: `{doc['probe']}`", ""]
+        lines += [""] + [f"Metric not probed: {md(d['metric'])} ({md(d['reason'])})." for d in skipped]
+    lines += ["", f"Probe signature: {markdown_code(doc['probe'])}", ""]
     return lines
 
 

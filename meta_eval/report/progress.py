@@ -5,10 +5,11 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, \
     TimeRemainingColumn
 from rich.text import Text
+
+from meta_eval.report.escape import terminal_console
 
 __all__ = ["progress_bar", "resampling_progress"]
 
@@ -37,7 +38,7 @@ def progress_bar(label: str, show: bool = True, note: Callable[[], str | None] |
     ``note`` (a metric's ``progress_note``): text shown after the bar, asked at every refresh (None: nothing yet).
     When stderr is not a terminal (a log, a pipe) and ``show`` is True, a metric with a note gets a plain line
     instead, ``LABEL: DONE/TOTAL rows; NOTE``, every :data:`EVERY` seconds while it runs and once at the end."""
-    console = Console(stderr=True)
+    console = terminal_console(stderr=True)
     terminal = show and console.is_terminal
     columns = [TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn()] + ([_NoteColumn(note)] if note is not None else [])
@@ -79,7 +80,7 @@ def resampling_progress(show: bool = True) -> Iterator[Callable[[str, int, int],
     """Bars for resampling (:func:`meta_eval.scoring.chunks.spread`): one per kind of resampling, showing the chunks of
     the current call; yields ``advance(label, done, total)``. Hidden when stderr is not a terminal or ``show`` is
     False."""
-    console = Console(stderr=True)
+    console = terminal_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("eta"), TimeRemainingColumn(), console=console, transient=True,
                   disable=not (show and console.is_terminal)) as progress:

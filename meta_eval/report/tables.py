@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from meta_eval.report.escape import latex, markdown, markup as escape, terminal
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
@@ -44,8 +44,9 @@ TESTS = {"williams": "Williams test", "perm-both": "PERM-BOTH permutation test (
 
 def plain(value, style: str = "") -> Text:
     """A table title, header or cell printed as written, never read as markup or emoji codes: metric, variant, set
-    and file names come from data files and plugins (``[bold]x[/]`` prints as those ten characters)."""
-    return Text(str(value), style=style)
+    and file names come from data files and plugins (``[bold]x[/]`` prints as those ten characters; a control
+    character as its escape, ``\\x1b``: :func:`meta_eval.report.escape.terminal`)."""
+    return Text(terminal(value), style=style)
 
 
 FORMATS = ("table", "csv", "md", "latex")
@@ -192,7 +193,9 @@ def _after(result, adjusted: float | None, resolution: int | None) -> str:
 
 
 def render_table(table: RunTable, form: str) -> str:
-    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular); the header row first."""
+    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular); the header row first. Every cell and the
+    title are escaped for the format (:mod:`meta_eval.report.escape`: a name can neither format the Markdown nor run
+    a LaTeX command); csv is data, written as it is."""
     if form == "csv":
         import csv
         import io
@@ -203,26 +206,20 @@ def render_table(table: RunTable, form: str) -> str:
         writer.writerows(table.rows)
         return buf.getvalue()
     if form == "md":
-        esc = [[c.replace("|", "\\|") for c in row] for row in [table.header, *table.rows]]
+        esc = [[markdown(c) for c in row] for row in [table.header, *table.rows]]
         lines = ["| " + " | ".join(esc[0]) + " |",
                  "|" + "|".join(":---" if h in ("rank", "metric") else "---:" for h in table.header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in esc[1:]]
         return "\n".join(lines) + "\n"
     if form == "latex":
-        def tex(cell: str) -> str:
-            for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("_", "\\_"), ("#", "\\#"),
-                         ("$", "\\$"), ("{", "\\{"), ("}", "\\}"), ("~", "\\textasciitilde{}"),
-                         ("^", "\\textasciicircum{}"), ("<", "$<$"), ("Δ", "$\\Delta$"), ("τ", "$\\tau$")):
-                cell = cell.replace(a, b)
-            return cell
         spec = "l" * (2 if table.header[0] == "rank" else 1) + "r" * (len(table.header) - (2 if table.header[0]
                                                                                           == "rank" else 1))
-        lines = [f"% {table.title}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-                 " & ".join(tex(c) for c in table.header) + " \\\\", "\\midrule"]
+        lines = [f"% {latex(table.title)}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+                 " & ".join(latex(c) for c in table.header) + " \\\\", "\\midrule"]
         for i, row in enumerate(table.rows):
             if i == table.ceiling_at:
                 lines.append("\\midrule")
-            lines.append(" & ".join(tex(c) for c in row) + " \\\\")
+            lines.append(" & ".join(latex(c) for c in row) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
     raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
@@ -361,7 +358,7 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         notes = err
     line = reading(result, two_sided=two_sided, ranks=ranks)
     if line:
-        notes.print(f"reading: {line}", highlight=False, soft_wrap=True, markup=False)
+        notes.print(f"reading: {terminal(line)}", highlight=False, soft_wrap=True, markup=False)
     label = "" if result.words.name == f"{level} level" else f" ({result.words.name})"
     notes.print(f"statistic: {statistic} ({setting['paper']}); level: {level}{label}; grouping: {setting['grouping']}"
                 + (f"; epsilon {setting['epsilon']:g}" if statistic == "acc-eq" else "")
@@ -416,7 +413,7 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                     f"{family_label(result.correction, n * (n - 1) // 2, 'pairs', every=True)})",
                     highlight=False, soft_wrap=True, markup=False)
     for note in [f"{r.metric}: {r.note}" for r in results if r.note]:
-        notes.print(f"note: {note}", highlight=False, markup=False)
+        notes.print(f"note: {terminal(note)}", highlight=False, markup=False)
     for imp in result.imported:
         notes.print(f"imported: {imp['metric']} from {imp['file']} ({imp['format']}, {imp['rows']} rows keyed by "
                     f"{imp['key']}" + (f", {imp['systems']} system scores" if imp["systems"] else "")
@@ -688,10 +685,11 @@ def print_judgment_set(jset, out: Console) -> None:
     from meta_eval.units import level_words
 
     d = jset.describe()
-    out.print(f"{d['origin']}: set {jset.name!r} ({jset.subset})", highlight=False, markup=False, soft_wrap=True)
+    out.print(terminal(f"{d['origin']}: set {jset.name!r} ({jset.subset})"), highlight=False, markup=False,
+              soft_wrap=True)
 
-    def add(what: str, value) -> None:
-        out.print(f"  {what}: {value}", highlight=False, markup=False, soft_wrap=True)
+    def add(what: str, value) -> None:  # one line each: a line break or ESC in a name shows as \x0a, \x1b
+        out.print(terminal(f"  {what}: {value}"), highlight=False, markup=False, soft_wrap=True)
 
     for key in ("task", "annotators", "licence", "data_source"):
         if d.get(key):
@@ -735,7 +733,7 @@ def print_judgment_set(jset, out: Console) -> None:
         except ValueError as exc:
             add(f"{label} ({dim})", f"{prefix}no: {exc}")
     for note in d["notes"]:
-        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+        out.print(f"note: {terminal(note)}", highlight=False, markup=False, soft_wrap=True)
 
 
 def print_catalog(entries: list[dict], root, out: Console) -> None:

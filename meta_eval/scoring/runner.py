@@ -325,8 +325,7 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     from meta_eval.errors import MetaEvalError
     from meta_eval.scoring.engines import EngineError
 
-    from rich.markup import escape
-
+    from meta_eval.report.escape import markup as escape
     from meta_eval.report.progress import progress_bar
     scored, failed, found, unparsed, dropped = [], [], {}, {}, {}
     order = run_order(chosen)

@@ -1,0 +1,249 @@
+"""Every output escaped for its format (issue 36, item 6): names from data files, score files, plugins and ``--title``
+reach LaTeX, Markdown, HTML and the terminal as literal text (:mod:`meta_eval.report.escape`).
+
+- ``run --format latex``: a dimension name with a line break and ``\\input{/etc/passwd}`` cannot start a command.
+- ``leaderboard publish``: ``<!--<script>`` in a dimension, system, document id or score name leaves the page's
+  script intact (the embedded JSON holds no ``<``) and reads back the same names; ``--title`` and names reach the
+  README.md and the index's README.md as text, not HTML or Markdown.
+- the terminal: ESC (``\\x1b[2J`` clears the screen), a carriage return or a line break in a system, document or
+  dimension name prints as an escape, in ``run`` and ``meta-eval judgments``.
+- property tests: each escape function's output holds no sequence its format could read, for any text.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from meta_eval.cli import app
+from meta_eval.report import escape
+
+runner = CliRunner()
+
+INJECT = "q\n\\input{/etc/passwd}"
+HTML_EVIL = "<!--<script>"
+CLEAR = "\x1b[2J"
+
+
+def _write_set(path: Path, *, dimension: str = "quality", system: str = "s", doc: str = "d") -> Path:
+    """Four documents, three systems each: every level (global, summary, system) can be computed."""
+    words = "the cabinet approved a new budget on tuesday after long talks in the north".split()
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in range(4):
+            for s in range(3):
+                i = 3 * d + s
+                fh.write(json.dumps({"id": f"r{i}", "doc_id": f"{doc}{d}", "system": f"{system}{s}",
+                                     "candidate": " ".join(words[i % 5: i % 5 + 3 + s]),
+                                     "references": [" ".join(words[d: d + 6])],
+                                     "scores": {dimension: float((i * 7) % 5)}}) + "\n")
+    return path
+
+
+# -- LaTeX ------------------------------------------------------------------------------------------------------------
+
+def test_latex_table_cannot_run_a_command_from_a_dimension_name(tmp_path):
+    data = _write_set(tmp_path / "mine.jsonl", dimension=INJECT)
+    res = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--no-cache", "--resamples", "10",
+                              "--format", "latex"])
+    assert res.exit_code == 0, res.output
+    tex = res.stdout
+    assert "\\begin{tabular}" in tex and "\\end{tabular}" in tex
+    # the name's backslash is text; no line starts a command other than the table's own
+    assert re.search(r"(?<!textbackslash\{\})\\input", tex) is None, tex
+    assert "\\textbackslash{}input\\{/etc/passwd\\}" in tex
+    own = ("\\begin{tabular}", "\\toprule", "\\midrule", "\\bottomrule", "\\end{tabular}")
+    for line in tex.splitlines():
+        assert not line.startswith("\\") or line.startswith(own), line
+
+
+# -- HTML and Markdown of a published board ------------------------------------------------------------------------
+
+class _Scripts(HTMLParser):
+    """The page's elements as a browser's tokenizer sees the script elements: their text and what follows."""
+
+    def __init__(self):
+        super().__init__()
+        self.scripts, self._in = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self._in = {"attrs": dict(attrs), "text": ""}
+
+    def handle_data(self, data):
+        if self._in is not None:
+            self._in["text"] += data
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._in is not None:
+            self.scripts.append(self._in)
+            self._in = None
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """A board published from a set whose dimension, systems and documents are named ``<!--<script>...``, with a
+    hostile --title, and the index of its folder."""
+    tmp = tmp_path_factory.mktemp("board")
+    data = _write_set(tmp / "mine.jsonl", dimension=f"{HTML_EVIL}q", system=f"{HTML_EVIL}s", doc=f"{HTML_EVIL}d")
+    title = "<img src=x onerror=1> | *bold* [x](http://e.test) `code`"
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
+                              "--no-cache", "--out", str(tmp / "root" / "mine"), "--title", title])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["leaderboard", "index", "--root", str(tmp / "root")])
+    assert res.exit_code == 0, res.output
+    return {"folder": tmp / "root" / "mine", "root": tmp / "root", "title": title}
+
+
+def test_hostile_names_cannot_break_the_pages_script(board):
+    page = (board["folder"] / "index.html").read_text(encoding="utf-8")
+    parser = _Scripts()
+    parser.feed(page)
+    data = [s for s in parser.scripts if s["attrs"].get("id") == "data"]
+    assert len(data) == 1 and len(parser.scripts) == 2  # the data and the page's code, both closed where they end
+    text = data[0]["text"]
+    assert "<!--" not in text and "<script" not in text.lower() and "<" not in text
+    doc = json.loads(text)
+    results = json.loads((board["folder"] / "results.json").read_text(encoding="utf-8"))
+    assert doc["sets"][0]["human"] == results["sets"][0]["human"] == f"{HTML_EVIL}q"  # the names read back the same
+    assert doc["title"] == board["title"]
+    assert "const doc = JSON.parse" in parser.scripts[1]["text"]  # the code is still a script, not swallowed
+    assert "<img" not in page.split('<script id="data"', 1)[0]  # the title is text in <title> and <h1>
+
+
+def _unescaped_html(markdown: str) -> list[str]:
+    """The lines of ``markdown`` holding a ``<`` that is neither backslash-escaped nor inside a code span."""
+    return [line for line in markdown.splitlines() if re.search(r"(?<!\\)<", re.sub(r"(`+).*?\1", "", line))]
+
+
+def test_board_and_index_readme_show_title_and_names_as_text(board):
+    readme = (board["folder"] / "README.md").read_text(encoding="utf-8")
+    first = readme.splitlines()[0]
+    assert first == ("# Leaderboard: \\<img src=x onerror=1\\> \\| \\*bold\\* \\[x\\](http://e.test) "
+                     "\\`code\\`")
+    assert _unescaped_html(readme) == []
+    assert f"## mine (all): human `{HTML_EVIL}q`" in readme  # a code span shows it verbatim
+    index = (board["root"] / "README.md").read_text(encoding="utf-8")
+    marker = [line for line in index.splitlines() if line.startswith("<!-- generated by")]
+    assert len(marker) == 1 and _unescaped_html(index) == marker  # the index's own marker only
+    assert "| \\<!--\\<script\\>q |" in index
+
+
+def test_a_score_name_cannot_break_the_page(tmp_path):
+    data = _write_set(tmp_path / "mine.jsonl")
+    scores = tmp_path / "s.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
+                      encoding="utf-8")
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
+                              "--no-cache", "--out", str(tmp_path / "b"), "--scores", f"{HTML_EVIL}x={scores}"])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
+    parser = _Scripts()
+    parser.feed(page)
+    text = next(s["text"] for s in parser.scripts if s["attrs"].get("id") == "data")
+    assert "<" not in text and len(parser.scripts) == 2
+    assert any(r["variant"] == f"{HTML_EVIL}x" for b in json.loads(text)["sets"][0]["levels"] for r in b["results"])
+    readme = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
+    assert _unescaped_html(readme) == [] and "| \\<!--\\<script\\>x |" in readme
+
+
+# -- the terminal ---------------------------------------------------------------------------------------------------
+
+def test_control_characters_from_the_data_print_as_escapes(tmp_path):
+    data = _write_set(tmp_path / "mine.jsonl", dimension=f"q{CLEAR}\rx", system=f"s{CLEAR}", doc=f"d{CLEAR}")
+    for args in (["judgments", str(data)],
+                 ["run", "-j", str(data), "-m", "rouge", "--no-cache", "--resamples", "10"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        both = res.stdout + res.stderr
+        assert "\x1b" not in both and "\r" not in both, args
+        assert "q\\x1b[2J\\x0dx" in both, args  # the dimension, in the table's title or the judgments lines
+    with open(data, "a", encoding="utf-8") as fh:  # a repeated (document, system) pair: named by document
+        fh.write(json.dumps({"id": "r99", "doc_id": f"d{CLEAR}0", "system": f"s{CLEAR}0", "candidate": "a b",
+                             "references": ["a b c"], "scores": {f"q{CLEAR}\rx": 1.0}}) + "\n")
+    res = runner.invoke(app, ["judgments", str(data)])
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.stdout and "s\\x1b[2J0, s\\x1b[2J1, s\\x1b[2J2" in res.stdout  # the systems
+    assert "d\\x1b[2J0" in res.stdout  # the document of the repeated pair
+
+
+def test_a_line_break_in_a_name_stays_on_its_line(tmp_path):
+    data = _write_set(tmp_path / "mine.jsonl", dimension="q\nfake: line")
+    res = runner.invoke(app, ["judgments", str(data)])
+    assert res.exit_code == 0, res.output
+    assert "q\\x0afake: line" in res.stdout
+    assert not any(line.startswith("fake: line") for line in res.stdout.splitlines())
+
+
+# -- properties of the escape functions -----------------------------------------------------------------------------
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.text("\\{}$&#^_%~<>|`*[]!\n\r\x1b\u2028 abc-",
+                                                                       max_size=40)
+_LATEX_ESCAPES = re.compile(r"\\textbackslash\{\}|\\textasciitilde\{\}|\\textasciicircum\{\}|\\textbar\{\}|"
+                            r"\\[&%_#${}]|\$<\$|\$>\$|\$\\Delta\$|\$\\tau\$")
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_latex_output_holds_only_its_own_escapes(text):
+    out = escape.latex(text)
+    rest = _LATEX_ESCAPES.sub("", out)
+    assert not set(rest) & set("\\{}$&#^_%~<>|"), (text, out)
+    assert not escape.CONTROL.search(out) and "\n" not in out
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_markdown_output_is_literal_text_on_one_line(text):
+    out = escape.markdown(text)
+    assert not escape.CONTROL.search(out)
+    rest = re.sub(r"\\[\\`*_\[\]<>|#~]", "", out)
+    assert not set(rest) & set("\\`*_[]<>|#~"), (text, out)
+    # unescaped, it is the text with white space runs as one space and control characters shown
+    assert re.sub(r"\\(.)", r"\1", out) == escape.terminal(" ".join(text.split()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_markdown_code_span_cannot_end_early(text):
+    out = escape.markdown_code(text, in_table=True)
+    fence = re.match("`+", out).group()
+    inner = out[len(fence):-len(fence)]
+    assert out.endswith(fence) and inner  # a code span ends at the first run of exactly its fence's length
+    assert all(len(run) != len(fence) for run in re.findall("`+", inner))
+    assert not escape.CONTROL.search(out) and "|" not in inner.replace("\\|", "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_html_and_terminal_outputs(text):
+    page = escape.html(text)
+    assert not set(page) & set("<>\"'") and re.sub(r"&(amp|lt|gt|quot|#x27);", "", page).count("&") == 0
+    shown = escape.terminal(text)
+    assert not escape.CONTROL.search(shown)
+    assert escape.CONTROL.sub("", escape.terminal(text, keep="\n")) == escape.terminal(text, keep="\n").replace(
+        "\n", "")
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | TEXT,
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+                    max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON)
+def test_json_in_html_reads_back_and_holds_no_markup(obj):
+    out = escape.json_in_html(obj)
+    assert not set(out) & set("<>&\u2028\u2029")
+    assert json.loads(out) == obj
+
+
+def test_the_escape_module_doctests():
+    import doctest
+
+    result = doctest.testmod(escape)
+    assert result.attempted >= 5 and result.failed == 0
