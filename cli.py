@@ -205,7 +205,6 @@ def run(
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
     if form not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
-    figures = [_figure_request(str(item)) for item in plot]  # checked before any scoring
     later: list[tuple[str, str]] = []  # the learned models' fit checks, printed under the table
     result = _call(task.run, judgments, metrics, subset=subset, human=human, statistic=statistic,
                    correlation=correlation, level=level, baseline=baseline, epsilon=epsilon,
@@ -216,7 +215,7 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction)
+                   correction=correction, plots=plot)  # every output checked before any scoring
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -227,27 +226,10 @@ def run(
         notes.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
     _wrote(output)
     _wrote(scores_out)
-    for kind, variant, path in figures:
+    for kind, variant, path in result.figures:
         _call(result.plot, kind, path, variant=variant, ranks=ranks)
         _wrote(path)
     _exit_if_incomplete(result.failed, result.not_run, output)
-
-
-def _figure_request(item: str) -> tuple[str, str | None, Path]:
-    """``FILE``, ``pvalues:FILE``, ``scatter:FILE`` or ``scatter=VARIANT:FILE`` as (kind, variant, path); the suffix
-    and the plot extra are checked here, before any scoring."""
-    import importlib.util
-
-    kind, variant, path = "intervals", None, item
-    head, sep, rest = item.partition(":")
-    if sep and head.split("=")[0] in ("intervals", "pvalues", "scatter"):
-        kind, _, variant = head.partition("=")
-        variant, path = variant or None, rest
-    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
-        _fail(f"--plot {item}: a figure is written as .png, .svg or .pdf")
-    if importlib.util.find_spec("matplotlib") is None:
-        _fail("--plot needs matplotlib: pip install 'meta-eval[plot]'")
-    return kind, variant, Path(path)
 
 
 def _say(channel: str, text: str) -> None:
