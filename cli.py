@@ -121,8 +121,8 @@ def run(
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY, e.g. vectors=spacy:en_core_web_md"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
-                               "meta-eval did not write; never an input of the run"),
+    force: bool = typer.Option(False, "--force", help="Replace existing --output, --scores-out or --plot files that "
+                               "meta-eval did not write; never an input of the run nor in the data folder"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
@@ -345,8 +345,8 @@ def probe(
     output: Optional[Path] = typer.Option(None, "--output", help="Write every number and the signatures as JSON"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the metric x perturbation heatmap (.png, .svg, "
                                         ".pdf) \\[needs the plot extra]"),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --output file that meta-eval did not "
-                               "write"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output or --plot file that meta-eval "
+                               "did not write"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),

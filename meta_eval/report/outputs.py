@@ -230,7 +230,8 @@ def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = Fa
                plugins=()) -> tuple[list, list]:
     """The ``(inputs, protected)`` pairs of a job for :func:`check_output`: the judgment data folder ``data_dir`` and
     the default one (``$META_EVAL_DATA``, else the user cache), always, whatever ``judgments`` names; the judgment
-    file(s) named by ``judgments`` (comma-separated; a built-in set's name, with or without ``:subset``, reads the data folder);
+    file(s) named by ``judgments`` (comma-separated; a built-in set's name, with or without ``:subset``, reads the
+    data folder);
     the score cache (the given or the default one, ``no_cache`` or not: it is meta-eval's store, never a result);
     the ``files`` read (pairs ``(what, path)``); the ``--plugin`` files; and any ``-o KEY=VALUE`` naming an
     existing file (a saved model, a baseline file)."""
