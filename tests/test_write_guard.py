@@ -386,3 +386,16 @@ def test_meta_evals_figures_are_recognised_and_a_users_are_not(tmp_path):
         save_figure(plt.figure(), ours)
         plt.figure().savefig(theirs)
         assert written_by_meta_eval(ours) and not written_by_meta_eval(theirs), suffix
+
+
+def test_a_store_meta_eval_creates_is_never_in_the_data_folder_nor_the_cache(world, tmp_path):
+    from meta_eval.report.outputs import check_store
+
+    data, folder, cache = world
+    with pytest.raises(OutputError, match="is inside the judgment data folder"):
+        check_store(folder / "answers.sqlite")
+    with pytest.raises(OutputError, match="is the score cache of this run"):
+        check_store(cache, cache=cache)
+    store = tmp_path / "answers.sqlite"
+    store.write_bytes(b"SQLite format 3\x00")  # its owner's file: accepted, left as it is
+    assert check_store(store) == store and store.read_bytes() == b"SQLite format 3\x00"

@@ -25,7 +25,7 @@ from pathlib import Path
 from meta_eval.errors import MetaEvalError
 
 __all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_job_output", "check_output",
-           "check_output_folder", "job_inputs", "same_file", "with_marker", "write_json", "written_by_meta_eval"]
+           "check_output_folder", "check_store", "job_inputs", "same_file", "with_marker", "write_json", "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
 #: a file it may replace.
@@ -337,6 +337,15 @@ class OutputPlan:
         for name in files:
             self._claim(path / name, f"{option} {path}'s")
         return path
+
+
+def check_store(path, option: str = "answers", *, data_dir=None, cache=None) -> Path:
+    """Check where a store that meta-eval creates and then reuses is made (the LLM judge's answer store, whose
+    owner recognises its own SQLite file): not in the judgment data folder (nor the default one), not the score
+    cache (``cache``, else the default), not a folder, under a folder that can be written; an existing file is
+    accepted here. Returns it as an absolute Path; raises :class:`OutputError` naming ``option``."""
+    plan = OutputPlan(force=True, data_dir=data_dir, cache=cache)
+    return Path(os.path.abspath(plan.add(path, option)))
 
 
 def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
