@@ -30,6 +30,7 @@ import datetime as _dt
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -182,13 +183,16 @@ class LearnedModel:
         return doc
 
     def save(self, path: str | Path) -> Path:
-        """Write the model as JSON, atomically (:func:`meta_eval.report.outputs.atomic_write`: a temporary file in
-        the same folder, synced, then renamed; an OSError becomes an OutputError naming the path)."""
-        from meta_eval.report.outputs import atomic_write
-
+        """Write the model as JSON, atomically (a temporary file in the same folder, then renamed)."""
         path = Path(path).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
         data = (json.dumps(self.as_dict(), indent=2) + "\n").encode("utf-8")
-        atomic_write(path, lambda tmp: tmp.write_bytes(data))
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
         self.sha256 = hashlib.sha256(data).hexdigest()
         return path
 
