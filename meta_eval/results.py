@@ -321,8 +321,11 @@ class RunResult:
         _need("matplotlib", "plot()")
         from meta_eval.report import figures
 
+        from meta_eval.report.outputs import as_path
+
         if kind not in figures.KINDS:
             raise ValueError(f"kind must be one of {', '.join(figures.KINDS)}, not {kind!r}")
+        path = as_path(path, "plot()'s path")  # plot(path=42): an OutputError, not pathlib's TypeError
         if path is not None and Path(path).suffix.lower() not in figures.SUFFIXES:
             raise ValueError(f"a figure is written as {', '.join(figures.SUFFIXES)}, not {Path(path).suffix!r}")
         if clusters and ranks is None:

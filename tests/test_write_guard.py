@@ -321,6 +321,8 @@ def test_run_result_plot_where_it_cannot_write_raises_output_error(tmp_path):
     blocker.write_text("x", encoding="utf-8")
     with pytest.raises(OutputError, match=f"cannot write {blocker / 'f.png'}"):
         result.plot("intervals", blocker / "f.png")
+    with pytest.raises(MetaEvalError, match="plot\\(\\)'s path must be a path"):
+        result.plot("intervals", 42)
     result.plot("intervals", tmp_path / "ok.pdf")
     assert written_by_meta_eval(tmp_path / "ok.pdf")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left

@@ -326,10 +326,15 @@ class ProbeResult:
         return json.dumps(self.to_dict(changes), indent=2)
 
     def plot(self, path: str | Path) -> Path:
-        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``."""
+        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``, atomically (a
+        folder where it cannot be written raises :class:`~meta_eval.report.outputs.OutputError`)."""
         from meta_eval.probe.report import heatmap
         from meta_eval.report.figures import save_figure
+        from meta_eval.report.outputs import as_path
 
+        path = as_path(path, "plot()'s path")  # an OutputError for None or 42, not pathlib's TypeError
+        if path is None:
+            raise MetaEvalError("plot() needs the path of the figure to write (.png, .svg or .pdf)")
         return save_figure(heatmap(self.to_dict(changes=False)), path)
 
 
