@@ -122,8 +122,8 @@ def run(
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
                                      "takes KEY, e.g. vectors=spacy:en_core_web_md"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
-                               "meta-eval did not write; never an input of the run"),
+    force: bool = typer.Option(False, "--force", help="Replace existing --output, --scores-out or --plot files that "
+                               "meta-eval did not write; never an input of the run nor in the data folder"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
@@ -206,7 +206,6 @@ def run(
         _fail("give --judgments SET (a built-in set or a .jsonl file) or --protocol NAME")
     if form not in FORMATS:
         _fail(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
-    figures = [_figure_request(str(item)) for item in plot]  # checked before any scoring
     later: list[tuple[str, str]] = []  # the learned models' fit checks, printed under the table
     result = _call(task.run, judgments, metrics, subset=subset, human=human, statistic=statistic,
                    correlation=correlation, level=level, baseline=baseline, epsilon=epsilon,
@@ -217,7 +216,7 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction)
+                   correction=correction, plots=plot)  # every output checked before any scoring
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -228,27 +227,10 @@ def run(
         notes.print(f"[yellow]{label}[/]: {escape(message)}", highlight=False, soft_wrap=True)
     _wrote(output)
     _wrote(scores_out)
-    for kind, variant, path in figures:
+    for kind, variant, path in result.figures:
         _call(result.plot, kind, path, variant=variant, ranks=ranks)
         _wrote(path)
     _exit_if_incomplete(result.failed, result.not_run, output)
-
-
-def _figure_request(item: str) -> tuple[str, str | None, Path]:
-    """``FILE``, ``pvalues:FILE``, ``scatter:FILE`` or ``scatter=VARIANT:FILE`` as (kind, variant, path); the suffix
-    and the plot extra are checked here, before any scoring."""
-    import importlib.util
-
-    kind, variant, path = "intervals", None, item
-    head, sep, rest = item.partition(":")
-    if sep and head.split("=")[0] in ("intervals", "pvalues", "scatter"):
-        kind, _, variant = head.partition("=")
-        variant, path = variant or None, rest
-    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
-        _fail(f"--plot {item}: a figure is written as .png, .svg or .pdf")
-    if importlib.util.find_spec("matplotlib") is None:
-        _fail("--plot needs matplotlib: pip install 'meta-eval[plot]'")
-    return kind, variant, Path(path)
 
 
 def _say(channel: str, text: str) -> None:
@@ -364,8 +346,8 @@ def probe(
     output: Optional[Path] = typer.Option(None, "--output", help="Write every number and the signatures as JSON"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the metric x perturbation heatmap (.png, .svg, "
                                         ".pdf) \\[needs the plot extra]"),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --output file that meta-eval did not "
-                               "write"),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output or --plot file that meta-eval "
+                               "did not write"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),

@@ -344,17 +344,31 @@ def _pages(doc: dict, blindspots: dict | None = None) -> list[tuple[str, str | b
 
 def render_board(out_dir: str | Path) -> dict:
     """Rewrite a published board's pages (README.md, index.html, figures) from its ``results.json``; nothing is
-    scored or recomputed, and results.json is not touched. For pages made by an older renderer."""
-    out = Path(out_dir)
+    scored or recomputed, and results.json is not touched. For pages made by an older renderer.
+
+    The folder goes through :class:`~meta_eval.report.outputs.OutputPlan` first (never in the judgment data folder;
+    writable); a ``results.json`` that is not a leaderboard, or lacks or mangles a field (``sets`` missing, not a
+    list, ...), is a :class:`PublishError` naming it (:func:`meta_eval.leaderboard.index.read_board`), not a
+    KeyError."""
+    from meta_eval.leaderboard.index import malformed, read_board
+    from meta_eval.probe.board import read_blindspots
+    from meta_eval.report.outputs import OutputPlan
+
+    out = OutputPlan().add_folder(out_dir, "leaderboard render", ("README.md", "index.html"), exists=True)
     try:
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PublishError(f"{out / 'results.json'}: not a readable leaderboard ({exc})") from None
+        doc = read_board(out / "results.json")
+    except MetaEvalError as exc:
+        raise PublishError(str(exc)) from None
     if doc.get("schema") != SCHEMA:
         raise PublishError(f"{out / 'results.json'}: schema {doc.get('schema')!r}, this meta-eval renders {SCHEMA}")
-    from meta_eval.probe.board import read_blindspots
-
-    _write_board_files(out, _pages(doc, read_blindspots(out)))
+    blindspots = read_blindspots(out)
+    try:
+        pages = _pages(doc, blindspots)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        if isinstance(exc, MetaEvalError):
+            raise
+        raise PublishError(str(malformed(out / "results.json", exc))) from None
+    _write_board_files(out, pages)
     return doc
 
 
@@ -476,22 +490,35 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     files whose metrics are registered first (``--plugin FILE.py``); ``scores``: imported metrics
     (``"NAME=FILE"`` with one set, ``"SET/NAME=FILE"`` naming the set as given in ``judgments``; see
     :mod:`meta_eval.scoring.imported`), read and checked before any scoring. Returns the board's
-    document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder).
+    document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder;
+    :class:`~meta_eval.report.outputs.OutputError` for a folder in the judgment data folder, one whose board files
+    would replace an input, or an ``out_dir`` that is not a path, such as None).
     """
     import shlex
 
+    from meta_eval.report.outputs import OutputPlan
     from meta_eval.scoring import selection
     from meta_eval.scoring.engines import engine_for
+    from meta_eval.task import check_judgments_argument
 
+    if not isinstance(judgments, (str, os.PathLike)) and isinstance(judgments, Sequence) and all(
+            isinstance(j, str) for j in judgments):
+        judgments = ",".join(judgments)
+    check_judgments_argument(judgments)
     if correlation not in ("spearman", "pearson", "kendall"):
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):
         raise MetaEvalError(f"--correction must be holm, bh or none, not {correction!r}")
-    names = ",".join(judgments) if not isinstance(judgments, str) else judgments
+    names = os.fspath(judgments)
     metrics = ",".join(metrics) if metrics is not None and not isinstance(metrics, str) else metrics
     variants = ",".join(variants) if variants is not None and not isinstance(variants, str) else variants
     option_list = selection.option_list(options)
-    out_dir = Path(out_dir)
+    score_texts = [scores] if isinstance(scores, str) else list(scores)
+    # the board folder against every input, before any scoring (BoardLock then checks its contents and holds it)
+    out_dir = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
+                         plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
+                                                 if isinstance(t, str) and "=" in t]
+                         ).add_folder(out_dir, "--out", ("results.json", "README.md", "index.html"))
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
                 *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],

@@ -158,6 +158,9 @@ class RunResult:
     metrics; None when a baseline ran or was not wanted."""
     empty_columns: dict = field(default_factory=dict)
     """Column name -> why every row of it is empty (e.g. the Williams column when no baseline ran)."""
+    figures: list = field(default_factory=list, repr=False)
+    """The figures asked for with the run (``plots`` of :func:`meta_eval.task.run`, ``--plot``): (kind, variant,
+    path), each checked with the run's other outputs before any scoring; :meth:`plot` writes one."""
     _matrices: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     """:meth:`pvalue_matrix`'s tests by (resamples, seed), before any correction: each runs once."""
 
@@ -311,13 +314,18 @@ class RunResult:
         interval, the human ceiling as a line; ``clusters=True`` or ``ranks`` shade the significance clusters),
         ``"pvalues"`` (the all-pairs p-value heatmap, in cluster order) or ``"scatter"`` (``variant``, default the
         best, against the humans at the run's level). Written to ``path`` (.png, .svg, .pdf; no date in the file)
-        when given; returns the matplotlib Figure (closed once written). The heatmap's stars and the clusters read
+        when given, atomically (a folder where it cannot be written raises
+        :class:`~meta_eval.report.outputs.OutputError`, a :class:`~meta_eval.errors.MetaEvalError` naming the path);
+        returns the matplotlib Figure (closed once written). The heatmap's stars and the clusters read
         the p-values adjusted by ``correction`` (default the run's) over all pairs."""
         _need("matplotlib", "plot()")
         from meta_eval.report import figures
 
+        from meta_eval.report.outputs import as_path
+
         if kind not in figures.KINDS:
             raise ValueError(f"kind must be one of {', '.join(figures.KINDS)}, not {kind!r}")
+        path = as_path(path, "plot()'s path")  # plot(path=42): an OutputError, not pathlib's TypeError
         if path is not None and Path(path).suffix.lower() not in figures.SUFFIXES:
             raise ValueError(f"a figure is written as {', '.join(figures.SUFFIXES)}, not {Path(path).suffix!r}")
         if clusters and ranks is None:

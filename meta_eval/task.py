@@ -103,7 +103,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         scores_missing: str = "error", scores_out: str | Path | None = None,
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
-        correction: str = "holm"):
+        correction: str = "holm", plots: Sequence[str | Path] = ()):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -134,7 +134,15 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         given as an object is used and left open.
     output, force
         Also write the JSON of ``meta-eval run --output``, checked before any work; ``force`` replaces a file
-        meta-eval did not write (never an input of the run).
+        meta-eval did not write (never an input of the run). Every output (``output``, ``scores_out``, ``plots``)
+        is checked together, before any loading or scoring, by one
+        :class:`~meta_eval.report.outputs.OutputPlan`: never an input of the run nor a file in the judgment data
+        folder (even with ``force``), never two outputs on one path.
+    plots : list of str or path
+        The figures of ``--plot`` (``FILE``, ``pvalues:FILE``, ``scatter:FILE``, ``scatter=VARIANT:FILE``;
+        :func:`meta_eval.report.figures.figure_request`), checked with the other outputs and kept as
+        :attr:`RunResult.figures` for :meth:`RunResult.plot` to write (the command line writes them after the
+        table, with the clusters of ``--pairwise``).
     progress : bool
         Progress bars (counts, rate, ETA) on stderr when it is a terminal.
     allow_in_sample : bool
@@ -176,28 +184,30 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         With the command line's message and exit code: a bad choice, a set or level that cannot be computed, no
         metric able to run (code 2; 1 if every chosen metric failed).
     """
-    from meta_eval.report.outputs import check_job_output
+    from meta_eval.report.figures import figure_request
+    from meta_eval.report.outputs import OutputPlan, as_path
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.imported import parse_spec
     from meta_eval.scoring.system_scores import MODES
 
     say = say or _quiet
     started = time.perf_counter()
+    check_judgments_argument(judgments)
     option_list = selection.option_list(options)
-    output = Path(output) if output is not None else None
-    scores_out = Path(scores_out) if scores_out is not None else None
+    data_dir, cache = as_path(data_dir, "--data-dir"), as_path(cache, "--cache")
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
     if scores_missing not in ("error", "drop"):
         raise MetaEvalError(f"--scores-missing must be error or drop, not {scores_missing!r}")
-    # before any loading or scoring: a bad output is found in a second, not after hours
-    inputs = [(f"the --scores file of {spec.name}", spec.path) for spec in specs]
-    check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                     options=option_list, files=inputs)
-    if scores_out is not None:
-        if scores_out.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-            raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
-        check_job_output(scores_out, force=force, judgments=judgments, data_dir=data_dir, cache=cache,
-                         no_cache=no_cache, options=option_list, files=inputs)
+    if scores_out is not None and as_path(scores_out, "--scores-out").suffix.lower() not in (".jsonl", ".csv", ".tsv"):
+        raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
+    figures = [figure_request(item) for item in ([plots] if isinstance(plots, (str, Path)) else plots)]
+    # every output at once, before any loading or scoring: a bad output is found in a second, not after hours
+    outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                         options=option_list, plugins=plugins,
+                         files=[(f"the --scores file of {spec.name}", spec.path) for spec in specs])
+    output, scores_out = outputs.add(output, "--output"), outputs.add(scores_out, "--scores-out")
+    for _, _, path in figures:
+        outputs.add(path, "--plot")
     selection.load_plugins(plugins)
     selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
     statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
@@ -220,13 +230,27 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
-                    allow_in_sample=allow_in_sample, variants=variants, correction=correction)
+                    allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures)
+
+
+def check_judgments_argument(judgments, option: str = "--judgments") -> str:
+    """``judgments`` (a set's name or a file's path; comma-separated for a board) as a str; None or anything else
+    is a :class:`~meta_eval.errors.MetaEvalError` with the command line's sentence (``run(None)``, ``run(42)``)."""
+    import os
+
+    if judgments is None:
+        raise MetaEvalError(f"give {option} SET (a built-in set or a .jsonl file)")
+    if isinstance(judgments, os.PathLike):
+        judgments = os.fspath(judgments)
+    if not isinstance(judgments, str) or not judgments.strip():
+        raise MetaEvalError(f"{option} must be a built-in set's name or a .jsonl file's path, not {judgments!r}")
+    return judgments
 
 
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
-         allow_in_sample=False, variants=None, correction="holm"):
+         allow_in_sample=False, variants=None, correction="holm", figures=()):
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
@@ -392,6 +416,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     result.variants = variant_record
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
+    result.figures = list(figures)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
@@ -553,7 +578,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval import judgments as judgment_sets
     from meta_eval.evaluate import evaluate, evaluate_level
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
-    from meta_eval.report.outputs import check_job_output, write_json
+    from meta_eval.report.outputs import OutputPlan, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
@@ -561,8 +586,10 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
 
     say = say or _quiet
     started = time.perf_counter()
-    output = Path(output) if output is not None else None
-    check_job_output(output, force=force, data_dir=data_dir, cache=cache, no_cache=no_cache)
+    protocol_file = [("the --protocol file", Path(name))] if isinstance(name, (str, Path)) and str(name).endswith(
+        ".toml") else []
+    output = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                        files=protocol_file).add(output, "--output")
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:
@@ -653,7 +680,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
-    from meta_eval.report.outputs import atomic_write, check_job_output
+    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write
     from meta_eval.results import ScoreResult
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
@@ -667,14 +694,15 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if sum(given) != 1:
         raise MetaEvalError("give either --candidates (with --references/--sources line files) or --input "
                             "FILE.jsonl")
-    output = Path(output) if output is not None else None
+    output = as_path(output, "--output")
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     option_list = selection.option_list(options)
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
-    texts = [(what, Path(p) if p is not None else None) for what, p in texts]
-    check_job_output(output, force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list)
+    texts = [(what, as_path(p, "--" + what.split()[-2])) for what, p in texts]
+    OutputPlan(force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list,
+               plugins=plugins).add(output, "--output")
     selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:

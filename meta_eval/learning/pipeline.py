@@ -459,8 +459,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.errors import MetaEvalError
     from meta_eval.learning.pipeline import search as run_search  # the parameter ``search`` hides the function
     from meta_eval.metrics.learned import model_path
-    from meta_eval.report.outputs import check_job_output, write_json
+    from meta_eval.report.outputs import OutputPlan, write_json
     from meta_eval.scoring.cache import open_cache
+    from meta_eval.task import check_judgments_argument
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, load_plugins,
                                              metric_config, parse_options, requested_names, resolve_metric_choice)
@@ -483,11 +484,14 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         save_path = None if save is None else model_path(save)
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
-    output = Path(output) if output is not None else None
-    given = dict(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                 options=option_list)
-    check_job_output(save_path, "--save", **given)  # before any loading, scoring or fitting
-    check_job_output(output, **given, files=[("the --save model", save_path)] if save_path else [])
+    check_judgments_argument(judgments)
+    # every output at once, before any loading, scoring or fitting
+    outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                         options=option_list, plugins=plugins,
+                         files=[(f"the --scores file of {text.split('=', 1)[0]}", text.split("=", 1)[1])
+                                for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
+    outputs.add(save_path, "--save")
+    output = outputs.add(output, "--output")
     load_plugins(plugins)
     from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
                                             read_table, without_imported)

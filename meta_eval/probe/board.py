@@ -51,11 +51,9 @@ def board_options(command: str) -> list[str]:
 
 
 def _board(folder: Path) -> dict:
-    path = folder / "results.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise MetaEvalError(f"{path}: not a readable leaderboard ({exc})") from None
+    from meta_eval.leaderboard.index import read_board
+
+    return read_board(folder / "results.json")  # a BoardError (a MetaEvalError) naming it, never a KeyError
 
 
 def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[Path]:
@@ -118,11 +116,16 @@ def _taken(options: list[str], names) -> list[str]:
 def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
                 **kwargs) -> list[Path]:
     """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
-    command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`."""
+    command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`. The folder
+    goes through :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data
+    folder, writable)."""
     import meta_eval.metrics.registry as registry
     from meta_eval.probe.run import probe
+    from meta_eval.report.outputs import OutputPlan
 
-    folder = Path(folder)
+    # before any probing: the board folder is never in the judgment data folder, and can be written
+    folder = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache")).add_folder(
+        folder, "leaderboard probe", (FILE, "README.md", "index.html"), exists=True)
     board = _board(folder)
     options = board_options(board.get("command", ""))
     results = []

@@ -326,10 +326,15 @@ class ProbeResult:
         return json.dumps(self.to_dict(changes), indent=2)
 
     def plot(self, path: str | Path) -> Path:
-        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``."""
+        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``, atomically (a
+        folder where it cannot be written raises :class:`~meta_eval.report.outputs.OutputError`)."""
         from meta_eval.probe.report import heatmap
         from meta_eval.report.figures import save_figure
+        from meta_eval.report.outputs import as_path
 
+        path = as_path(path, "plot()'s path")  # an OutputError for None or 42, not pathlib's TypeError
+        if path is None:
+            raise MetaEvalError("plot() needs the path of the figure to write (.png, .svg or .pdf)")
         return save_figure(heatmap(self.to_dict(changes=False)), path)
 
 
@@ -375,7 +380,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     options, cache, no_cache, batch_size, engine, workers, address, actors, gpus_per_actor, plugins
         As ``meta-eval run``.
     output, plot, force
-        Also write the JSON (``.json``) and the heatmap (``.png``, ``.svg``, ``.pdf``), both checked before any work.
+        Also write the JSON (``.json``) and the heatmap (``.png``, ``.svg``, ``.pdf``), both checked before any work
+        by one :class:`~meta_eval.report.outputs.OutputPlan` (never an input nor the data folder, even with
+        ``force``; a file meta-eval did not write only with ``force``; not both on one path).
     progress, say
         Progress bars on stderr; ``say(channel, text)`` receives the status lines (as :func:`meta_eval.task.run`).
 
@@ -389,15 +396,16 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         A bad choice (code 2) or no metric able to run (code 2; 1 if every chosen metric failed).
     """
     from meta_eval import judgments as judgment_sets
-    from meta_eval.report.outputs import check_job_output
+    from meta_eval.report.outputs import OutputPlan, as_path
     from meta_eval.scoring import selection
+    from meta_eval.task import check_judgments_argument
     from meta_eval.scoring.engines import engine_for
 
     say = say or _quiet
     started = time.perf_counter()
+    check_judgments_argument(judgments)
     option_list = selection.option_list(options)
-    output = Path(output) if output is not None else None
-    plot = Path(plot) if plot is not None else None
+    output, plot = as_path(output, "--output"), as_path(plot, "--plot")
     if against not in (None, *AGAINST):
         raise MetaEvalError(f"--against must be self or source, not {against!r}")
     if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
@@ -412,18 +420,14 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         raise MetaEvalError(f"--max-items must be a positive integer, not {max_items!r}")
     select_perturbations(perturbations)  # an unknown name fails before any loading
     if plot is not None:
-        from meta_eval.report.figures import SUFFIXES
+        from meta_eval.report.figures import figure_request
 
-        if plot.suffix.lower() not in SUFFIXES:
-            raise MetaEvalError(f"--plot {plot}: a figure is written as {', '.join(SUFFIXES)}")
-        import importlib.util
-
-        if importlib.util.find_spec("matplotlib") is None:
-            raise MetaEvalError("--plot needs matplotlib: pip install 'meta-eval[plot]'")
-    check_job_output(output, force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                     options=option_list)
-    check_job_output(plot, "--plot", force=True, judgments=judgments, data_dir=data_dir, cache=cache,
-                     no_cache=no_cache, options=option_list)
+        figure_request(plot)  # the suffix, matplotlib
+    # every output at once (one OutputPlan), before any loading: never an input, the data folder, a user's file
+    # without --force, nor both on one path
+    outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                         options=option_list, plugins=plugins)
+    output, plot = outputs.add(output, "--output"), outputs.add(plot, "--plot")
     selection.load_plugins(plugins)
     try:
         jset = judgment_sets.load(judgments, data_dir, subset=subset)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["KINDS", "board_figure", "board_figure_name", "intervals_figure", "pvalues_figure", "save_figure",
-           "scatter_figure"]
+__all__ = ["KINDS", "board_figure", "board_figure_name", "figure_request", "intervals_figure", "pvalues_figure",
+           "save_figure", "scatter_figure"]
 
 KINDS = ("intervals", "pvalues", "scatter")
 SUFFIXES = (".png", ".svg", ".pdf")
@@ -163,16 +163,45 @@ def scatter_figure(result, variant: str):
     return fig
 
 
+def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str | None, Path]:
+    """``FILE``, ``pvalues:FILE``, ``scatter:FILE`` or ``scatter=VARIANT:FILE`` (``run --plot``) as (kind, variant,
+    path); a suffix other than .png, .svg or .pdf, or matplotlib missing, is a
+    :class:`~meta_eval.errors.MetaEvalError`, raised before any scoring."""
+    import importlib.util
+
+    from meta_eval.errors import MetaEvalError
+
+    item = str(item)
+    kind, variant, path = "intervals", None, item
+    head, sep, rest = item.partition(":")
+    if sep and head.split("=")[0] in KINDS:
+        kind, _, variant = head.partition("=")
+        variant, path = variant or None, rest
+    if Path(path).suffix.lower() not in SUFFIXES:
+        raise MetaEvalError(f"{option} {item}: a figure is written as .png, .svg or .pdf")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise MetaEvalError(f"{option} needs matplotlib: pip install 'meta-eval[plot]'")
+    return kind, variant, Path(path)
+
+
 def save_figure(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` (.png, .svg or .pdf) with fixed metadata (no date), then close it."""
+    """Write ``fig`` to ``path`` (.png, .svg or .pdf) with fixed metadata (no date; meta-eval as its creator, by
+    which :func:`meta_eval.report.outputs.written_by_meta_eval` knows it may replace it), atomically
+    (:func:`~meta_eval.report.outputs.atomic_write`: a folder where nothing can be written is an
+    :class:`~meta_eval.report.outputs.OutputError` naming the path), then close it."""
+    from meta_eval.report.outputs import atomic_write
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise ValueError(f"a figure is written as {', '.join(SUFFIXES)}, not {path.suffix!r} ({path})")
     import matplotlib.pyplot as plt
 
-    fig.savefig(path, metadata=_METADATA[suffix], bbox_inches="tight")
-    plt.close(fig)
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], metadata=_METADATA[suffix],
+                                                   bbox_inches="tight"))
+    finally:
+        plt.close(fig)
     return path
 
 

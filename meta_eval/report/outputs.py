@@ -1,6 +1,12 @@
 """Writing result files safely: checked before the work starts, never over an input or a file meta-eval did not write,
 written atomically, never half-written.
 
+:class:`OutputPlan` is the one write path of every command: built once, before any loading or scoring, from all the
+command's inputs and all its outputs (``--output``, ``--save``, every ``--plot``, ``--scores-out``, a board's folder),
+it refuses an output that is an input of the run or lies in the judgment data folder (even with ``force``), one that
+replaces a file meta-eval did not write (unless ``force``), two outputs on one path, and a place where nothing can be
+written; it uses :func:`check_output` for each file and :func:`check_output_folder` for a folder.
+
 :func:`check_output` refuses a path that is one of the run's inputs (:func:`same_file`: the path, a link to it or
 another name of the same file) or lies in a protected folder (the judgment data folder), and an existing file that
 meta-eval did not write (:func:`written_by_meta_eval`) unless ``force``; then it tries (never guesses) that a file can
@@ -18,14 +24,14 @@ from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["MARKER", "OutputError", "atomic_write", "check_job_output", "check_output", "same_file", "with_marker",
-           "write_json",
-           "written_by_meta_eval"]
+__all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_job_output", "check_output",
+           "check_output_folder", "check_store", "job_inputs", "same_file", "with_marker", "write_json", "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
 #: a file it may replace.
 MARKER = "written_by"
 _SNIFF = 4096  # bytes read to recognise a file
+_PDF_TAIL = 65536  # a PDF's information dictionary (its /Creator) is written near its end
 
 
 class OutputError(MetaEvalError, ValueError):
@@ -43,15 +49,24 @@ def written_by_meta_eval(path: Path) -> bool:
     """Whether the existing file ``path`` is one meta-eval writes, from its first bytes: a JSON document starting
     with :data:`MARKER` (results of ``run``/``learn``, :func:`with_marker`), a learned model (``"format":
     "meta-eval-learned-model"``), per-example scores of ``meta-eval score`` (JSONL whose first line is
-    ``{"signatures": ...}``; CSV/TSV whose header starts with ``index`` and whose first row is index 0), or an empty
-    file. Anything else, or a file that cannot be read, is the user's."""
+    ``{"signatures": ...}``; CSV/TSV whose header starts with ``index`` and whose first row is index 0), a figure
+    (:mod:`meta_eval.report.figures` writes meta-eval as its creator: a PNG's ``tEXt`` chunk ``Software``, an SVG's
+    ``dc:creator``, a PDF's ``/Creator``), or an empty file. Anything else, or a file that cannot be read, is the
+    user's."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF)
+            if head.startswith(b"%PDF"):
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - _PDF_TAIL))
+                return b"/Creator (meta-eval)" in handle.read(_PDF_TAIL)
     except OSError:
         return False
     if not head.strip():
         return True
+    if head.startswith(b"\x89PNG"):
+        return b"tEXtSoftware\x00meta-eval" in head
+    if b"<svg" in head:
+        return b"<dc:creator>" in head and b"<dc:title>meta-eval</dc:title>" in head
     text = head.decode("utf-8", errors="replace")
     compact = "".join(text.split())
     if compact.startswith('{"' + MARKER + '":"meta-eval') or '"format":"meta-eval-learned-model"' in compact:
@@ -103,7 +118,7 @@ def check_output(path: Path | None, option: str = "--output", *, inputs=(), prot
     """
     if path is None:
         return
-    path = Path(path).expanduser().absolute()
+    path = Path(os.path.abspath(Path(path).expanduser()))  # "sub/../x" as "x": the folders to make are real ones
     for what, other in inputs:
         if other is not None and same_file(path, Path(other)):
             raise OutputError(f"{option} {path} is {what} of this run ({other}): writing there would replace it; "
@@ -113,7 +128,7 @@ def check_output(path: Path | None, option: str = "--output", *, inputs=(), prot
             raise OutputError(f"{option} {path} is inside {what} ({folder}), which this run reads; write elsewhere")
     if path.is_file() and not force and not written_by_meta_eval(path):
         raise OutputError(f"{option} {path} exists and meta-eval did not write it (it is not a meta-eval results, "
-                          f"scores or model file); choose another path, or pass --force to replace it")
+                          f"scores, model or figure file); choose another path, or pass --force to replace it")
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give the path of a file (in that folder, for example)")
     if path.exists() and not path.is_file():
@@ -154,9 +169,9 @@ def atomic_write(path: Path, write) -> None:
     temporary file of :func:`meta_eval.scoring.score_files.write_scores`), as are the parent folders made for it; an
     OSError becomes an :class:`OutputError` naming ``path``.
     """
-    path = Path(path).expanduser()
+    path = Path(os.path.abspath(Path(path).expanduser()))
     made = []
-    folder = path.parent.absolute()
+    folder = path.parent
     while not folder.exists() and folder != folder.parent:
         made.append(folder)
         folder = folder.parent
@@ -200,27 +215,143 @@ def write_json(path: Path, doc: dict) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(marked, indent=2) + "\n", encoding="utf-8"))
 
 
-def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
-                     data_dir=None, cache=None, no_cache: bool = False, files=(), options=()) -> None:
-    """:func:`check_output` against a job's inputs: the judgment file (or, for a built-in set, its data folder), the
-    score cache, the ``files`` read (pairs ``(what, path)``) and any ``-o KEY=VALUE`` naming an existing file (a
-    saved model, a baseline file). Raises :class:`OutputError`."""
-    if path is None:
-        return
-    inputs, protected = list(files), []
-    if judgments is not None:
-        from meta_eval import judgments as judgment_sets
+def as_path(value, option: str) -> Path | None:
+    """``value`` (a str or os.PathLike; None: not given) as a Path; anything else, or an empty string, is an
+    :class:`OutputError` naming ``option`` (a library caller's ``run(42)`` or ``publish(..., out_dir=None)`` gets the
+    command line's sentence, not pathlib's TypeError)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or not str(os.fspath(value)).strip():
+        raise OutputError(f"{option} must be a path (a str or os.PathLike), not {value!r}")
+    return Path(os.fspath(value))
 
-        if judgments.split(":")[0] in judgment_sets.BUILTIN:
-            protected.append(("the judgment data folder", judgment_sets.data_dir(data_dir)))
-        else:
-            inputs.append(("the judgment file", Path(judgments)))
-    if not no_cache:
-        from meta_eval.scoring.cache import default_cache_path
 
-        inputs.append(("the score cache", cache or default_cache_path()))
+def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = False, files=(), options=(),
+               plugins=()) -> tuple[list, list]:
+    """The ``(inputs, protected)`` pairs of a job for :func:`check_output`: the judgment data folder ``data_dir`` and
+    the default one (``$META_EVAL_DATA``, else the user cache), always, whatever ``judgments`` names; the judgment
+    file(s) named by ``judgments`` (comma-separated; a built-in set's name, with or without ``:subset``, reads the
+    data folder);
+    the score cache (the given or the default one, ``no_cache`` or not: it is meta-eval's store, never a result);
+    the ``files`` read (pairs ``(what, path)``); the ``--plugin`` files; and any ``-o KEY=VALUE`` naming an
+    existing file (a saved model, a baseline file)."""
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.scoring.cache import default_cache_path
+
+    inputs = [(what, Path(p)) for what, p in files if p is not None]
+    protected = [("the judgment data folder", judgment_sets.data_dir(data_dir))]
+    if data_dir is not None:  # the default one too: a built-in set's file there may not be downloadable again
+        protected.append(("the judgment data folder", judgment_sets.data_dir(None)))
+    if isinstance(judgments, (str, os.PathLike)):
+        for name in str(os.fspath(judgments)).split(","):
+            name = name.strip()
+            if name and name.split(":")[0] not in judgment_sets.BUILTIN:
+                inputs.append(("the judgment file", Path(name).expanduser()))
+    inputs.append(("the score cache", Path(cache).expanduser() if cache is not None else default_cache_path()))
+    inputs += [("the --plugin file", Path(p).expanduser()) for p in plugins or () if isinstance(p, (str, os.PathLike))]
     for item in options:
         value = item.split("=", 1)[1] if "=" in item else ""
         if value and Path(value).expanduser().is_file():
             inputs.append((f"an input given by -o {item.split('=', 1)[0]}", Path(value).expanduser()))
-    check_output(path, option, inputs=inputs, protected=protected, force=force)
+    return inputs, protected
+
+
+def check_output_folder(folder: Path, option: str, *, inputs=(), protected=(), files=(), exists: bool = False
+                        ) -> None:
+    """Raise :class:`OutputError` unless meta-eval may write ``files`` (names relative to it) into the folder
+    ``folder`` (a leaderboard's): not the judgment data folder nor inside it (``protected``), none of ``files`` an
+    input of the run (``inputs``), not a file; with ``exists`` (a board being rendered or probed, the index's root:
+    the caller reports a missing one), a file must be creatable in it if it is there (tried, as
+    :func:`check_output` does)."""
+    folder = Path(folder).expanduser()
+    for what, other in protected:
+        if other is not None and _inside(folder, Path(other)):
+            raise OutputError(f"{option} {folder} is inside {what} ({other}), which meta-eval reads; write elsewhere")
+    for name in files:
+        for what, other in inputs:
+            if other is not None and same_file(folder / name, Path(other)):
+                raise OutputError(f"{option} {folder}: its {name} is {what} of this run ({other}): writing there "
+                                  "would replace it; choose another folder")
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{option} {folder} is a file, not a folder")
+    if not exists or not folder.is_dir():
+        return
+    probe = folder / f".meta-eval-probe.{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"{option} {folder}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _key(path: Path) -> Path:
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return Path(path).expanduser().absolute()
+
+
+class OutputPlan:
+    """Every file one command writes, checked together before any loading or scoring: the one write path.
+
+    Built from the job's inputs (the keyword arguments of :func:`job_inputs`, plus ``inputs``/``protected`` pairs),
+    then :meth:`add` for each output file and :meth:`add_folder` for an output folder. Each refuses, with an
+    :class:`OutputError` (exit code 2) naming the option and the path: an input of the run or a path inside the
+    judgment data folder, even with ``force``; an existing file meta-eval did not write, unless ``force``; a path
+    already given to another output of this command (``--output X --scores-out X``: one would replace the other);
+    a folder, a parent that is a file, a folder where nothing can be created (:func:`check_output`). The files are
+    then written with :func:`atomic_write` (:func:`write_json`).
+    """
+
+    def __init__(self, *, force: bool = False, inputs=(), protected=(), **job) -> None:
+        self.force = bool(force)
+        self.inputs, self.protected = job_inputs(**job)
+        self.inputs += list(inputs)
+        self.protected += list(protected)
+        self.outputs: list[tuple[str, Path]] = []
+
+    def _claim(self, path: Path, option: str) -> None:
+        key = _key(path)
+        for other_option, other in self.outputs:
+            if key == _key(other) or same_file(path, other):
+                raise OutputError(f"{option} {path} is also given to {other_option} ({other}): one output would "
+                                  "replace the other; give each output its own path")
+        self.outputs.append((option, path))
+
+    def add(self, path, option: str = "--output") -> Path | None:
+        """Check one output file (None: not asked for) and return it as a Path."""
+        path = as_path(path, option)
+        if path is None:
+            return None
+        check_output(path, option, inputs=self.inputs, protected=self.protected, force=self.force)
+        self._claim(path, option)
+        return path
+
+    def add_folder(self, folder, option: str, files=(), *, exists: bool = False) -> Path:
+        """Check an output folder (``files``: the names meta-eval writes there; ``exists``: it must exist) and
+        return it as a Path; a missing ``folder`` (None) is an :class:`OutputError`."""
+        path = as_path(folder, option)
+        if path is None:
+            raise OutputError(f"{option} must name a folder, not None")
+        check_output_folder(path, option, inputs=self.inputs, protected=self.protected, files=files, exists=exists)
+        for name in files:
+            self._claim(path / name, f"{option} {path}'s")
+        return path
+
+
+def check_store(path, option: str = "answers", *, data_dir=None, cache=None) -> Path:
+    """Check where a store that meta-eval creates and then reuses is made (the LLM judge's answer store, whose
+    owner recognises its own SQLite file): not in the judgment data folder (nor the default one), not the score
+    cache (``cache``, else the default), not a folder, under a folder that can be written; an existing file is
+    accepted here. Returns it as an absolute Path; raises :class:`OutputError` naming ``option``."""
+    plan = OutputPlan(force=True, data_dir=data_dir, cache=cache)
+    return Path(os.path.abspath(plan.add(path, option)))
+
+
+def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
+                     data_dir=None, cache=None, no_cache: bool = False, files=(), options=(), plugins=()) -> None:
+    """:func:`check_output` against a job's inputs (:func:`job_inputs`: the data folder always, the judgment file,
+    the score cache, the ``files`` read, the ``--plugin`` files, any ``-o KEY=VALUE`` naming an existing file); one
+    output alone (a command with several builds an :class:`OutputPlan`). Raises :class:`OutputError`."""
+    OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache, files=files,
+               options=options, plugins=plugins).add(path, option)
