@@ -616,6 +616,9 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         check_names(imported, chosen)
         shown.check(available_variants(chosen, skipped, imported))
         chosen = shown.narrow(chosen, skipped, requested)
+        from meta_eval.report.outputs import check_stores
+
+        check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store, before asking
         say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
                    f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
         examples = jset.examples()

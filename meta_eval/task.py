@@ -255,7 +255,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
                                     evaluate_level, level_warning)
-    from meta_eval.report.outputs import write_json
+    from meta_eval.report.outputs import check_stores, write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
@@ -318,6 +318,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     check_names(imported, chosen)
     shown.check(selection.available_variants(chosen, skipped, imported))
     chosen = shown.narrow(chosen, skipped, requested)
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
     if baseline is not None:  # checked before the scoring, not after it
         planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:
@@ -680,7 +681,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
-    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write
+    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write, check_stores
     from meta_eval.results import ScoreResult
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
@@ -717,6 +718,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                          has_references=any(ex.references for ex in examples))  # rows lacking one
         shown.check(selection.available_variants(chosen, skipped))
         chosen = shown.narrow(chosen, skipped, requested)
+        check_stores(chosen, cache=cache, no_cache=no_cache)  # the answer store: before any request
         for names, reason in group_skips(skipped):
             say("err-skipped", f"{', '.join(names)}: {reason}")
         done = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=scoring,

@@ -247,3 +247,21 @@ def test_the_escape_module_doctests():
 
     result = doctest.testmod(escape)
     assert result.attempted >= 5 and result.failed == 0
+
+
+# -- figures ----------------------------------------------------------------------------------------------------------
+
+def test_a_name_with_dollars_is_drawn_as_text_not_tex(tmp_path):
+    """matplotlib reads text between two ``$`` as mathtext: a score name like ``a$\\frac$b`` failed the figure
+    after all the scoring; with ``text.parse_math`` off it is drawn as the characters it is."""
+    pytest.importorskip("matplotlib")
+    data = _write_set(tmp_path / "mine.jsonl")
+    scores = tmp_path / "s.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
+                      encoding="utf-8")
+    name = "a$\\frac$b"
+    figure = tmp_path / "f.svg"
+    res = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--no-cache", "--resamples", "10",
+                              "--scores", f"{name}={scores}", "--plot", str(figure), "--level", "summary"])
+    assert res.exit_code == 0, res.output
+    assert name in figure.read_text(encoding="utf-8")  # svg.fonttype none: the label's characters are in the file

@@ -150,6 +150,25 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(files, tmp_path):
     assert hashlib.sha256(foreign.read_bytes()).hexdigest() == before
 
 
+@pytest.mark.parametrize("where", ["data", "cache"])
+def test_the_answer_store_is_never_put_in_the_data_folder_nor_on_the_score_cache(files, tmp_path, monkeypatch, where):
+    """The store is checked by the one write path (``check_stores``) once the metrics are chosen, before any
+    request: ``answers=`` inside the judgment data folder, or on the score cache itself, is refused."""
+    data, template = files
+    folder = tmp_path / "shared-data"
+    folder.mkdir()
+    monkeypatch.setenv("META_EVAL_DATA", str(folder))
+    cache = tmp_path / "c.sqlite"
+    store = folder / "llm-answers.sqlite" if where == "data" else cache
+    with JudgeServer() as server:
+        done = invoke(["run", "-j", data, "-m", "llm-judge", *judge_options(server, template, f"answers={store}"),
+                       "--cache", cache, "--resamples", "20"])
+        assert server.counts["chat"] == 0
+    assert done.exit_code == 2, done.output
+    assert "answers" in done.output and ("data folder" in done.output or "score cache" in done.output)
+    assert not (folder / "llm-answers.sqlite").exists()
+
+
 def test_an_answer_over_the_size_cap_is_an_error_naming_the_row_and_is_not_stored(tmp_path, files):
     data, template = files
     rows = [json.loads(line) for line in data.read_text().splitlines()]

@@ -521,6 +521,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     check_names(imported, chosen)
     shown.check(available_variants(chosen, skipped, imported))
     chosen = shown.narrow(chosen, skipped, requested)
+    from meta_eval.report.outputs import check_stores
+
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
     try:
         skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:

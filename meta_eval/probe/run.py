@@ -516,6 +516,9 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                                              language=jset.language)
     shown.check(available_variants(chosen, skipped_metrics))
     chosen = shown.narrow(chosen, skipped_metrics, requested)
+    from meta_eval.report.outputs import check_stores
+
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
     for names, reason in group_skips(skipped_metrics):
         say("err-skipped", f"{', '.join(names)}: {reason}")
     applied = sum(len(pairs) for _, pairs, _ in plan)

@@ -39,7 +39,7 @@ def _plt():
 
     plt.rcParams.update({"svg.hashsalt": "meta-eval", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
                          "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7, "figure.dpi": 150,
-                         "svg.fonttype": "none"})
+                         "svg.fonttype": "none", "text.parse_math": False})  # a name with two $ is text, not TeX
     return plt
 
 

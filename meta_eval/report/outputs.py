@@ -25,7 +25,8 @@ from pathlib import Path
 from meta_eval.errors import MetaEvalError
 
 __all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_job_output", "check_output",
-           "check_output_folder", "check_store", "job_inputs", "same_file", "with_marker", "write_json", "written_by_meta_eval"]
+           "check_output_folder", "check_store", "check_stores", "job_inputs", "same_file", "with_marker", "write_json",
+           "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
 #: a file it may replace.
@@ -346,6 +347,20 @@ def check_store(path, option: str = "answers", *, data_dir=None, cache=None) -> 
     accepted here. Returns it as an absolute Path; raises :class:`OutputError` naming ``option``."""
     plan = OutputPlan(force=True, data_dir=data_dir, cache=cache)
     return Path(os.path.abspath(plan.add(path, option)))
+
+
+def check_stores(metrics, *, data_dir=None, cache=None, no_cache: bool = False) -> None:
+    """:func:`check_store` for the store of every chosen metric that keeps one (the LLM judge's answer store,
+    ``answers_path``), where the run will put it (beside the score cache unless ``answers=`` chose it); called by
+    every command after choosing its metrics and before any scoring. Raises :class:`OutputError`."""
+    from meta_eval.scoring.cache import default_cache_path
+
+    for metric in metrics:
+        if getattr(metric, "answers_path", None) is None:
+            continue
+        if not no_cache and callable(getattr(metric, "store_beside", None)):
+            metric.store_beside(cache or default_cache_path())
+        check_store(metric.answers_path, f"{metric.name}: answers", data_dir=data_dir, cache=cache)
 
 
 def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
