@@ -597,8 +597,27 @@ def without_imported(requested: str | None, imported: Sequence[ImportedScores]) 
 
 
 def check_names(imported: Sequence[ImportedScores], chosen) -> None:
-    """An imported metric may not take the name of a registered metric (or of a chosen one). Without imported
-    metrics nothing is looked up (listing the registry would import every installed plugin)."""
+    """One namespace for a run's names, checked before anything is scored.
+
+    An imported metric may not take the name of a registered metric (or of a chosen one), and a variant name is
+    unique across the run's sources: the chosen metrics (built-in or plugin) and the imported score files. A clash
+    is a :class:`MetaEvalError` naming both sources (``--scores rouge1-f (FILE) clashes with the variant rouge1-f of
+    the metric rouge (built-in)``); it is never resolved by one row silently replacing the other. Only the sources of
+    this run are compared: a plugin variant named like one of a built-in metric that the run does not choose is no
+    clash. Without imported metrics the registry is not listed (that would import every installed plugin).
+    """
+    seen: dict[str, str] = {}  # variant -> the source that gave it first
+    for m in chosen:
+        source = f"the variant {{variant}} of the metric {m.name} ({metric_origin(type(m))})"
+        for variant in m.variants:
+            _claim(seen, variant, source.format(variant=variant),
+                   "rename one of the two variants, or run the two metrics separately")
+    for imp in imported:
+        source = f"--scores {{variant}} ({imp.table.where})"
+        for variant in imp.table.variants:
+            _claim(seen, variant, source.format(variant=variant),
+                   f"rename it: --scores NEWNAME={imp.table.where}" if variant == imp.name else
+                   f"rename it: --scores NEWNAME={imp.table.where} gives NEWNAME/<field>")
     if not imported:
         return
     from meta_eval.metrics import registry
@@ -607,3 +626,23 @@ def check_names(imported: Sequence[ImportedScores], chosen) -> None:
     if clash:
         raise MetaEvalError(f"--scores {clash[0]}: the name is a meta-eval metric; give the imported scores "
                             "another name")
+
+
+def _claim(seen: dict[str, str], variant: str, source: str, fix: str) -> None:
+    first = seen.setdefault(variant, source)
+    if first is not source:
+        raise MetaEvalError(f"{source} clashes with {first}: a variant name must be unique in a run (built-in "
+                            f"metrics, plugins and --scores share one namespace); {fix}")
+
+
+def metric_origin(cls: type) -> str:
+    """Where a metric class comes from, for messages: ``built-in``, ``plugin file PATH`` or ``plugin module.Class``."""
+    from meta_eval.metrics.plugin_files import origin
+
+    path = origin(cls)
+    if path is not None:
+        return f"plugin file {path}"
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("meta_eval.metrics."):  # meta-eval's own modules (the learned family's classes too)
+        return "built-in"
+    return f"plugin {module}.{cls.__qualname__}"
