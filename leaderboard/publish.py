@@ -339,16 +339,27 @@ def _pages(doc: dict, blindspots: dict | None = None) -> list[tuple[str, str | b
             ("index.html", render_html(doc, figures, blindspots=blindspots)), *sorted(figures.items())]
 
 
+def read_results(out: Path) -> dict:
+    """A board's ``results.json`` as a JSON object of this meta-eval's schema; else a :class:`PublishError` naming
+    the file (unreadable, not UTF-8, not JSON, nested too deep, not an object, another schema)."""
+    path = Path(out) / "results.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise PublishError(f"{path}: not a readable leaderboard ({why})") from None
+    if not isinstance(doc, dict):
+        raise PublishError(f"{path}: not a leaderboard (a JSON {type(doc).__name__}, not an object)")
+    if doc.get("schema") != SCHEMA:
+        raise PublishError(f"{path}: schema {str(doc.get('schema'))[:40]!r}, this meta-eval renders {SCHEMA}")
+    return doc
+
+
 def render_board(out_dir: str | Path) -> dict:
     """Rewrite a published board's pages (README.md, index.html, figures) from its ``results.json``; nothing is
     scored or recomputed, and results.json is not touched. For pages made by an older renderer."""
     out = Path(out_dir)
-    try:
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PublishError(f"{out / 'results.json'}: not a readable leaderboard ({exc})") from None
-    if doc.get("schema") != SCHEMA:
-        raise PublishError(f"{out / 'results.json'}: schema {doc.get('schema')!r}, this meta-eval renders {SCHEMA}")
+    doc = read_results(out)
     from meta_eval.probe.board import read_blindspots
 
     _write_board_files(out, _pages(doc, read_blindspots(out)))

@@ -37,6 +37,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from meta_eval.errors import MetaEvalError
+
 __all__ = ["MODEL_FORMAT", "MODEL_SCHEMA", "Component", "LearnedModel", "LearnedModelError", "row_fingerprint",
            "row_fingerprints"]
 
@@ -45,8 +47,12 @@ MODEL_SCHEMA = 1
 _FINGERPRINT_HEX = 12
 
 
-class LearnedModelError(ValueError):
-    """A learned-model file is missing, corrupt, or does not follow the schema."""
+class LearnedModelError(ValueError, MetaEvalError):
+    """A learned-model file is missing, corrupt, or does not follow the schema (a ValueError for older callers and a
+    :class:`~meta_eval.errors.MetaEvalError`, exit code 2)."""
+
+    def __init__(self, message: str, code: int = 2):
+        MetaEvalError.__init__(self, message, code)
 
 
 def row_fingerprint(example: Any) -> str:
@@ -214,9 +220,9 @@ class LearnedModel:
             raise LearnedModelError(f"cannot read learned model {path}: {exc}") from None
         try:
             doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LearnedModelError(f"learned model {path} is not valid JSON ({exc}); it is corrupt or truncated: "
-                                    "re-create it with `meta-eval learn ... --save`") from None
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: also an integer of 4,300+ digits
+            raise LearnedModelError(f"learned model {path} is not valid JSON ({str(exc)[:200]}); it is corrupt or "
+                                    "truncated: re-create it with `meta-eval learn ... --save`") from None
         try:
             model = cls.from_dict(doc)
         except LearnedModelError as exc:

@@ -253,6 +253,16 @@ class _Store:
             self.conn = None
 
 
+def _count(value) -> int:
+    """A token count from a server's ``usage`` (a non-negative integer); anything else (a string, a float, an
+    object: a garbage field) counts 0 rather than failing the run over bookkeeping."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
 @register("llm-judge")
 class LlmJudge(Metric):
     """An LLM judge through an OpenAI-compatible chat-completions server (see the module notes)."""
@@ -485,8 +495,8 @@ class LlmJudge(Metric):
             usage.append(u)
             with self._lock():
                 self.stats["requests"] += 1
-                self.stats["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
-                self.stats["completion_tokens"] += int(u.get("completion_tokens") or 0)
+                self.stats["prompt_tokens"] += _count(u.get("prompt_tokens"))
+                self.stats["completion_tokens"] += _count(u.get("completion_tokens"))
                 self._asking[1] = time.perf_counter()
         answer = {"choices": choices[:self.samples], "usage": usage, "model": self.served}
         if self._store is not None:
@@ -525,7 +535,12 @@ class LlmJudge(Metric):
             answers = list(pool.map(self._answer, examples))
         out = []
         for i, (ex, answer) in enumerate(zip(examples, answers)):
-            value, unparsed = self._row_score(answer, f"row {i} of the batch (candidate {ex.candidate[:60]!r})")
+            where = f"row {i} of the batch (candidate {ex.candidate[:60]!r})"
+            try:
+                value, unparsed = self._row_score(answer, where)
+            except MetricError as exc:  # the runner names the row (file:line and id) in place of ``where``
+                exc.example, exc.where = ex, where
+                raise
             self.stats["answers"] += len(answer["choices"])
             self.stats["unparsed"] += unparsed
             if value is None:
@@ -565,7 +580,7 @@ class LlmJudge(Metric):
             values = self._parsed(answer)
             tally["answers"] += len(values)
             tally["unparsed"] += sum(v is None for v in values)
-            tally["tokens"] += sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+            tally["tokens"] += sum(_count(u.get("prompt_tokens")) + _count(u.get("completion_tokens"))
                                    for u in answer.get("usage", []) if isinstance(u, dict))
             if values and all(v is None for v in values):
                 tally["empty"].add(key)

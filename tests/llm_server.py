@@ -6,7 +6,7 @@ It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` in the wire form
 next one (the previous one for 5) and ``ln 0.1`` for the token ``"The"``. A word in the prompt changes the answer:
 ``NONUMBER`` (no number), ``OUTRANGE`` (``9``), ``RATE429`` (429 on the first request of that prompt), ``ERR500``
 (always 500), ``STALL`` (the first request waits ``stall`` seconds before answering), ``MALFORMED`` (the first
-answer is not JSON). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n``
+answer is not JSON), ``BADUSAGE`` (token counts that are not numbers in ``usage``). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n``
 answers one choice whatever ``n`` asks, as Ollama does.
 """
 from __future__ import annotations
@@ -122,6 +122,8 @@ class JudgeServer:
                 body = {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": server.answer_model,
                         "choices": choices, "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": n,
                                                       "total_tokens": len(prompt.split()) + n}}
+                if "BADUSAGE" in prompt:
+                    body["usage"] = {"prompt_tokens": "many", "completion_tokens": {"n": 1}, "total_tokens": 1e400}
                 self._send(200, json.dumps(body).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
