@@ -37,8 +37,6 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from meta_eval.errors import MetaEvalError
-
 __all__ = ["MODEL_FORMAT", "MODEL_SCHEMA", "Component", "LearnedModel", "LearnedModelError", "row_fingerprint",
            "row_fingerprints"]
 
@@ -47,12 +45,8 @@ MODEL_SCHEMA = 1
 _FINGERPRINT_HEX = 12
 
 
-class LearnedModelError(ValueError, MetaEvalError):
-    """A learned-model file is missing, corrupt, or does not follow the schema (a ValueError for older callers and a
-    :class:`~meta_eval.errors.MetaEvalError`, exit code 2)."""
-
-    def __init__(self, message: str, code: int = 2):
-        MetaEvalError.__init__(self, message, code)
+class LearnedModelError(ValueError):
+    """A learned-model file is missing, corrupt, or does not follow the schema."""
 
 
 def row_fingerprint(example: Any) -> str:

@@ -137,8 +137,8 @@ def _number(value, where: str, column: str, text: bool = False) -> float:
     """A score as a finite float. ``text``: the value is a cell of a text format (CSV, TSV, mt-metrics-eval), whose
     numbers are written as text; in JSON a score is a JSON number, and a string (``"0.5"``) is an error."""
     if isinstance(value, str) and not text:
-        raise MetaEvalError(f"{where}: the score {column!r} is the string {_shown(value)}; in a JSON-lines file a "
-                            "score is a JSON number (write it without quotes)")
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number: in a JSON-lines file a "
+                            "score is a JSON number, never a string (write 0.5, not \"0.5\")")
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number")
     try:
