@@ -16,9 +16,10 @@ Rules (each choice is printed by ``meta-eval run`` and ``meta-eval judgments PAT
 - Every error about the data names the file and the line (``f.jsonl:7: ...``), never a position in a batch:
   invalid JSON, bytes that are not UTF-8 (``f.jsonl:7: not valid UTF-8 (byte 0xe9 at column 31)``; the file must be
   UTF-8, a byte-order mark at its start is skipped), a text holding a lone surrogate escape (``"\\ud800"``),
-  NaN/Infinity scores, wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen metric cannot
-  score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval run`` names the
-  first such rows, :func:`meta_eval.scoring.runner.score_examples`).
+  NaN/Infinity scores, arrays and objects nested more than 64 levels deep (:func:`check_depth`; Python's reader
+  would end in a RecursionError), wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen
+  metric cannot score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval
+  run`` names the first such rows, :func:`meta_eval.scoring.runner.score_examples`).
 - ids must be unique: ``f.jsonl:7: id 'x' on line 7 was already used on line 3``. A row without ``id`` takes its
   line number (as a string) as its id.
 - Texts may be empty or whitespace only (every metric gives them a documented value); they are not errors.

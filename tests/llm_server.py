@@ -6,8 +6,8 @@ It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` in the wire form
 next one (the previous one for 5) and ``ln 0.1`` for the token ``"The"``. A word in the prompt changes the answer:
 ``NONUMBER`` (no number), ``OUTRANGE`` (``9``), ``RATE429`` (429 on the first request of that prompt), ``ERR500``
 (always 500), ``STALL`` (the first request waits ``stall`` seconds before answering), ``MALFORMED`` (the first
-answer is not JSON), ``BADUSAGE`` (token counts that are not numbers in ``usage``). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n``
-answers one choice whatever ``n`` asks, as Ollama does.
+answer is not JSON), ``BADUSAGE`` (token counts that are not numbers in ``usage``). ``answer_model`` is the id its
+answers name (default: the listed one); ``ignore_n`` answers one choice whatever ``n`` asks, as Ollama does.
 """
 from __future__ import annotations
 
