@@ -32,6 +32,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from meta_eval.errors import MetaEvalError
 from meta_eval.metrics.base import Example
 
 __all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples"]
@@ -39,8 +40,12 @@ __all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
 
-class JudgmentError(ValueError):
-    """A judgment set is malformed (duplicate ids, missing fields, wrong types, unknown dimension)."""
+class JudgmentError(ValueError, MetaEvalError):
+    """A judgment set is malformed (duplicate ids, missing fields, wrong types, unknown dimension). A ValueError for
+    older callers and a :class:`~meta_eval.errors.MetaEvalError` (exit code 2), the one exception a caller catches."""
+
+    def __init__(self, message: str, code: int = 2):
+        MetaEvalError.__init__(self, message, code)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ Rules (each choice is printed by ``meta-eval run`` and ``meta-eval judgments PAT
 - Every error about the data names the file and the line (``f.jsonl:7: ...``), never a position in a batch:
   invalid JSON, bytes that are not UTF-8 (``f.jsonl:7: not valid UTF-8 (byte 0xe9 at column 31)``; the file must be
   UTF-8, a byte-order mark at its start is skipped), a text holding a lone surrogate escape (``"\\ud800"``),
-  NaN/Infinity scores, wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen metric cannot
-  score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval run`` names the
-  first such rows, :func:`meta_eval.scoring.runner.score_examples`).
+  NaN/Infinity scores, arrays and objects nested more than 64 levels deep (:func:`check_depth`; Python's reader
+  would end in a RecursionError), wrong types (e.g. a ``judges`` value that is not a list), and a row a chosen
+  metric cannot score (no reference for a reference-based metric, no source for a source-based one: ``meta-eval
+  run`` names the first such rows, :func:`meta_eval.scoring.runner.score_examples`).
 - ids must be unique: ``f.jsonl:7: id 'x' on line 7 was already used on line 3``. A row without ``id`` takes its
   line number (as a string) as its id.
 - Texts may be empty or whitespace only (every metric gives them a documented value); they are not errors.
@@ -52,6 +53,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import zlib
 from pathlib import Path
 
@@ -165,6 +167,7 @@ def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
                 line = decode_line(raw, where, error, first=lineno == 1)
                 if not line.strip():
                     continue
+                check_depth(line, where, error)
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
@@ -179,6 +182,31 @@ def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
         after = f" after line {lineno}" if lineno else ""
         raise error(f"{path} cannot be read{after} ({type(exc).__name__}: {exc}); is it corrupt or "
                     "truncated?") from None
+
+
+MAX_JSON_DEPTH = 64  # arrays and objects nested in one line; a judged row or a score line needs 3
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # a string (skipped whole) or a bracket
+
+
+def check_depth(line: str, where: str, error: type[Exception] = JudgmentError, limit: int = MAX_JSON_DEPTH) -> None:
+    """``error`` naming ``where`` if the JSON text ``line`` nests arrays and objects more than ``limit`` deep.
+
+    Python's JSON reader recurses once per level, so 100,000 nested ``[`` would end in a RecursionError (a
+    traceback) instead of a sentence. Brackets inside strings do not count. A line with at most ``limit`` brackets
+    cannot be too deep and is not scanned.
+    """
+    if line.count("[") + line.count("{") <= limit:
+        return
+    depth = 0
+    for token in _JSON_TOKEN.finditer(line):
+        t = token.group()
+        if t in "[{":
+            depth += 1
+            if depth > limit:
+                raise error(f"{where}: JSON nested more than {limit} levels deep (at column {token.start() + 1}); "
+                            "meta-eval reads rows of a few levels only")
+        elif t in "]}":
+            depth -= 1
 
 
 def check_ids(objects: list[tuple[str, dict]], rows: list[Judgment]) -> None:

@@ -28,6 +28,7 @@ __all__ = ["check_regular_file", "iter_lines", "max_input_bytes", "max_line_byte
 _DEFAULT_INPUT = 8 << 30
 _DEFAULT_LINE = 256 << 20
 _DEFAULT_TEXT = 1_000_000
+_READ_CHUNK = 1 << 24  # bytes asked for at once by :func:`read_bytes`: memory grows with the file, not the limit
 _KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
 
@@ -116,14 +117,24 @@ def iter_lines(handle: BinaryIO, path: str | os.PathLike, error: type[Exception]
 
 
 def read_bytes(path: str | os.PathLike, error: type[Exception] = ValueError) -> bytes:
-    """The whole of a regular file of at most :func:`max_input_bytes` bytes (:func:`check_regular_file`)."""
+    """The whole of a regular file of at most :func:`max_input_bytes` bytes (:func:`check_regular_file`), read in
+    bounded pieces, so that the memory used grows with the file and never with the limit."""
     path = check_regular_file(path, error)
     most = max_input_bytes(error)
+    chunks, total = [], 0
     try:
         with open(path, "rb") as handle:
-            data = handle.read(most + 1)
+            # in bounded reads: ``read(most + 1)`` would ask for an 8 GiB buffer first, which fails even for a
+            # two-line file under a memory limit (ulimit -v) below it
+            while total <= most:
+                chunk = handle.read(min(_READ_CHUNK, most + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
     except OSError as exc:
         raise error(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
+    data = b"".join(chunks)
     if len(data) > most:
         raise error(f"{path} holds more than {_size(most)}, meta-eval's limit for an input file (set "
                     f"META_EVAL_MAX_INPUT_BYTES to raise it)")

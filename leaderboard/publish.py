@@ -342,6 +342,22 @@ def _pages(doc: dict, blindspots: dict | None = None) -> list[tuple[str, str | b
             ("index.html", render_html(doc, figures, blindspots=blindspots)), *sorted(figures.items())]
 
 
+def read_results(out: Path) -> dict:
+    """A board's ``results.json`` as a JSON object of this meta-eval's schema with the shape every reader relies on
+    (:func:`meta_eval.leaderboard.index.read_board`); else a :class:`PublishError` naming the file (unreadable, not
+    UTF-8, not JSON, nested too deep, not an object, ``sets`` missing or mangled, another schema)."""
+    from meta_eval.leaderboard.index import read_board
+
+    path = Path(out) / "results.json"
+    try:
+        doc = read_board(path)
+    except MetaEvalError as exc:
+        raise PublishError(str(exc)[:400]) from None
+    if doc.get("schema") != SCHEMA:
+        raise PublishError(f"{path}: schema {str(doc.get('schema'))[:40]!r}, this meta-eval renders {SCHEMA}")
+    return doc
+
+
 def render_board(out_dir: str | Path) -> dict:
     """Rewrite a published board's pages (README.md, index.html, figures) from its ``results.json``; nothing is
     scored or recomputed, and results.json is not touched. For pages made by an older renderer.
@@ -350,17 +366,12 @@ def render_board(out_dir: str | Path) -> dict:
     writable); a ``results.json`` that is not a leaderboard, or lacks or mangles a field (``sets`` missing, not a
     list, ...), is a :class:`PublishError` naming it (:func:`meta_eval.leaderboard.index.read_board`), not a
     KeyError."""
-    from meta_eval.leaderboard.index import malformed, read_board
+    from meta_eval.leaderboard.index import malformed
     from meta_eval.probe.board import read_blindspots
     from meta_eval.report.outputs import OutputPlan
 
     out = OutputPlan().add_folder(out_dir, "leaderboard render", ("README.md", "index.html"), exists=True)
-    try:
-        doc = read_board(out / "results.json")
-    except MetaEvalError as exc:
-        raise PublishError(str(exc)) from None
-    if doc.get("schema") != SCHEMA:
-        raise PublishError(f"{out / 'results.json'}: schema {doc.get('schema')!r}, this meta-eval renders {SCHEMA}")
+    doc = read_results(out)
     blindspots = read_blindspots(out)
     try:
         pages = _pages(doc, blindspots)

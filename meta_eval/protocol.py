@@ -67,6 +67,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from meta_eval.errors import MetaEvalError
+
 __all__ = ["Cell", "Part", "Protocol", "ProtocolError", "VERDICTS", "compare", "load_protocol", "protocol_names",
            "PROTOCOL_DIR"]
 
@@ -79,8 +81,12 @@ VERDICTS = ("match", "within", "known mismatch", "MISMATCH", "not run")
 EXPECTED = {"match": "match", "within": "within", "known": "known mismatch"}
 
 
-class ProtocolError(ValueError):
-    """A protocol file is missing or malformed."""
+class ProtocolError(ValueError, MetaEvalError):
+    """A protocol file is missing or malformed (a ValueError for older callers and a
+    :class:`~meta_eval.errors.MetaEvalError`, exit code 2)."""
+
+    def __init__(self, message: str, code: int = 2):
+        MetaEvalError.__init__(self, message, code)
 
 
 @dataclass(frozen=True)
@@ -344,6 +350,8 @@ def load_protocol(name_or_path: str | Path, directory: Path = PROTOCOL_DIR) -> P
         raise ProtocolError(f"protocol file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ProtocolError(f"{path}: cannot be read as TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise ProtocolError(f"{path}: cannot be read as TOML (arrays or tables nested too deep)") from None
     where = str(path)
     parts = data.get("part")
     if not isinstance(parts, list) or not parts:

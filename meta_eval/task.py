@@ -328,6 +328,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
                                 + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
                                 + ", ".join(planned))
+    from meta_eval.stats.resampling import check_resample_memory
+
+    n_variants = sum(len(m.variants) for m in chosen) + sum(len(imp.table.variants) for imp in imported)
+    for option, count in (("--resamples", resamples), ("--permutations", permutations)):
+        if count:  # before the scoring: the draws of the resamples are made at once (a sentence, not MemoryError)
+            check_resample_memory(count, jset.documents(), len({r.system for r in jset.rows}), n_variants,
+                                        option=option)
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} "
         f"{level_words(jset.task, 'summary').units}, human: {dim}"
         + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))

@@ -214,9 +214,9 @@ class LearnedModel:
             raise LearnedModelError(f"cannot read learned model {path}: {exc}") from None
         try:
             doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LearnedModelError(f"learned model {path} is not valid JSON ({exc}); it is corrupt or truncated: "
-                                    "re-create it with `meta-eval learn ... --save`") from None
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: also an integer of 4,300+ digits
+            raise LearnedModelError(f"learned model {path} is not valid JSON ({str(exc)[:200]}); it is corrupt or "
+                                    "truncated: re-create it with `meta-eval learn ... --save`") from None
         try:
             model = cls.from_dict(doc)
         except LearnedModelError as exc:

@@ -142,7 +142,7 @@ class JudgeServer:
                         "choices": choices, "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": n,
                                                       "total_tokens": len(prompt.split()) + n}}
                 if "BADUSAGE" in prompt:
-                    body["usage"] = {"prompt_tokens": "many", "completion_tokens": [1], "total_tokens": None}
+                    body["usage"] = {"prompt_tokens": "many", "completion_tokens": {"n": 1}, "total_tokens": 1e400}
                 self._send(200, json.dumps(body).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

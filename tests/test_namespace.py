@@ -120,3 +120,76 @@ def test_the_wheel_installs_only_meta_eval_and_works_beside_conflicting_modules(
     doc = json.loads(res.stdout)
     assert doc["meta_eval"].startswith(str(site)) and doc["rows"] == 2085 and doc["registered"]
     assert doc["user"][0] == "the user metrics.py"
+
+
+# --- one namespace of variant names (issue 36, item 2): built-in metrics, plugins and --scores files -------------
+
+CLASHING_PLUGIN = '''
+from meta_eval.metrics import Metric, register
+
+
+@register("lengthy")
+class Lengthy(Metric):
+    """A plugin whose variant takes the name of one of ROUGE's."""
+    variants = ("rouge1-f",)
+
+    def _score(self, examples):
+        return {"rouge1-f": [float(len(e.candidate)) for e in examples]}
+'''
+
+
+def _scores_file(path: Path, rows: int = 30) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps({"id": f"r{i}", "score": i / rows}) + "\n" for i in range(rows)))
+    return path
+
+
+def _run_cli(args: list[str]):
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+    from meta_eval.metrics import plugin_files
+
+    try:
+        return CliRunner().invoke(app, args)
+    finally:
+        plugin_files.unload_all()  # the registry of the other tests holds no plugin-file metric
+
+
+def test_imported_scores_named_like_a_chosen_variant_are_refused_naming_both(tmp_path):
+    from conftest import small_set
+
+    data, scores = small_set(tmp_path / "s.jsonl"), _scores_file(tmp_path / "mine.jsonl")
+    cache = tmp_path / "c.sqlite"
+    done = _run_cli(["run", "-j", str(data), "-m", "rouge", "--scores", f"rouge1-f={scores}", "--cache", str(cache)])
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, done.output
+    assert f"--scores rouge1-f ({scores}) clashes with the variant rouge1-f of the metric rouge (built-in)" in text
+    assert f"rename it: --scores NEWNAME={scores}" in text and "Traceback" not in done.output
+    assert not cache.exists()  # refused before anything was scored
+    # another name is fine, and the two rows are both there
+    out = tmp_path / "out.json"
+    done = _run_cli(["run", "-j", str(data), "-m", "rouge", "--scores", f"mine={scores}", "--no-cache",
+                     "--output", str(out)])
+    assert done.exit_code == 0, done.output
+    import json
+
+    variants = {r["metric"] for r in json.loads(out.read_text())["results"]}
+    assert {"rouge1-f", "mine"} <= variants
+
+
+def test_a_plugin_variant_named_like_a_builtin_one_is_refused_when_both_run(tmp_path):
+    from conftest import small_set
+
+    data = small_set(tmp_path / "s.jsonl")
+    plugin = tmp_path / "lengthy.py"
+    plugin.write_text(CLASHING_PLUGIN)
+    done = _run_cli(["run", "-j", str(data), "-m", "rouge,lengthy", "--plugin", str(plugin), "--no-cache"])
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, done.output
+    assert (f"the variant rouge1-f of the metric lengthy (plugin file {plugin}) clashes with the variant rouge1-f of "
+            "the metric rouge (built-in)") in text
+    # the choice written in docs/plugins.md: only the run's own sources are compared
+    done = _run_cli(["run", "-j", str(data), "-m", "lengthy", "--plugin", str(plugin), "--no-cache"])
+    assert done.exit_code == 0, done.output

@@ -472,6 +472,9 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
                                              parse_options, requested_names, resolve_metric_choice)
 
     all_items = items_of(jset, against, references, text)
+    if not all_items:  # a probe of nothing is no result: say so, exit 2 (it once printed empty tables, exit 0)
+        raise MetaEvalError(f"nothing to probe: {jset.name} ({jset.subset}) has no non-empty {text} to perturb "
+                            f"(--text {text}); give a set with texts, or another --text")
     items = sample_items(all_items, max_items, seed)
     examples, labels = [], []
 

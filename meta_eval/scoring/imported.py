@@ -31,7 +31,9 @@ The scores are the other fields: ``score`` (the variant is NAME), or several nam
 
 Joins are strict, checked before anything is scored: a judged row without a score, a score for no row of the set,
 a repeated key and a non-finite or non-numeric value are each one :class:`~meta_eval.errors.MetaEvalError` naming
-the file, the line and the first few keys (how many in all). A score for a row the set holds but the run leaves out
+the file, the line and the first few keys (how many in all). In JSONL a score is a JSON number (the string ``"0.5"`` is
+an error); in the text formats a decimal (``0.5``, ``-3``, ``1e-4``; not ``1_000``). Files are read line by line,
+within meta-eval's input limits (:mod:`judgments.limits`). A score for a row the set holds but the run leaves out
 (no human score, a repeated pair dropped by ``--duplicates first``) is not an error. With ``missing="drop"``
 (``--scores-missing drop``) the rows without a score are dropped instead, from every metric alike, and the count is
 printed and saved.
@@ -44,8 +46,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +63,7 @@ FORMATS = ("jsonl", "csv", "tsv", "mtme")
 MISSING = ("error", "drop")
 _SHOWN = 3  # keys named in a message
 _KEYS = ("id", "index", "doc_id", "system")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a number written as text
 
 
 @dataclass(frozen=True)
@@ -130,17 +133,35 @@ class ScoreTable:
         return str(self.spec.path)
 
 
-def _number(value, where: str, column: str) -> float:
+def _number(value, where: str, column: str, text: bool = False) -> float:
+    """A score as a finite float. ``text``: the value is a cell of a text format (CSV, TSV, mt-metrics-eval), whose
+    numbers are written as text; in JSON a score is a JSON number, and a string (``"0.5"``) is an error."""
+    if isinstance(value, str) and not text:
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number: in a JSON-lines file a "
+                            "score is a JSON number, never a string (write 0.5, not \"0.5\")")
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}, not a number")
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number")
     try:
         x = float(value)
+        if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()) and math.isfinite(x):
+            raise ValueError(value)  # Python's float() also takes "1_000" and other scripts' digits
     except ValueError:
-        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}, not a number") from None
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number (a decimal such as "
+                            "0.5, -3 or 1e-4)") from None
+    except OverflowError:  # an integer of hundreds of digits: too large for a float
+        x = math.inf
     if not math.isfinite(x):
-        raise MetaEvalError(f"{where}: the score {column!r} is {value!r}; scores must be finite numbers (leave "
-                            "the row out of the file and pass --scores-missing drop to drop it)")
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}; scores must be finite numbers "
+                            "(leave the row out of the file and pass --scores-missing drop to drop it)")
     return x
+
+
+def _shown(value, most: int = 40) -> str:
+    """A value as a message shows it: at most ``most`` characters (a long integer: its first digits and length)."""
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > most:
+        return f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
+    text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
 
 
 def _key_kind(fields: Iterable[str], where: str) -> str | None:
@@ -209,7 +230,8 @@ class _Builder:
         self.first_where = ""
         self.table = ScoreTable(spec, fmt, None, [])
 
-    def add(self, fields: dict[str, object], kind: str | None, key, where: str, lineno: int) -> None:
+    def add(self, fields: dict[str, object], kind: str | None, key, where: str, lineno: int,
+            text: bool = False) -> None:
         names = list(fields)
         if kind is None:
             if self.sys_fields is None:
@@ -223,7 +245,7 @@ class _Builder:
                                     f"{self.table.system_lines[system]})")
             self.table.system_lines[system] = lineno
             for f, variant in zip(names, _variant(self.spec.name, names)):
-                self.table.system.setdefault(variant, {})[system] = _number(fields[f], where, f)
+                self.table.system.setdefault(variant, {})[system] = _number(fields[f], where, f, text)
             return
         if self.kind is None:
             self.kind, self.fields, self.first_where = kind, names, where
@@ -235,7 +257,7 @@ class _Builder:
                                 f"{self.fields}")
         self.table.keys.append(key)
         self.table.lines.append(lineno)
-        self.table.values.append(tuple(_number(fields[f], where, f) for f in names))
+        self.table.values.append(tuple(_number(fields[f], where, f, text) for f in names))
 
     def done(self) -> ScoreTable:
         table = self.table
@@ -271,21 +293,24 @@ def _read_jsonl(spec: ScoreSpec, builder: _Builder) -> None:
         builder.add(_score_fields(obj, where), kind, key, where, lineno)
 
 
-def _lines(spec: ScoreSpec) -> list[str]:
-    """The file's lines, UTF-8, read within meta-eval's input limits (:mod:`judgments.limits`)."""
-    from meta_eval.judgments.limits import read_bytes
-    from meta_eval.judgments.text import decode_lines
+def _lines(spec: ScoreSpec):
+    """``(line number, text)`` of the file's lines, UTF-8, streamed within meta-eval's input limits
+    (:mod:`judgments.limits`): memory grows with the longest line, not with the file or the limits."""
+    from meta_eval.judgments.limits import check_regular_file, iter_lines
+    from meta_eval.judgments.text import decode_line
 
+    path = check_regular_file(spec.path, MetaEvalError)
     try:
-        data = read_bytes(spec.path, MetaEvalError)
-    except FileNotFoundError:
-        raise MetaEvalError(f"{spec.path} does not exist") from None
-    return decode_lines(data, spec.path, MetaEvalError)
+        with open(path, "rb") as handle:
+            for lineno, raw in iter_lines(handle, path, MetaEvalError):
+                yield lineno, decode_line(raw, f"{path}:{lineno}", MetaEvalError, first=lineno == 1)
+    except OSError as exc:
+        raise MetaEvalError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
-    text = "\n".join(_lines(spec))
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
+    # line by line (a quoted field may hold line ends): never the whole file in memory
+    reader = csv.reader((line + "\n" for _, line in _lines(spec)), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
         if not header or not any(h.strip() for h in header):
@@ -308,7 +333,7 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
                 raise MetaEvalError(f"{where}: {len(cells)} fields where the header has {len(header)}")
             obj = dict(zip(header, cells))
             key = _label(obj["system"], where, "system") if kind is None else _key(kind, obj, where)
-            builder.add({c: obj[c] for c in columns}, kind, key, where, lineno)
+            builder.add({c: obj[c] for c in columns}, kind, key, where, lineno, text=True)
     except csv.Error as exc:
         raise MetaEvalError(f"{spec.path}:{reader.line_num}: {exc}") from None
 
@@ -316,7 +341,7 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
 def _read_mtme(spec: ScoreSpec, builder: _Builder) -> None:
     system_level = spec.path.name.lower().endswith(".sys.score")
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(_lines(spec), 1):
+    for lineno, line in _lines(spec):
         if not line.strip():
             continue
         where = f"{spec.path}:{lineno}"
@@ -325,10 +350,10 @@ def _read_mtme(spec: ScoreSpec, builder: _Builder) -> None:
             raise MetaEvalError(f"{where}: expected 'system<TAB>score' (mt-metrics-eval's score file format)")
         system, value = parts
         if system_level:
-            builder.add({"score": value}, None, system, where, lineno)
+            builder.add({"score": value}, None, system, where, lineno, text=True)
         else:
             seen[system] = seen.get(system, 0) + 1
-            builder.add({"score": value}, "segment", (seen[system], system), where, lineno)
+            builder.add({"score": value}, "segment", (seen[system], system), where, lineno, text=True)
 
 
 def read_table(spec: ScoreSpec) -> ScoreTable:
@@ -597,8 +622,27 @@ def without_imported(requested: str | None, imported: Sequence[ImportedScores]) 
 
 
 def check_names(imported: Sequence[ImportedScores], chosen) -> None:
-    """An imported metric may not take the name of a registered metric (or of a chosen one). Without imported
-    metrics nothing is looked up (listing the registry would import every installed plugin)."""
+    """One namespace for a run's names, checked before anything is scored.
+
+    An imported metric may not take the name of a registered metric (or of a chosen one), and a variant name is
+    unique across the run's sources: the chosen metrics (built-in or plugin) and the imported score files. A clash
+    is a :class:`MetaEvalError` naming both sources (``--scores rouge1-f (FILE) clashes with the variant rouge1-f of
+    the metric rouge (built-in)``); it is never resolved by one row silently replacing the other. Only the sources of
+    this run are compared: a plugin variant named like one of a built-in metric that the run does not choose is no
+    clash. Without imported metrics the registry is not listed (that would import every installed plugin).
+    """
+    seen: dict[str, str] = {}  # variant -> the source that gave it first
+    for m in chosen:
+        source = f"the variant {{variant}} of the metric {m.name} ({metric_origin(type(m))})"
+        for variant in m.variants:
+            _claim(seen, variant, source.format(variant=variant),
+                   "rename one of the two variants, or run the two metrics separately")
+    for imp in imported:
+        source = f"--scores {{variant}} ({imp.table.where})"
+        for variant in imp.table.variants:
+            _claim(seen, variant, source.format(variant=variant),
+                   f"rename it: --scores NEWNAME={imp.table.where}" if variant == imp.name else
+                   f"rename it: --scores NEWNAME={imp.table.where} gives NEWNAME/<field>")
     if not imported:
         return
     from meta_eval.metrics import registry
@@ -607,3 +651,23 @@ def check_names(imported: Sequence[ImportedScores], chosen) -> None:
     if clash:
         raise MetaEvalError(f"--scores {clash[0]}: the name is a meta-eval metric; give the imported scores "
                             "another name")
+
+
+def _claim(seen: dict[str, str], variant: str, source: str, fix: str) -> None:
+    first = seen.setdefault(variant, source)
+    if first is not source:
+        raise MetaEvalError(f"{source} clashes with {first}: a variant name must be unique in a run (built-in "
+                            f"metrics, plugins and --scores share one namespace); {fix}")
+
+
+def metric_origin(cls: type) -> str:
+    """Where a metric class comes from, for messages: ``built-in``, ``plugin file PATH`` or ``plugin module.Class``."""
+    from meta_eval.metrics.plugin_files import origin
+
+    path = origin(cls)
+    if path is not None:
+        return f"plugin file {path}"
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("meta_eval.metrics."):  # meta-eval's own modules (the learned family's classes too)
+        return "built-in"
+    return f"plugin {module}.{cls.__qualname__}"

@@ -17,7 +17,9 @@ a reference (for a reference-based metric) or without a source (for a source-bas
 batch, so the message is the same for every ``batch_size`` and whatever is cached. Labels are passed as ``labels``
 or read from the examples' ``labels`` attribute (:class:`judgments.base.LabelledExamples`, which
 :meth:`judgments.base.JudgmentSet.examples` and the readers of ``meta-eval score`` return); without labels an example
-is named by its position in the input (from 0).
+is named by its position in the input (from 0). The same holds for a metric's error about one example of a batch
+(a non-finite score; a :class:`~metrics.base.MetricError` that carries the ``example`` and the ``where`` text it
+named it by, as the LLM judge's unparsed or out-of-range answers do): the runner names the row instead.
 
 Where the batches are scored is the ``engine``'s business (:mod:`meta_eval.scoring.engines`): by default in this
 process,
@@ -212,6 +214,14 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
         raise MetricError(f"{metric.name}/{exc.variant}: non-finite score ({exc.value}) for {where}"
                           + (f" (and {len(rows) - 1} more row(s) with the same texts)" if len(rows) > 1 else "")
                           + "; a metric must return a finite number for every example") from None
+    except MetricError as exc:  # an error about one example in a batch (``example``, ``where``): name its row
+        example, where = getattr(exc, "example", None), getattr(exc, "where", None)
+        key = example_key(example) if isinstance(example, Example) and where else None
+        rows = [_name(i, labels) for i, k in enumerate(keys) if k == key] if key is not None else []
+        if not rows or where not in str(exc):
+            raise
+        raise MetricError(str(exc).replace(where, rows[0] + (f" (and {len(rows) - 1} more row(s) with the same "
+                                                             "texts)" if len(rows) > 1 else ""))) from None
     scores = {v: np.array([found[k][v] for k in keys], dtype=np.float64) for v in metric.variants}
     shared = {k: v - shared_before.get(k, 0.0) for k, v in _shared_seconds().items()}
     shared = {k: v for k, v in shared.items() if v > 0}

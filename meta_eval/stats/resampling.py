@@ -58,7 +58,8 @@ __all__ = ["LEVELS", "KINDS", "LEVEL_KINDS", "RESAMPLE_METHODS", "Interval", "sn
            "batch_spearman", "batch_kendall", "batch_correlation", "level_correlation", "level_n", "bootstrap_samples",
            "bootstrap_ci", "percentile_interval", "row_bootstrap_samples", "row_cells", "fisher_ci",
            "permutation_test", "paired_bootstrap_test",
-           "pairwise_permutation_pvalues", "pairwise_bootstrap_pvalues"]
+           "pairwise_permutation_pvalues", "pairwise_bootstrap_pvalues", "available_memory", "check_resample_memory",
+           "resample_bytes"]
 
 LEVELS = ("summary", "system", "global")
 KINDS = ("pearson", "spearman", "kendall")
@@ -569,7 +570,75 @@ def _chunk(n_metrics: int, n_docs: int, n_systems: int, level: str, kind: str) -
     return max(1, _CHUNK_CELLS // max(1, cells))
 
 
+def available_memory() -> int | None:
+    """Bytes this process may still allocate: the smaller of the machine's available memory (``MemAvailable`` of
+    ``/proc/meminfo``, else the free pages) and what the address-space limit (``ulimit -v``, ``RLIMIT_AS``) leaves
+    beside the process's current size; None when neither can be read."""
+    import os
+
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            found += [int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    if not found:
+        try:
+            found.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            size = 0
+            with open("/proc/self/status", encoding="ascii") as fh:
+                size = next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:")), 0)
+            found.append(max(0, soft - size))
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return min(found) if found else None
+
+
+def resample_bytes(n_docs: int, n_systems: int, n_metrics: int = 1) -> int:
+    """Bytes one resample holds from the draws to the end of a test (an upper bound): its document and system draws
+    (int64), a permutation test's swap mask (float64 drawn, kept as bool: 9 bytes a cell) and its correlations."""
+    return 8 * (n_docs + n_systems) + 9 * n_docs * n_systems + 16 * max(1, n_metrics)
+
+
+def _gib(n: float) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 28 else f"{n / (1 << 20):.0f} MiB"
+
+
+def check_resample_memory(n_resamples: int, n_docs: int, n_systems: int, n_metrics: int = 1, *,
+                          option: str = "--resamples", share: float = 0.8) -> None:
+    """Refuse, before anything is allocated, ``n_resamples`` resamples whose draws would not fit in memory.
+
+    Every index is drawn before any work (the numbers do not depend on the chunk size), so the draws grow with
+    ``n_resamples``: ``--resamples 100000000`` once asked numpy for 14.9 GiB and died in a MemoryError. Here the
+    estimate (:func:`resample_bytes` per resample) is compared with ``share`` of :func:`available_memory`.
+
+    Raises
+    ------
+    MetaEvalError
+        Giving the estimate, the memory available and the largest ``option`` value that fits.
+    """
+    from meta_eval.errors import MetaEvalError
+
+    per = resample_bytes(n_docs, n_systems, n_metrics)
+    need = n_resamples * per
+    free = available_memory()
+    if free is None or need <= share * free:
+        return
+    fits = int(share * free // per)
+    raise MetaEvalError(f"{option} {n_resamples:,} needs about {_gib(need)} of memory for its draws ({per:,} bytes "
+                        f"per resample over {n_docs:,} documents and {n_systems:,} systems), more than this process "
+                        f"can use ({_gib(free)} available); the largest {option} that fits is {fits:,}")
+
+
 def _draw_indices(rng: np.random.Generator, resample: str, n: int, n_docs: int, n_systems: int):
+    check_resample_memory(n, n_docs, n_systems)  # a sentence, not a MemoryError
     docs = rng.integers(0, n_docs, size=(n, n_docs)) if resample in ("both", "documents") else None
     systems = rng.integers(0, n_systems, size=(n, n_systems)) if resample in ("both", "systems") else None
     return docs, systems
@@ -906,6 +975,7 @@ def _swap_masks(seed, n_resamples: int, Z: np.ndarray, resample: str) -> np.ndar
     every pair of metrics (common random numbers)."""
     n_docs, n_systems = Z.shape
     mask_shape = {"both": (n_docs, n_systems), "systems": (1, n_systems), "documents": (n_docs, 1)}[resample]
+    check_resample_memory(n_resamples, n_docs, n_systems)
     return _fresh(seed).random((n_resamples, *mask_shape)) < 0.5
 
 
