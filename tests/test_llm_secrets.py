@@ -83,6 +83,9 @@ def test_a_password_in_base_url_is_never_shown_nor_recorded_by_a_board(files, tm
     for text in (proc.stdout, proc.stderr, *(p.read_text() for p in board.iterdir() if p.is_file())):
         assert PASSWORD not in text
     assert {"results.json", "README.md", "index.html"} <= {p.name for p in board.iterdir()}
+    probed = invoke(["leaderboard", "probe", board, "-m", "llm-judge", "--no-cache", "--resamples", "10"])
+    assert probed.exit_code == 2 and "redacted credential in -o base_url" in " ".join(probed.output.split())
+    assert not (board / "blindspots.json").exists()  # refused before probing: '***' is never sent as a password
 
 
 def test_the_key_is_not_sent_over_plain_http_to_another_host(files, monkeypatch):

@@ -120,6 +120,7 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     goes through :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data
     folder, writable)."""
     import meta_eval.metrics.registry as registry
+    from meta_eval.metrics.redact import MASK
     from meta_eval.probe.run import probe
     from meta_eval.report.outputs import OutputPlan
 
@@ -132,8 +133,14 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     for block in board.get("sets", []):
         names = metrics or ",".join(m for m in dict.fromkeys(x["metric"] for x in block["metrics"])
                                     if m in registry.names())  # imported scores (--scores) cannot be probed
-        results.append(probe(block["judgments"], names, subset=block["subset"], options=_taken(options, names),
-                             **kwargs))
+        taken = _taken(options, names)
+        hidden = [o.split("=", 1)[0] for o in taken if MASK in o]
+        if hidden:  # a recorded command never holds a secret (metrics/redact.py): it cannot be sent again
+            raise MetaEvalError(f"{folder / 'results.json'}: the board's command has a redacted credential in -o "
+                                f"{', '.join(hidden)} (meta-eval never records one), so this probe cannot send it; "
+                                f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
+                                f"{hidden[0]}=...` giving it yourself")
+        results.append(probe(block["judgments"], names, subset=block["subset"], options=taken, **kwargs))
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
     return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}")
