@@ -1,8 +1,10 @@
-"""Agreement statistics (meta_eval.stats.agreement): Krippendorff's alpha at four levels with missing values.
+"""Agreement statistics (meta_eval.stats.agreement): Krippendorff's alpha at four levels with missing values;
+accuracy, Cohen's kappa, macro-F1 and LLMBar's pairwise accuracy, their bootstrap intervals and paired tests.
 
 Alpha is checked against the `krippendorff` package (Castro 2017; GPL-3.0, a test-only dependency) on seeded random
 data with missing values, and against the worked example C of Krippendorff (2011), "Computing Krippendorff's
-Alpha-Reliability" (4 observers x 12 units, values 1..5, missing values), to the printed digits.
+Alpha-Reliability" (4 observers x 12 units, values 1..5, missing values), to the printed digits. Kappa and macro-F1
+are checked on hand-computed cases and against scikit-learn's cohen_kappa_score and f1_score.
 """
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ from meta_eval.stats.agreement import AgreementError, alpha_from_items, krippend
 def krippendorff():
     """The `krippendorff` package (the test extra; GPL-3.0, so never a dependency of meta_eval itself)."""
     return __import__("conftest").require_module("krippendorff", "pip install 'meta-eval[test]' (krippendorff==0.9.0)")
+
+
+@pytest.fixture(scope="module")
+def sklearn_metrics():
+    """scikit-learn's metrics, the oracle for kappa and macro-F1 (a runtime dependency of meta-eval)."""
+    return __import__("sklearn.metrics", fromlist=["metrics"])
 
 nan = np.nan
 
@@ -159,3 +167,176 @@ def test_fast_on_dices_sized_data():
 def test_docstring_examples():
     result = doctest.testmod(agreement, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- categorical and pairwise judgments -------------------------------------------------------------------------------
+
+from meta_eval.stats.agreement import (accuracy, categorical_interval, cohen_kappa, macro_f1,  # noqa: E402
+                                       paired_test, pairwise_accuracy)
+
+GOLD = ["Yes", "Yes", "Yes", "No", "No", "No", "No", "No"]
+PRED = ["Yes", "Yes", "No", "No", "No", "No", "Yes", None]
+
+
+def test_accuracy_by_hand():
+    # items 1, 2, 4, 5, 6 agree; item 3 and 7 disagree; item 8 unparsed (None) counts wrong: 5 / 8
+    assert accuracy(GOLD, PRED) == 5 / 8
+    with pytest.raises(AgreementError, match="gold has 8 items but pred has 7"):
+        accuracy(GOLD, PRED[:-1])
+
+
+def test_kappa_by_hand(sklearn_metrics):
+    # two raters, 10 items: both Yes 4, a Yes b No 1, a No b Yes 2, both No 3
+    a = ["Yes"] * 5 + ["No"] * 5
+    b = ["Yes"] * 4 + ["No"] + ["Yes"] * 2 + ["No"] * 3
+    # p_o = 7/10; a: Yes 5/10, No 5/10; b: Yes 6/10, No 4/10; p_e = .5 * .6 + .5 * .4 = .5; kappa = (.7 - .5) / .5 = .4
+    assert cohen_kappa(a, b) == pytest.approx(0.4, abs=1e-15)
+    assert cohen_kappa(a, b) == pytest.approx(sklearn_metrics.cohen_kappa_score(a, b), abs=1e-12)
+    # GOLD/PRED: the unparsed answer is a category of its own that never agrees and has no gold mass:
+    # p_o = 5/8; gold Yes 3/8 No 5/8; pred Yes 3/8 No 4/8 (None 1/8); p_e = 9/64 + 20/64 = 29/64;
+    # kappa = (40/64 - 29/64) / (35/64) = 11/35
+    assert cohen_kappa(GOLD, PRED) == pytest.approx(11 / 35, abs=1e-15)
+    as_label = [p if p is not None else "<none>" for p in PRED]
+    assert cohen_kappa(GOLD, PRED) == pytest.approx(sklearn_metrics.cohen_kappa_score(GOLD, as_label), abs=1e-12)
+    # one label throughout on both sides: p_e = 1, kappa is 0/0
+    assert np.isnan(cohen_kappa(["No"] * 3, ["No"] * 3))
+    with pytest.raises(AgreementError, match=r"b\[1\] is 'Maybe', not one of the labels"):
+        cohen_kappa(["Yes", "No"], ["Yes", "Maybe"], labels=["Yes", "No"])
+    with pytest.raises(AgreementError, match=r"a\[0\] is missing"):
+        cohen_kappa([None, "No"], ["Yes", "No"])
+
+
+def test_macro_f1_by_hand(sklearn_metrics):
+    # GOLD/PRED: Yes: TP 2, FP 1 (item 7), FN 1 (item 3): F1 = 4 / (4 + 1 + 1) = 2/3;
+    # No: TP 3, FP 1 (item 3), FN 2 (items 7, 8 -- the unparsed answer is a false negative): F1 = 6 / (6 + 1 + 2) = 2/3
+    assert macro_f1(GOLD, PRED) == pytest.approx(2 / 3, abs=1e-15)
+    as_label = [p if p is not None else "<none>" for p in PRED]
+    assert macro_f1(GOLD, PRED) == pytest.approx(
+        sklearn_metrics.f1_score(GOLD, as_label, labels=["Yes", "No"], average="macro"), abs=1e-12)
+    # a label absent from gold and pred: F1 0/0, counted as zero_division (0, scikit-learn's default) and averaged
+    assert macro_f1(GOLD, PRED, labels=["Yes", "No", "Maybe"]) == pytest.approx(4 / 9, abs=1e-15)
+    assert macro_f1(GOLD, PRED, labels=["Yes", "No", "Maybe"], zero_division=1.0) == pytest.approx(7 / 9, abs=1e-15)
+
+
+def test_categorical_statistics_equal_sklearn_on_random_labels(sklearn_metrics):
+    import warnings
+
+    rng = np.random.default_rng(3)
+    labels = np.array(["a", "b", "c", "d"])
+    for _ in range(100):
+        n = int(rng.integers(2, 50))
+        gold = labels[rng.integers(0, 4, n)].tolist()
+        pred = [g if rng.random() < 0.5 else str(labels[rng.integers(0, 3)]) for g in gold]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kappa = sklearn_metrics.cohen_kappa_score(gold, pred)
+            f1 = sklearn_metrics.f1_score(gold, pred, labels=list(labels), average="macro", zero_division=0)
+        assert cohen_kappa(gold, pred) == pytest.approx(kappa, abs=1e-12, nan_ok=True)
+        assert macro_f1(gold, pred, labels=list(labels)) == pytest.approx(f1, abs=1e-12)
+        assert accuracy(gold, pred) == pytest.approx(sklearn_metrics.accuracy_score(gold, pred), abs=1e-15)
+
+
+def test_pairwise_accuracy_by_hand():
+    gold = ["model_a", "model_b", "model_a", "model_b", "model_a"]
+    one_order = ["model_a", "model_a", "tie", None, "model_a"]
+    # LLMBar's rule ("wrong"): 1 + 0 + 0 + 0 + 1 = 2 / 5
+    assert pairwise_accuracy(gold, one_order) == pytest.approx(2 / 5, abs=1e-15)
+    # "half": 1 + 0 + .5 + .5 + 1 = 3 / 5; "drop": items 3, 4 left out: 2 / 3
+    assert pairwise_accuracy(gold, one_order, ties="half") == pytest.approx(3 / 5, abs=1e-15)
+    assert pairwise_accuracy(gold, one_order, ties="drop") == pytest.approx(2 / 3, abs=1e-15)
+    # both orders, as LLMBar's correct_average: order 1 right on items 1, 5 (2/5), order 2 right on 1, 2, 4 (3/5):
+    # (2/5 + 3/5) / 2 = 1/2 = the mean of the item means (1 + .5 + 0 + .5 + .5) / 5
+    both = [("model_a", "model_a"), ("model_a", "model_b"), ("tie", "model_b"), (None, "model_b"),
+            ("model_a", "model_b")]
+    assert pairwise_accuracy(gold, both) == pytest.approx(0.5, abs=1e-15)
+    # "drop" on both orders: item 3 keeps its order-2 answer (0), item 4 its order-2 answer (1):
+    # (1 + .5 + 0 + 1 + .5) / 5 = 3/5
+    assert pairwise_accuracy(gold, both, ties="drop") == pytest.approx(3 / 5, abs=1e-15)
+    with pytest.raises(AgreementError, match="unknown tie rule"):
+        pairwise_accuracy(gold, one_order, ties="coin")
+    with pytest.raises(AgreementError, match=r"gold\[0\] is 'a'"):
+        pairwise_accuracy(["a"], ["model_a"])
+    with pytest.raises(AgreementError, match=r"pred\[0\] holds 'Output \(a\)'"):
+        pairwise_accuracy(["model_a"], ["Output (a)"])
+
+
+def _judges(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    gold = [["Yes", "No"][k] for k in rng.integers(0, 2, n)]
+    good = [g if rng.random() < 0.9 else ("No" if g == "Yes" else "Yes") for g in gold]
+    bad = [g if rng.random() < 0.55 else ("No" if g == "Yes" else "Yes") for g in gold]
+    return gold, good, bad
+
+
+@pytest.mark.parametrize("stat", ["accuracy", "kappa", "macro-f1", cohen_kappa])
+def test_intervals_contain_the_estimate_and_repeat(stat):
+    gold, good, _ = _judges()
+    point = {"accuracy": accuracy, "kappa": cohen_kappa, "macro-f1": macro_f1}.get(stat, stat)(gold, good)
+    lo, hi = categorical_interval(stat, gold, good, resamples=400, seed=5)
+    assert lo < point < hi and hi - lo < 0.5
+    assert categorical_interval(stat, gold, good, resamples=400, seed=5) == (lo, hi)
+    assert categorical_interval(stat, gold, good, resamples=400, seed=6) != (lo, hi)
+    # a narrower coverage gives a narrower interval from the same draws
+    lo90, hi90 = categorical_interval(stat, gold, good, resamples=400, seed=5, alpha=0.1)
+    assert lo <= lo90 and hi90 <= hi
+
+
+def test_vectorised_statistics_equal_the_function_called_per_resample():
+    # the named statistics are computed over all resamples at once; a plain function is called once per resample:
+    # with the same draws both give the same bounds
+    gold, good, bad = _judges(60)
+    for name, fn in (("accuracy", accuracy), ("kappa", cohen_kappa), ("macro-f1", macro_f1)):
+        assert categorical_interval(name, gold, good, resamples=200, seed=1) == pytest.approx(
+            categorical_interval(lambda g, p, f=fn: f(g, p), gold, good, resamples=200, seed=1), abs=1e-12)
+        assert paired_test(name, gold, good, bad, resamples=200, seed=1) == paired_test(
+            lambda g, p, f=fn: f(g, p), gold, good, bad, resamples=200, seed=1)
+    gold_p = ["model_a", "model_b"] * 30
+    pred_p = [(g, "tie") if k % 3 else (g, g) for k, g in enumerate(gold_p)]
+    for ties in ("wrong", "half", "drop"):
+        assert categorical_interval("pairwise-accuracy", gold_p, pred_p, resamples=200, seed=2, ties=ties) == \
+            pytest.approx(categorical_interval(lambda g, p, t=ties: pairwise_accuracy(g, p, ties=t), gold_p, pred_p,
+                                               resamples=200, seed=2), abs=1e-12)
+
+
+@pytest.mark.parametrize("stat", ["accuracy", "kappa", "macro-f1"])
+def test_paired_test(stat):
+    gold, good, bad = _judges()
+    p_good = paired_test(stat, gold, good, bad, resamples=500, seed=0)
+    p_bad = paired_test(stat, gold, bad, good, resamples=500, seed=0)
+    assert 0.0 <= p_good <= 1.0 and 0.0 <= p_bad <= 1.0
+    assert p_good < 0.01 and p_bad > 0.99
+    assert paired_test(stat, gold, good, good, resamples=100, seed=0) == 1.0  # identical judges
+    assert paired_test(stat, gold, good, bad, resamples=500, seed=0) == p_good  # same seed, same p
+
+
+def test_paired_test_pairwise():
+    gold = ["model_a", "model_b"] * 40
+    right = list(gold)
+    position_biased = ["model_a"] * 80  # always the first output: right on half
+    assert paired_test("pairwise-accuracy", gold, right, position_biased, resamples=300, seed=0) < 0.01
+    assert paired_test(pairwise_accuracy, gold, position_biased, right, resamples=300, seed=0) > 0.99
+
+
+def test_interval_and_test_refusals():
+    gold, good, bad = _judges(20)
+    with pytest.raises(AgreementError, match="unknown statistic 'f1'"):
+        categorical_interval("f1", gold, good)
+    with pytest.raises(AgreementError, match="kappa takes no option 'ties'"):
+        categorical_interval("kappa", gold, good, ties="half")
+    with pytest.raises(AgreementError, match="alpha must be a number in"):
+        categorical_interval("kappa", gold, good, alpha=5)
+    with pytest.raises(AgreementError, match="resamples must be a positive whole number"):
+        paired_test("kappa", gold, good, bad, resamples=0)
+    with pytest.raises(AgreementError, match="gold has 20 items but pred_b has 19"):
+        paired_test("kappa", gold, good, bad[:-1])
+    with pytest.raises(AgreementError, match="undefined on these items for judge A"):
+        paired_test("kappa", ["No"] * 20, ["No"] * 20, bad)
+
+
+def test_alpha_ignores_which_rater_gave_a_value():
+    # the coincidence matrix pairs values within a unit, whoever gave them: position = rater cannot change alpha
+    rng = np.random.default_rng(11)
+    items = [list(rng.integers(1, 6, size=int(rng.integers(1, 8)))) for _ in range(60)]
+    shuffled = [list(rng.permutation(values)) for values in items]
+    for level in agreement.LEVELS:
+        assert alpha_from_items(shuffled, level) == pytest.approx(alpha_from_items(items, level), abs=1e-12)
