@@ -142,6 +142,8 @@ def test_undefined_and_refused(krippendorff):
         krippendorff_alpha([[1, nan], [nan, 2]], "interval")
     with pytest.raises(AgreementError, match="rater 1, unit 0: value 9 is not in value_domain"):
         krippendorff_alpha([[1, 2], [9, 2]], "ordinal", value_domain=[1, 2, 3])
+    with pytest.raises(AgreementError, match="rater 1, unit 1: value 'Maybe' is not in value_domain"):
+        krippendorff_alpha([["Yes", "No"], ["Yes", "Maybe"]], "ordinal", value_domain=["No", "Yes"])
     with pytest.raises(AgreementError, match="unknown level"):
         krippendorff_alpha(KRIPPENDORFF_2011, "circular")
     with pytest.raises(AgreementError, match="alpha_from_items"):

@@ -117,7 +117,7 @@ def _codes(data: np.ndarray, level: str, value_domain) -> tuple[np.ndarray, np.n
     domain's size."""
     if data.dtype == object:
         missing = np.array([_is_missing(v) for v in data.flat], dtype=bool).reshape(data.shape)
-        present = data[~missing]
+        present = data[~missing]  # row-major: rater by rater, as np.nonzero(~missing) lists them
         strings = [isinstance(v, str) for v in present]
         if not all(strings):
             if any(strings):
@@ -146,22 +146,21 @@ def _codes(data: np.ndarray, level: str, value_domain) -> tuple[np.ndarray, np.n
             except (TypeError, ValueError):
                 raise AgreementError("value_domain must hold numbers when the ratings are numbers") from None
         numbers_ = np.asarray(domain, dtype=float)
-    index = {v: i for i, v in enumerate(domain)}
-    if len(index) != len(domain):
+    if len(set(domain)) != len(domain):
         raise AgreementError("value_domain lists a value twice")
     if len(domain) < 2:
         raise AgreementError(f"the value domain has {len(domain)} value(s) ({', '.join(map(_show, domain))}); "
                              "agreement needs at least 2 possible values")
+    keys = np.array(list(present), dtype=str) if numbers_ is None else present
+    table = np.array(domain, dtype=str) if numbers_ is None else numbers_
+    order = np.argsort(table, kind="stable")
+    pos = np.clip(np.searchsorted(table[order], keys), 0, len(table) - 1)
+    found = table[order][pos] == keys
+    if not found.all():
+        rater, unit = (int(x[~found][0]) for x in np.nonzero(~missing))
+        raise AgreementError(f"rater {rater}, unit {unit}: value {_show(present[~found][0])} is not in value_domain")
     codes = np.full(data.shape, -1, dtype=np.int64)
-    flat_codes, flat_missing = codes.reshape(-1), missing.reshape(-1)
-    for pos, v in enumerate(data.flat):
-        if flat_missing[pos]:
-            continue
-        code = index.get(v)
-        if code is None:
-            rater, unit = divmod(pos, data.shape[1])
-            raise AgreementError(f"rater {rater}, unit {unit}: value {_show(v)} is not in value_domain")
-        flat_codes[pos] = code
+    codes[~missing] = order[pos]
     return codes, numbers_, len(domain)
 
 
@@ -227,7 +226,7 @@ def krippendorff_alpha(reliability_data, level: str = "interval", value_domain=N
     -----
     Units with fewer than 2 values are dropped (they are not pairable). The computation is vectorised: the
     coincidence matrix is one (units x V) count matrix multiplied by itself, so the cost is O(raters * units + units
-    * V^2) for V distinct values (JUDGE-BENCH's DICES-990, 990 units x 76 raters, takes milliseconds).
+    * V^2) for V distinct values (JUDGE-BENCH's DICES-990, 990 units x 76 raters, string labels: well under 0.1 s).
 
     Examples
     --------
