@@ -32,7 +32,7 @@ _AUTH_VALUE = re.compile(r"(?i)\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=:-]+")
 _HEADER = re.compile(r"(?i)\b(authorization|x-api-key|api-key|proxy-authorization)(\"?\s*[:=]\s*\"?)"
                      r"(?!(?:Bearer|Basic|Token)\b)([^\s\"',}]+)")
 _PARAM = re.compile(r"(?i)(?<![A-Za-z0-9_])(api_key|apikey|api-key|key|access_token|token|password|passwd|secret)"
-                    r"(=|\"?\s*:\s*\")([^\s&\"',;}]+)")
+                    r"(=|\"?\s*:\s*\")(?!VALUE(?:[\s&\"',;}]|$))([^\s&\"',;}]+)")  # KEY=VALUE: a placeholder
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
 

@@ -241,7 +241,8 @@ def test_redact_masks_every_kind_of_credential_and_keeps_the_rest():
              '{"api_key": "s3cr3t", "model": "m"}': '{"api_key": "***", "model": "m"}',
              "the server said opaque-token-36 twice: opaque-token-36": "the server said *** twice: ***",
              "hosted sk-proj-abcdefghijkl": "hosted ***",
-             "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m": "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m"}
+             "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m": "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m",
+             "-o must be KEY=VALUE (the placeholder of an error line)": "-o must be KEY=VALUE (the placeholder of an error line)"}
     for text, shown in cases.items():
         assert redact(text) == shown
     assert command_line("meta-eval", ["-o", "base_url=http://u:p@h/v1", "a b"]) == \
