@@ -47,7 +47,7 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     from meta_eval.judgments.text import text_fixer
 
     text_fixer(text)  # validates
-    if name.startswith("judge-bench:"):
+    if isinstance(name, str) and name.startswith("judge-bench:"):
         given = name.split(":", 1)[1]
         if subset not in (None, given):
             raise JudgmentError(f"{name} names the file {given!r} and --subset another, {subset!r}: give one")

@@ -211,12 +211,9 @@ def test_a_file_in_the_schema_reads_through_dash_j(tmp_path):
                         env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert "textrank" in res.output and "n=5" in res.output
-
-
-def test_a_json_lines_file_named_json_is_still_json_lines(tmp_path):
-    path = tmp_path / "rows.json"
-    path.write_text("\n".join(json.dumps({"candidate": f"text {i}", "scores": {"q": i}}) for i in range(3)) + "\n")
-    assert len(judgments.load(str(path))) == 3
+    lines = tmp_path / "rows.json"  # a .json file of JSON lines is still read as JSON lines
+    lines.write_text("\n".join(json.dumps({"candidate": f"text {i}", "scores": {"q": i}}) for i in range(3)) + "\n")
+    assert len(judgments.load(str(lines))) == 3
 
 
 def _drop_instance_field(doc):
