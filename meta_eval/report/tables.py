@@ -719,7 +719,8 @@ def print_judgment_set(jset, out: Console) -> None:
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
     add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
     dim = jset.default_dimension
-    for level in ("global", "summary", "system"):
+    prop = jset.get_property(dim)
+    for level in (("global", "summary", "system") if prop is None or not prop.categorical else ()):
         prefix = ""
         label = level_words(jset.task, level).name
         label = f"{level} level" if label == f"{level} level" else f"{level} level = {label}"
@@ -732,6 +733,11 @@ def print_judgment_set(jset, out: Console) -> None:
             add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
             add(f"{label} ({dim})", f"{prefix}no: {exc}")
+    if prop is not None and prop.categorical:
+        try:
+            jset.human(dim)
+        except ValueError as exc:
+            add(f"levels ({dim})", f"none in `run`: {exc}")
     if jset.properties:
         from meta_eval.judgments.judge_bench import human_agreement
 
