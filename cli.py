@@ -50,8 +50,8 @@ def _numeric_mode(numeric: Optional[str] = typer.Option(
 
 # every built-in set (tests/test_report_output.py checks the list against meta_eval.judgments.BUILTIN; importing it
 # here would slow `meta-eval --help`)
-_SETS_HELP = ("A built-in set (chaganty, essays, summeval, realsumm, wmt21-mqm-ted, wmt23, frank, qags; see "
-              "`meta-eval judgments`) or a .jsonl file")
+_SETS_HELP = ("A built-in set (chaganty, essays, summeval, realsumm, wmt21-mqm-ted, wmt23, frank, qags, "
+              "judge-bench:<name>; see `meta-eval judgments`), a .jsonl file or a .json file in JUDGE-BENCH's schema")
 _ENGINE_HELP = ("local (worker processes on this machine) or ray (a Ray cluster at --address or $RAY_ADDRESS, else a "
                 "local Ray instance; pip install \"meta-eval\\[ray]\"); scores are identical whatever the engine")
 _WORKERS_HELP = ("Worker processes for the CPU metrics; a neural metric runs in one process with this many threads "
@@ -438,9 +438,10 @@ def list_protocols() -> None:
 
 @app.command("judgments")
 def list_judgments(
-    path: Optional[str] = typer.Argument(None, help="A .jsonl/.jsonl.gz file (or a built-in set) to describe: rows, "
-                                         "documents, systems, dimensions, references per row, repeated pairs, "
-                                         "rows without scores, levels. Without it: list the built-in sets"),
+    path: Optional[str] = typer.Argument(None, help="A .jsonl/.jsonl.gz/.json file (or a built-in set) to describe: "
+                                         "rows, documents, systems, dimensions, references per row, repeated pairs, "
+                                         "rows without scores, levels; for JUDGE-BENCH's schema also each property "
+                                         "and the raters' agreement. Without it: list the built-in sets"),
     judgments_path: Optional[str] = typer.Option(None, "--judgments", "-j", help="Same as PATH"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
 ) -> None:

@@ -1,8 +1,9 @@
 """Human-judgment sets and their loaders.
 
 ``load(name_or_path)`` returns a :class:`JudgmentSet`: a built-in set by name (``chaganty``, ``essays``,
-``summeval``, ``realsumm``, ``wmt21-mqm-ted``, ``wmt23``, ``frank``, ``qags``) or a file in
-the generic JSON-lines format (see :mod:`judgments.jsonl`). Data files are looked up in ``--data-dir``, else
+``summeval``, ``realsumm``, ``wmt21-mqm-ted``, ``wmt23``, ``frank``, ``qags``, and ``judge-bench:<name>`` for the 13
+JUDGE-BENCH files), a file in the generic JSON-lines format (see :mod:`judgments.jsonl`) or a ``.json`` file in
+JUDGE-BENCH's schema (see :mod:`judgments.judge_bench`). Data files are looked up in ``--data-dir``, else
 ``$META_EVAL_DATA``, else the user cache directory, and downloaded there from their public URL when possible.
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ __all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "
 
 BUILTIN = {name: f"meta_eval.judgments.{module}" for name, module in (
     ("chaganty", "chaganty"), ("essays", "essays"), ("summeval", "summeval"), ("realsumm", "realsumm"),
-    ("wmt21-mqm-ted", "wmt21_mqm"), ("wmt23", "wmt23"), ("frank", "frank"), ("qags", "qags"))}
+    ("wmt21-mqm-ted", "wmt21_mqm"), ("wmt23", "wmt23"), ("frank", "frank"), ("qags", "qags"),
+    ("judge-bench", "judge_bench"))}
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,
@@ -27,13 +29,16 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     Parameters
     ----------
     name : str
-        A name in :data:`BUILTIN`, or a path to a ``.jsonl``/``.jsonl.gz`` file.
+        A name in :data:`BUILTIN` (``judge-bench:<file>`` names a JUDGE-BENCH file, the same as ``judge-bench`` with
+        `subset` ``<file>``), or a path to a ``.jsonl``/``.jsonl.gz`` file or a ``.json`` file (JUDGE-BENCH's schema
+        if it is one object with ``annotations``/``instances``, else JSON lines).
     data_dir_ : path, optional
         Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
     subset : str, optional
         A built-in set's subset (default: the module's ``DEFAULT_SUBSET``: the SMS paper's subset ``"sms"`` for
         chaganty and essays, ``"en-de"`` (MT systems only) for wmt21-mqm-ted and wmt23, FRANK's ``"test"`` split
-        for frank, ``"all"`` for the others; each module's ``SUBSETS`` lists its subsets). For wmt21-mqm-ted and
+        for frank, ``"all"`` for the others; each module's ``SUBSETS`` lists its subsets). ``judge-bench`` has no
+        default: its subsets are its 13 files (``judge-bench:<file>`` in `name` says the same). For wmt21-mqm-ted and
         wmt23 a comma-separated list of language pairs (``"en-de,zh-en"``) pools them (:mod:`judgments.pooling`).
     text : {"repaired", "as-released"}
         Where a loader repairs mis-decoded UTF-8 (essays and JSONL files, with ftfy), ``"as-released"`` skips the
@@ -43,15 +48,25 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     from meta_eval.judgments.text import text_fixer
 
     text_fixer(text)  # validates
+    if isinstance(name, str) and name.startswith("judge-bench:"):
+        given = name.split(":", 1)[1]
+        if subset not in (None, given):
+            raise JudgmentError(f"{name} names the file {given!r} and --subset another, {subset!r}: give one")
+        name, subset = "judge-bench", given
     if name in BUILTIN:
         module = importlib.import_module(BUILTIN[name])
         extra = {"text": text} if name == "essays" else {}
         return module.load(data_dir(data_dir_), subset=subset or module.DEFAULT_SUBSET, download=download, **extra)
     path = Path(name).expanduser()
-    if path.suffix in (".jsonl", ".gz") or path.exists():
+    if path.suffix in (".jsonl", ".gz", ".json") or path.exists():
         if subset not in (None, "all"):
             raise JudgmentError("subsets apply to built-in sets only")
         from meta_eval.judgments import jsonl
 
+        if path.suffix == ".json":
+            from meta_eval.judgments import judge_bench
+
+            return judge_bench.load_json(path, text=text)
         return jsonl.load(path, text=text)
-    raise JudgmentError(f"unknown judgment set {name!r}: use one of {', '.join(BUILTIN)} or a path to a .jsonl file")
+    raise JudgmentError(f"unknown judgment set {name!r}: use one of {', '.join(BUILTIN)} (judge-bench:<name>) "
+                         "or a path to a .jsonl file or a .json file in JUDGE-BENCH's schema")

@@ -35,7 +35,8 @@ import numpy as np
 from meta_eval.errors import MetaEvalError
 from meta_eval.metrics.base import Example
 
-__all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples"]
+__all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples",
+           "Property"]
 
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
@@ -69,6 +70,16 @@ class Judgment:
         Per-judge values per dimension, where the data has them.
     where : str or None
         Where the row comes from, for messages (``"<file>:<line>"`` for JSONL); not part of equality.
+    labels : mapping of str to str
+        The human label per *categorical* property (JUDGE-BENCH's ``majority_human``), kept as a label, never a
+        number; such a property has no entry in ``scores``.
+    raters : mapping of str to tuple
+        Per property, the raters' values as the file gives them (numbers, or labels for a categorical property; None
+        for a missing value); a value's position is its rater (JUDGE-BENCH's ``individual_human_scores``).
+    fields : mapping of str to str
+        The judged instance's named fields (JUDGE-BENCH: ``{"instance": text}`` for a string instance, else the
+        instance object's fields, e.g. ``user_prompt``/``response`` or ``input``/``output_a``/``output_b``), for
+        metrics and prompt templates that need more than candidate, references and source. Not part of equality.
     """
 
     id: str
@@ -80,6 +91,9 @@ class Judgment:
     scores: Mapping[str, float | None] = field(default_factory=dict)
     judges: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     where: str | None = field(default=None, compare=False)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    raters: Mapping[str, tuple] = field(default_factory=dict, compare=False)
+    fields: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def n_judges(self) -> int:
@@ -130,6 +144,47 @@ class DuplicateReport:
                 "rows_in_repeated_pairs": self.rows_in_repeated_pairs, "rows_dropped": self.rows_dropped}
 
 
+@dataclass(frozen=True)
+class Property:
+    """A judged property of a set read from JUDGE-BENCH's schema (:mod:`judgments.judge_bench`).
+
+    Parameters
+    ----------
+    name : str
+        The property (JUDGE-BENCH's ``metric``), e.g. ``"Coherence"``.
+    kind : {"graded", "continuous", "categorical"}
+        JUDGE-BENCH's ``category``: graded (a fixed set of values between ``worst`` and ``best``, the mean of the
+        raters is the row's score), continuous (any value in the range, likewise) or categorical (labels, the
+        majority label is the row's label).
+    worst, best : float or None
+        The ends of a graded or continuous scale (None for a categorical property).
+    labels : tuple of str
+        A categorical property's labels (``labels_list``), in the file's order; empty otherwise.
+    prompt : str
+        The set's jinja prompt template for the property (over ``instance`` or the instance's fields).
+    pairwise : bool
+        A categorical property whose labels are ``model_a`` and ``model_b``: which of two outputs is better (LLMBar).
+    """
+
+    name: str
+    kind: str
+    worst: float | None = None
+    best: float | None = None
+    labels: tuple[str, ...] = ()
+    prompt: str = ""
+    pairwise: bool = False
+
+    @property
+    def categorical(self) -> bool:
+        return self.kind == "categorical"
+
+    def scale(self) -> str:
+        """``"graded 1-5"``, ``"categorical: No, Yes, Unsure"`` or ``"pairwise: model_a, model_b"``."""
+        if self.categorical:
+            return f"{'pairwise' if self.pairwise else 'categorical'}: {', '.join(self.labels)}"
+        return f"{self.kind} {self.worst:g}-{self.best:g}"
+
+
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -171,6 +226,12 @@ class JudgmentSet:
         The variant ``meta-eval run`` tests every metric against when ``--baseline`` is not given: ``"bleu"`` for
         the MT sets (WMT's baseline), ``"rougeL-f"`` for the others; empty (user files): chosen by ``task``
         (:func:`meta_eval.units.default_baseline`).
+    properties : tuple of Property
+        For a set read from JUDGE-BENCH's schema: every judged property with its kind and scale or labels, in the
+        file's order (each is also a name in ``dimensions``); empty for every other set. A categorical property has
+        labels (:attr:`Judgment.labels`), not scores: :meth:`human` refuses it with a sentence.
+    candidate_rule : str
+        For such a set: which part of the instance is the candidate (and the source), in words.
     """
 
     name: str
@@ -191,6 +252,8 @@ class JudgmentSet:
     pooled_datasets: str = ""
     pooled_groups: tuple[str, ...] = ()
     default_baseline: str = ""
+    properties: tuple[Property, ...] = ()
+    candidate_rule: str = ""
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}
@@ -232,7 +295,20 @@ class JudgmentSet:
         dim = dimension or self.default_dimension
         if dim not in self.dimensions:
             raise JudgmentError(f"{self.name} has no human dimension {dim!r}; it has: {', '.join(self.dimensions)}")
+        prop = self.get_property(dim)
+        if prop is not None and prop.categorical:
+            graded = [p.name for p in self.properties if not p.categorical]
+            choose = (f"choose a graded property with --human ({', '.join(graded)})" if graded
+                      else "this set has no graded property")
+            raise JudgmentError(
+                f"{self.name}: {dim!r} is a {'pairwise' if prop.pairwise else 'categorical'} property (labels "
+                f"{', '.join(prop.labels)}), and categorical statistics (accuracy, Cohen's kappa and macro-F1 against "
+                "the majority label; pairwise accuracy) are not wired into `meta-eval run` yet: " + choose)
         return np.array([math.nan if r.scores.get(dim) is None else float(r.scores[dim]) for r in self.rows])
+
+    def get_property(self, name: str) -> Property | None:
+        """The :class:`Property` named `name` (sets read from JUDGE-BENCH's schema), else None."""
+        return next((p for p in self.properties if p.name == name), None)
 
     def scored(self, dimension: str | None = None) -> JudgmentSet:
         """The rows that have a human score for ``dimension`` (rows without one are left out, never imputed)."""
@@ -394,10 +470,10 @@ class JudgmentSet:
             "first_row_without_system": self.describe_rows(no_system[:1]) if no_system else None,
             "multi_system_separator": self.multi_system_separator,
             "multi_system_rows": self._multi_system_note(),
-            "dimensions": {d: {"rows_with_score": int((~np.isnan(self.human(d))).sum()),
-                               "rows_without_score": int(np.isnan(self.human(d)).sum())} for d in self.dimensions},
+            "dimensions": {d: self._with_score(d) for d in self.dimensions},
             "default_dimension": self.default_dimension, "default_reason": self.default_reason,
-            "rows_without_any_score": sum(all(r.scores.get(d) is None for d in self.dimensions) for r in self.rows),
+            "rows_without_any_score": sum(all(r.scores.get(d) is None and r.labels.get(d) is None
+                                              for d in self.dimensions) for r in self.rows),
             "references_per_row": {str(k): refs[k] for k in sorted(refs)},
             "rows_with_source": sum(bool(r.source) for r in self.rows),
             "repeated_pairs": len(repeated), "rows_in_repeated_pairs": sum(len(r) for _, r in repeated),
@@ -408,6 +484,15 @@ class JudgmentSet:
             "annotators": self.annotators, "pooled_groups": list(self.pooled_groups),
             "default_baseline": self._default_baseline(),
         }
+
+    def _with_score(self, dim: str) -> dict:
+        """Rows with and without a human score (a label, for a categorical property) for `dim`."""
+        prop = self.get_property(dim)
+        if prop is not None and prop.categorical:
+            n = sum(r.labels.get(dim) is not None for r in self.rows)
+        else:
+            n = int((~np.isnan(self.human(dim))).sum())
+        return {"rows_with_score": n, "rows_without_score": len(self.rows) - n}
 
     def _default_baseline(self) -> str:
         from meta_eval.units import default_baseline

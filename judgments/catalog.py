@@ -12,7 +12,9 @@ def catalog(data_dir: str | Path | None = None) -> list[dict]:
     """Per built-in set: ``name``, ``task``, ``subset`` (the default) and ``subsets``, ``rows``, ``documents``,
     ``systems``, ``dimensions`` (the default first), ``sources`` (bool), ``references`` (the most per row),
     ``annotators``, ``licence``, ``data_source``; or ``problems`` (file: reason) when its files are missing or
-    corrupt (nothing is downloaded)."""
+    corrupt (nothing is downloaded). The ``judge-bench`` entry holds its files instead, under ``sets``
+    (:func:`judgments.judge_bench.catalog_entry`: per file its rows, licence, raters and properties with their human
+    agreement), and the files not found under ``missing``."""
     from meta_eval import judgments as judgment_sets
     from meta_eval.judgments.files import verify_all
 
@@ -20,6 +22,9 @@ def catalog(data_dir: str | Path | None = None) -> list[dict]:
     entries = []
     for name, module_name in judgment_sets.BUILTIN.items():
         module = importlib.import_module(module_name)
+        if hasattr(module, "catalog_entry"):
+            entries.append(module.catalog_entry(root))
+            continue
         files = [v for v in vars(module).values() if type(v).__name__ == "DataFile"]
         problems = verify_all(files, root)
         subsets = tuple(getattr(module, "SUBSETS", ()) or ())

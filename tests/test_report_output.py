@@ -168,6 +168,7 @@ def test_the_set_and_protocol_listings_read_at_80_columns(shared_data):
 
     entries = catalog(shared_data)
     assert [e["name"] for e in entries] == list(BUILTIN) and not any(e["problems"] for e in entries)
+    assert not next(e for e in entries if e["name"] == "judge-bench")["missing"]  # its 13 files are all found
     qags = next(e for e in entries if e["name"] == "qags")
     assert qags["subset"] == "cnndm" and qags["rows"] == 235 and qags["subsets"] == ("all", "cnndm", "xsum")
     res = runner.invoke(app, ["judgments", "--data-dir", str(shared_data)], env={"COLUMNS": "80"})
@@ -175,6 +176,8 @@ def test_the_set_and_protocol_listings_read_at_80_columns(shared_data):
     assert "┃" not in res.output and "│" not in res.output  # no table
     for e in entries:
         assert f"{e['name']} (" in res.output and f"{e['rows']} rows" in res.output
+        for s in e.get("sets", ()):  # judge-bench: one line per file
+            assert f"{s['name']} (" in res.output and f"{s['rows']} rows" in res.output
     assert "licence: MIT (arunchaganty/active-evaluation)" in res.output
     res = runner.invoke(app, ["protocols"], env={"COLUMNS": "80"})
     assert res.exit_code == 0 and "┃" not in res.output and "sms-2019:" in res.output

@@ -719,7 +719,8 @@ def print_judgment_set(jset, out: Console) -> None:
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
     add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
     dim = jset.default_dimension
-    for level in ("global", "summary", "system"):
+    prop = jset.get_property(dim)
+    for level in (("global", "summary", "system") if prop is None or not prop.categorical else ()):
         prefix = ""
         label = level_words(jset.task, level).name
         label = f"{level} level" if label == f"{level} level" else f"{level} level = {label}"
@@ -732,6 +733,18 @@ def print_judgment_set(jset, out: Console) -> None:
             add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
             add(f"{label} ({dim})", f"{prefix}no: {exc}")
+    if prop is not None and prop.categorical:
+        try:
+            jset.human(dim)
+        except ValueError as exc:
+            add(f"levels ({dim})", f"none in `run`: {exc}")
+    if jset.properties:
+        from meta_eval.judgments.judge_bench import human_agreement
+
+        for prop, a in human_agreement(jset).items():
+            add(f"property {prop!r}", f"{a['scale']}; {agreement_text(a)}")
+        add("texts", jset.candidate_rule)
+        add("raters", "a value's position in individual_human_scores is its rater (as JUDGE-BENCH's evaluation)")
     for note in d["notes"]:
         out.print(f"note: {terminal(note)}", highlight=False, markup=False, soft_wrap=True)
 
@@ -749,6 +762,9 @@ def print_catalog(entries: list[dict], root, out: Console) -> None:
             for line in e["problems"]:
                 out.print(f"  [yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
             continue
+        if "sets" in e:
+            print_judge_bench_entry(e, out)
+            continue
         out.print(f"[bold]{escape(e['name'])}[/] ({escape(e['task'] or 'task not stated')}), default subset "
                   f"{escape(e['subset'])}{escape(subsets)}: {e['rows']} rows, {e['documents']} documents, "
                   f"{e['systems']} systems", highlight=False, soft_wrap=True)
@@ -759,6 +775,32 @@ def print_catalog(entries: list[dict], root, out: Console) -> None:
         for key, value in lines:
             if value:
                 out.print(f"  {key}: {value}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_judge_bench_entry(e: dict, out: Console) -> None:
+    """The ``judge-bench`` block of ``meta-eval judgments``: per file (``-j judge-bench:<name>``) its rows, licence,
+    raters and each property with its kind, scale or labels and the raters' Krippendorff's alpha."""
+    out.print(f"[bold]{escape(e['name'])}[/] ({escape(e['task'])}): {e['rows']} rows in {len(e['sets'])} files, "
+              "-j judge-bench:<name>", highlight=False, soft_wrap=True)
+    out.print(f"  from: {e['data_source']}", highlight=False, markup=False, soft_wrap=True)
+    for s in e["sets"]:
+        out.print(f"  {s['name']} ({s['task']}): {s['rows']} rows, {s['annotators']}, licence {s['licence']}",
+                  highlight=False, markup=False, soft_wrap=True)
+        for prop, a in s["properties"].items():
+            out.print(terminal(f"    {prop}: {a['scale']}; {agreement_text(a)}"), highlight=False, markup=False,
+                      soft_wrap=True)
+    for line in e.get("missing", []):
+        out.print(f"  [yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
+
+
+def agreement_text(a: dict) -> str:
+    """``human agreement alpha (ordinal) = 0.412`` or ``human agreement: one rater: no agreement``, from
+    :func:`judgments.judge_bench.human_agreement`."""
+    if a["alpha"] is None:
+        return f"human agreement: {a['note']}"
+    lo, hi = a["raters_per_item"]
+    raters = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    return f"human agreement Krippendorff's alpha ({a['level']}, {raters} raters per item) = {a['alpha']:.3f}"
 
 
 def print_protocols(out: Console) -> list[str]:
