@@ -100,6 +100,13 @@ class Judgment:
         return max((len(v) for v in self.judges.values()), default=0)
 
     def example(self) -> Example:
+        """The row as a metric sees it: an :class:`~metrics.instance.Instance` carrying :attr:`fields` when the row
+        has fields (JUDGE-BENCH), else a plain :class:`~metrics.base.Example` (every other set, whose cache keys are
+        unchanged)."""
+        if self.fields:
+            from meta_eval.metrics.instance import Instance
+
+            return Instance(self.candidate, self.references, self.source, fields=tuple(self.fields.items()))
         return Example(self.candidate, self.references, self.source)
 
     def location(self, set_name: str = "") -> str:

@@ -91,8 +91,15 @@ def open_cache(cache: str | Path | None = None, no_cache: bool = False) -> "Scor
 
 
 def example_key(example: Example) -> str:
-    """SHA-256 of the example's candidate, references and source (the texts a metric may read)."""
-    payload = json.dumps([example.candidate, list(example.references), example.source], ensure_ascii=False)
+    """SHA-256 of the example's candidate, references and source (the texts a metric may read), and of its named
+    fields when it has some (an :class:`~metrics.instance.Instance` of a JUDGE-BENCH row: two rows with the same
+    candidate but another second output are two keys). A plain :class:`~metrics.base.Example` (or one without
+    fields) keys exactly as before the fields existed, so no cached score of the other sets changes key."""
+    texts = [example.candidate, list(example.references), example.source]
+    fields = getattr(example, "fields", ())
+    if fields:
+        texts.append([list(pair) for pair in fields])
+    payload = json.dumps(texts, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
