@@ -623,7 +623,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
         chosen, skipped = ([], []) if only_imported else choose_metrics(
             requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
-            language=jset.language, full_default=True)  # a published board has every metric
+            language=jset.language, full_default=True, judged=(jset, dim))  # a published board has every metric
         check_names(imported, chosen)
         shown.check(available_variants(chosen, skipped, imported))
         chosen = shown.narrow(chosen, skipped, requested)

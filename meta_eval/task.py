@@ -314,7 +314,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         shown.always.add(baseline)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
-        has_references=jset.max_references > 0, language=jset.language)
+        has_references=jset.max_references > 0, language=jset.language, judged=(jset, dim))
     check_names(imported, chosen)
     shown.check(selection.available_variants(chosen, skipped, imported))
     chosen = shown.narrow(chosen, skipped, requested)
@@ -613,7 +613,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                 raise MetaEvalError(f"{proto.name}/{part.name}: {exc}") from None
             chosen, skipped = choose_metrics(",".join(part.metrics), dict(part.options), what=jset.name,
                                              has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                             language=jset.language)
+                                             language=jset.language, judged=(jset, part.human))
             left_out = (f" ({total_rows - len(jset)} without a {part.human} score left out)"
                         if total_rows > len(jset) else "")
             say("err", f"{proto.name}/{part.name}: {jset.name} ({jset.subset}), {len(jset)} rows{left_out}, human "

@@ -98,18 +98,21 @@ import sqlite3
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
+from meta_eval.metrics.instance import fields_of
 from meta_eval.metrics.redact import add_secret, redact, server_text
 from meta_eval.metrics.registry import register
 
-__all__ = ["GEMBA_DA", "GEVAL", "LLM_HINT", "LlmJudge", "parse_score", "weighted_score"]
+__all__ = ["GEMBA_DA", "GEVAL", "LLM_HINT", "PAIRWISE_LABELS", "LlmJudge", "parse_score", "parse_set_answer",
+           "weighted_score"]
 
-LLM_HINT = "pip install 'meta-eval[llm]' (httpx)"
+LLM_HINT = "pip install 'meta-eval[llm]' (httpx, and jinja2 for template=set)"
 UNPARSED = ("error", "drop")
 
 _GEVAL_HEAD = ("You will be given one summary written for a news article.\n\nYour task is to rate the summary on one "
@@ -223,6 +226,57 @@ def _int_token(token: object, low: float, high: float) -> int | None:
         return None
     value = int(token.strip())
     return value if low <= value <= high else None
+
+
+PAIRWISE_LABELS = ("model_a", "model_b")
+_SET_NUMBER = re.compile(r"[-+]?[0-9]*\.?[0-9]+")  # JUDGE-BENCH's continuous rule
+
+
+@dataclass(frozen=True)
+class _SetProperty:
+    """What ``template=set`` needs of the judged property: ``name``, ``kind`` (graded, continuous, categorical or
+    pairwise), ``low``/``high`` (the scale, or 0 and the last label's index), ``labels`` (the label space: the
+    file's labels in its order; ``model_a``, ``model_b`` for a pairwise property), ``search`` (the labels in the order
+    the answer is searched: the file's ``labels_list``) and the set's ``prompt``."""
+
+    name: str
+    kind: str
+    low: float
+    high: float
+    labels: tuple[str, ...]
+    search: tuple[str, ...]
+    prompt: str
+    set_name: str
+
+
+def parse_set_answer(text: object, prop: _SetProperty) -> float | None:
+    """An answer to a set's own prompt as JUDGE-BENCH's ``eval_responses.py`` (``extract_answer``, without
+    chain-of-thought) reads it, or None (unparsed).
+
+    The answer is stripped and lower-cased. Categorical and pairwise: the first label *of the labels list* (in the
+    file's order) found as a whole word (``\\b<label>\\b``) anywhere in the answer, as its index in the label space
+    (``"Yes"`` for labels No, Yes: 1.0). Graded: the first run of digits (not part of a longer run) whose value lies
+    on the scale (JUDGE-BENCH's ``(?<!\\d)[W-B](?!\\d)``, written for one-digit scales, read so for any integer
+    scale). Continuous: the first number (``[-+]?[0-9]*\\.?[0-9]+``), range-checked by the caller. Where
+    JUDGE-BENCH put a random label or number in place of an unparsed answer, None is returned and counted.
+    """
+    if not isinstance(text, str):
+        return None
+    answer = text.strip().lower()
+    if prop.labels:
+        space = [x.strip().lower() for x in prop.labels]
+        for label in prop.search:
+            word = label.strip().lower()
+            if re.search(rf"\b{re.escape(word)}\b", answer):
+                return float(space.index(word))
+        return None
+    if prop.kind == "graded":
+        for m in re.finditer(r"(?<!\d)\d+(?!\d)", answer):
+            if prop.low <= int(m.group(0)) <= prop.high:
+                return float(m.group(0))
+        return None
+    m = _SET_NUMBER.search(answer)
+    return float(m.group(0)) if m else None
 
 
 def _fill(template: str, fields: dict[str, str]) -> str:
@@ -343,7 +397,7 @@ class LlmJudge(Metric):
                  dimension: str | None = None, temperature: float | str = 0, samples: int | str = 1,
                  max_tokens: int | str | None = None, concurrency: int | str = 8, timeout: float | str = 60,
                  retries: int | str = 5, api_key_env: str = "OPENAI_API_KEY", on_unparsed: str = "error",
-                 logprobs: bool | str = True, top_logprobs: int | str = 20, range: str | None = None,
+                 logprobs: bool | str | None = None, top_logprobs: int | str = 20, range: str | None = None,
                  source_lang: str | None = None, target_lang: str | None = None, backoff: float | str = 1.0,
                  answers: str | None = None, allow_insecure_http: bool | str = False,
                  max_answer_bytes: int | str = 1_000_000) -> None:
@@ -364,10 +418,19 @@ class LlmJudge(Metric):
         self.retries = 0 if str(retries).strip() == "0" else positive_int(retries, "retries")
         self.backoff = _number(backoff, "backoff", 0, None)
         self.on_unparsed = choice(on_unparsed, UNPARSED, "on_unparsed policy")
-        self.logprobs = boolean(logprobs, "logprobs")
+        # logprobs: G-Eval's weighting, on unless asked off; template=set answers as JUDGE-BENCH did, in words
+        self._logprobs_given = logprobs is not None and str(logprobs).strip() != ""
+        self.logprobs = boolean(logprobs, "logprobs") if self._logprobs_given else template != "set"
         self.top_logprobs = positive_int(top_logprobs, "top_logprobs")
         self.role = "user"
-        if template == "geval":
+        self.prop: _SetProperty | None = None  # template=set: the judged property, once bound (bind_set)
+        if template == "set":
+            if range is not None:
+                raise MetricError("llm-judge: template=set takes the score range from the set's property (its worst "
+                                  "and best, or its labels): leave out -o range")
+            self.text, self.template_name, self.rule, self.range = "", "set", "set", (0, 1)
+            default_max = 16
+        elif template == "geval":
             if dimension not in GEVAL:
                 raise MetricError(f"llm-judge: template=geval needs dimension= one of {', '.join(GEVAL)}, got "
                                   f"{dimension!r}")
@@ -384,7 +447,7 @@ class LlmJudge(Metric):
         else:
             path = Path(os.path.expanduser(str(template)))
             if not path.is_file():
-                raise MetricError(f"llm-judge: template {template!r} is neither geval, gemba-da nor a file")
+                raise MetricError(f"llm-judge: template {template!r} is neither geval, gemba-da, set nor a file")
             text = path.read_text(encoding="utf-8")
             first, _, rest = text.partition("\n")
             declared = None
@@ -422,18 +485,111 @@ class LlmJudge(Metric):
 
     # -- description ---------------------------------------------------------------------------------------------
     def config(self) -> dict[str, object]:
-        cfg = {"model": self.served or f"{self.model}(not yet asked)",
-               "template": f"{self.template_name}@{hashlib.sha256(self.text.encode()).hexdigest()}",
-               "dimension": self.dimension or "none", "role": self.role, "temperature": self.temperature,
+        if self.template_name == "set":  # the set's prompt (its SHA-256) and the judged property, once bound
+            template = (f"set@{hashlib.sha256(self.text.encode()).hexdigest()}" if self.prop is not None
+                        else "set(not yet bound to a set)")
+            dimension = self.prop.name if self.prop is not None else "none"
+        else:
+            template = f"{self.template_name}@{hashlib.sha256(self.text.encode()).hexdigest()}"
+            dimension = self.dimension or "none"
+        cfg = {"model": self.served or f"{self.model}(not yet asked)", "template": template, "dimension": dimension, "role": self.role, "temperature": self.temperature,
                "n": self.samples, "max_tokens": self.max_tokens,
                "logprobs": self.top_logprobs if self.logprobs else "no", "range": f"{self.range[0]}:{self.range[1]}",
                "parse": self.rule}
+        if self.prop is not None:
+            cfg["parse"] = f"judge-bench-{self.prop.kind}"
+            if self.prop.labels:  # a score is the index of its label in this tuple (label_space)
+                cfg["labels"] = ",".join(self.prop.labels)
         if self.on_unparsed == "drop":
             cfg["unparsed"] = "drop-midpoint"  # the row's score in the cache; meta-eval run leaves the row out
         return cfg
 
+    def label_space(self, variant: str) -> tuple[str, ...] | None:
+        """The labels whose index is this metric's score for ``variant``: with ``template=set`` on a categorical
+        property its labels (the file's spelling and order), on a pairwise one ``("model_a", "model_b")``; None for
+        a number (a graded or continuous property, every other template, or before :meth:`bind_set`)."""
+        if variant not in self.variants:
+            raise MetricError(f"llm-judge has the variants {', '.join(self.variants)}, not {variant!r}")
+        return self.prop.labels if self.prop is not None and self.prop.labels else None
+
+    def bind_set(self, jset, dimension: str | None) -> None:
+        """Learn the judgment set and the judged property (``--human``) before scoring: the command that loaded the
+        set calls it (:func:`meta_eval.scoring.selection.choose_metrics`'s ``judged``), with ``jset`` None where there
+        is no set. Only ``template=set`` reads them: the set's jinja prompt for ``dimension``, its kind, scale or
+        labels. A set without a prompt for it, no set, ``samples`` over 1 or ``logprobs=true`` on a label property
+        are a :class:`~metrics.base.MetricError` with a sentence; other templates ignore the call."""
+        if self.template_name != "set":
+            return
+        if jset is None:
+            raise MetricError("llm-judge: template=set fills the judgment set's own prompt for the judged property, "
+                              "and this command judges no set (it runs in meta-eval run, leaderboard publish and "
+                              "protocols, on a set read from JUDGE-BENCH's schema); choose another template")
+        prop = jset.get_property(dimension) if dimension is not None else None
+        if prop is None or not prop.prompt.strip():
+            why = (f"{jset.name} has no prompt for {dimension!r}" if prop is not None else
+                   f"{jset.name} carries no prompts (only sets read from JUDGE-BENCH's schema do: -j FILE.json or "
+                   "judge-bench:<name>)")
+            raise MetricError(f"llm-judge: template=set: {why}; choose another template (geval, gemba-da or a file)")
+        try:
+            import jinja2  # noqa: F401
+        except ImportError:
+            raise MetricError(f"llm-judge: template=set needs jinja2: {LLM_HINT}") from None
+        kind = "pairwise" if prop.pairwise else prop.kind
+        if prop.categorical:
+            labels = PAIRWISE_LABELS if prop.pairwise else tuple(prop.labels)
+            low, high = 0, len(labels) - 1
+            if self.samples > 1:
+                raise MetricError(f"llm-judge: samples={self.samples}: the {kind} property {prop.name!r} is answered "
+                                  "with a label, and labels have no mean; use samples=1")
+            if self.logprobs:
+                raise MetricError(f"llm-judge: logprobs=true weighs score tokens, and the {kind} property "
+                                  f"{prop.name!r} is answered with a label; leave out -o logprobs")
+        else:
+            labels = ()
+            low, high = sorted((prop.worst, prop.best))
+            low, high = (int(x) if float(x).is_integer() else x for x in (low, high))
+        self.prop = _SetProperty(prop.name, kind, low, high, labels, tuple(prop.labels), prop.prompt, jset.name)
+        self.text, self.range = prop.prompt, (low, high)
+        self._template = None
+        self._tally_of = None
+        self._compiled()  # a template that is not jinja is an error now, before any request
+
+    def _compiled(self):
+        """The set's prompt as a jinja template (sandboxed; an undefined name is an error, never empty text)."""
+        template = self.__dict__.get("_template")
+        if template is None:
+            import jinja2
+            from jinja2.sandbox import SandboxedEnvironment
+
+            try:
+                template = SandboxedEnvironment(undefined=jinja2.StrictUndefined).from_string(self.prop.prompt)
+            except jinja2.TemplateSyntaxError as exc:
+                raise MetricError(f"llm-judge: template=set: the prompt of {self.prop.name!r} in "
+                                  f"{self.prop.set_name} is not a jinja template ({exc.message}, line "
+                                  f"{exc.lineno})") from None
+            self._template = template
+        return template
+
+    def _render(self, ex: Example) -> str:
+        import jinja2
+
+        if self.prop is None:
+            raise MetricError("llm-judge: template=set was not given a judgment set (bind_set): it runs in meta-eval "
+                              "run, leaderboard publish and protocols, on a set read from JUDGE-BENCH's schema")
+        fields = fields_of(ex)
+        try:
+            return self._compiled().render(**fields)
+        except jinja2.UndefinedError as exc:
+            raise MetricError(f"llm-judge: template=set: the prompt of {self.prop.name!r} in {self.prop.set_name} "
+                              f"reads a field that {self._where(ex)} does not have ({exc.message}; its fields: "
+                              f"{', '.join(fields) or 'none'})") from None
+        except jinja2.TemplateError as exc:
+            raise MetricError(f"llm-judge: template=set: the prompt of {self.prop.name!r} in {self.prop.set_name} "
+                              f"cannot be filled for {self._where(ex)}: {exc}") from None
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
+        state["_template"] = None  # a compiled jinja template: rebuilt at first use
         state["_client"] = None
         state["_store"] = None
         state.pop("_stats_lock", None)  # a lock does not pickle; rebuilt at first use
@@ -482,7 +638,10 @@ class LlmJudge(Metric):
         return self._client
 
     def fit(self, examples) -> None:
-        """Ask the server which model it serves under ``model`` (``GET <base_url>/models``): the signature's id."""
+        """Ask the server which model it serves under ``model`` (``GET <base_url>/models``): the signature's id.
+        ``template=set`` not bound to a set (:meth:`bind_set`) is an error here, before any request."""
+        if self.template_name == "set" and self.prop is None:
+            self._render(examples[0] if examples else Example(""))  # raises: no set
         if self.served is not None:
             return
         try:
@@ -549,7 +708,10 @@ class LlmJudge(Metric):
 
     # -- one row -------------------------------------------------------------------------------------------------
     def prompt(self, ex: Example) -> str:
-        """The text sent for ``ex``."""
+        """The text sent for ``ex``: for ``template=set`` the set's jinja prompt filled with the row's fields
+        (:class:`~metrics.instance.Instance`; a field it lacks is an error naming the row)."""
+        if self.template_name == "set":
+            return self._render(ex)
         return _fill(self.text, {"candidate": ex.candidate, "references": "\n".join(ex.references),
                                  "source": ex.source or "", "dimension": self.dimension or ""})
 
@@ -685,9 +847,17 @@ class LlmJudge(Metric):
         return {"llm-judge": out}
 
     def _parsed(self, answer: dict) -> list[float | None]:
-        """Each answer's score (None: unparsed), by the weighted rule then the text rule; not range-checked."""
+        """Each answer's score (None: unparsed), by the weighted rule then the text rule; not range-checked.
+        ``template=set``: the property's rule (:func:`parse_set_answer`), after the weighted rule for a graded
+        property when logprobs were asked."""
         low, high = self.range
         out = []
+        if self.prop is not None:
+            for c in answer["choices"]:
+                value = (weighted_score(c.get("logprobs"), low, high)
+                         if self.logprobs and self.prop.kind == "graded" else None)
+                out.append(value if value is not None else parse_set_answer(c.get("text"), self.prop))
+            return out
         for c in answer["choices"]:
             value = weighted_score(c.get("logprobs"), low, high) if self.logprobs else None
             out.append(value if value is not None else parse_score(c.get("text"), self.rule))

@@ -10,6 +10,11 @@ answer is not JSON), ``HUGE`` (an answer of ``huge`` characters), ``BADUSAGE`` (
 numbers). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n`` answers one choice
 whatever ``n`` asks, as Ollama does; ``echo_auth`` (a status, e.g. 401 or 500) answers every request with that status
 and a body that echoes the request's ``Authorization`` header, as a careless server does.
+
+A prompt that asks for labels gets a label (:func:`expected_label`), for the ``template=set`` tests: one that names
+both ``model_a`` and ``model_b`` (LLMBar) is answered ``model_a`` or ``model_b``; one that names ``'Yes'`` and
+``'No'`` in quotes (CoLA, DICES: "Write 'Yes' if ...") is answered ``Yes.`` or ``No.`` (or ``Unsure.`` when it also
+names ``'Unsure'``), the label chosen by ``sha256(prompt)[0]`` modulo the number of labels.
 """
 from __future__ import annotations
 
@@ -24,6 +29,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 def expected_score(prompt: str) -> int:
     return 1 + hashlib.sha256(prompt.encode("utf-8")).digest()[0] % 5
+
+
+def asked_labels(prompt: str) -> tuple[str, ...]:
+    """The labels a prompt asks for (see the module notes), in the order :func:`expected_label` indexes them."""
+    if "model_a" in prompt and "model_b" in prompt:
+        return ("model_a", "model_b")
+    if "'Yes'" in prompt and "'No'" in prompt:
+        return ("Yes", "No", "Unsure") if "'Unsure'" in prompt else ("Yes", "No")
+    return ()
+
+
+def expected_label(prompt: str) -> str | None:
+    """The label the server answers to a prompt that asks for labels, else None."""
+    labels = asked_labels(prompt)
+    return labels[hashlib.sha256(prompt.encode("utf-8")).digest()[0] % len(labels)] if labels else None
 
 
 def expected_weighted(prompt: str) -> float:
@@ -126,6 +146,8 @@ class JudgeServer:
                 s = expected_score(prompt)
                 t = s + 1 if s < 5 else s - 1
                 text, logprobs = str(s), None
+                if expected_label(prompt) is not None and "NONUMBER" not in prompt:
+                    text = expected_label(prompt) + ("." if not expected_label(prompt).startswith("model") else "")
                 if "NONUMBER" in prompt:
                     text = "I cannot rate this summary."
                 elif "OUTRANGE" in prompt:

@@ -156,14 +156,21 @@ def group_skips(skipped: Sequence[tuple[str, str]]) -> list[tuple[list[str], str
 
 def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, str], *, what: str,
                    has_sources: bool, has_references: bool, language: str | None = None,
-                   full_default: bool = False):
+                   full_default: bool = False, judged: tuple | None = None):
     """(metric objects to run, [(name, reason)] skipped) for data described by ``what``.
 
     Without ``requested``, the default choice: every registered metric but the ones that run only when named
     (``in_default_run``) and, unless ``full_default`` (``leaderboard publish``), the neural ones (``in_quick_run``:
     the default ``run`` takes seconds). ``all`` in ``requested`` stands for every registered metric but the
     named-only ones. A metric built for other languages than the data's ``language`` (when the set declares one)
-    is skipped, with the reason (e.g. GloVe WMS on German candidates)."""
+    is skipped, with the reason (e.g. GloVe WMS on German candidates).
+
+    ``judged``: ``(judgment set, judged property)`` where the command judges a set (``run``, ``leaderboard
+    publish``, a protocol's part), None elsewhere (``score``, ``probe``, ``learn``). Every built metric that has a
+    ``bind_set(jset, dimension)`` method is given it here, the one place the commands share, before anything is
+    scored (the LLM judge's ``template=set`` reads the set's own prompt for the property); ``bind_set(None, None)``
+    where there is none. A :class:`~metrics.base.MetricError` it raises (a set without prompts) skips the metric
+    with its sentence, as any bad configuration does."""
     import meta_eval.metrics.registry as registry
 
     requested = requested_names(requested)
@@ -198,6 +205,8 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
             try:
                 metric = build(cls, metric_config(cls, options))
+                if callable(getattr(metric, "bind_set", None)):
+                    metric.bind_set(*(judged or (None, None)))
             except (ValueError, TypeError) as exc:
                 reason = f"bad configuration: {exc}"
             else:
