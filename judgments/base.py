@@ -323,7 +323,9 @@ class JudgmentSet:
         return replace(self, rows=[r for r, k in zip(self.rows, keep) if k])
 
     def examples(self) -> LabelledExamples:
-        """The rows' examples, in row order, labelled with :meth:`row_labels` (for the runner's messages)."""
+        """The rows' examples, in row order, labelled with :meth:`row_labels` (for the runner's messages): a row with
+        fields (JUDGE-BENCH) gives an :class:`~metrics.instance.Instance`, every other row a plain
+        :class:`~metrics.base.Example` (:meth:`Judgment.example`)."""
         return LabelledExamples([r.example() for r in self.rows], self.row_labels())
 
     def row_labels(self) -> list[str]:

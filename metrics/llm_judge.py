@@ -30,6 +30,15 @@ Templates (``template=``):
   ``{source}`` and ``{dimension}`` are replaced (other braces are left as they are); the score range comes from
   ``range=LO:HI`` or from a first line ``range: LO:HI`` of the file (which is not sent). Sent as a user message;
   the score is the first number in the answer.
+- ``set``: the judgment set's own prompt for the judged property (``--human``), a jinja template over the row's
+  fields (JUDGE-BENCH's schema, :mod:`judgments.judge_bench`), learnt from the set through :meth:`LlmJudge.bind_set`
+  (the command that loaded the set calls it, :func:`meta_eval.scoring.selection.choose_metrics`'s ``judged``) and
+  filled in a sandboxed jinja environment with ``StrictUndefined`` (a field the row lacks is an error naming it). The
+  answer is parsed into the property's label space as JUDGE-BENCH's ``eval_responses.py`` does
+  (:func:`parse_set_answer`): a number on the scale for a graded or continuous property, the index of a label in
+  :meth:`LlmJudge.label_space` for a categorical one (``("model_a", "model_b")`` for a pairwise one). Sent as a user
+  message; ``logprobs`` off unless asked (graded properties only), ``samples`` 1 on label properties. The signature
+  names ``set@`` + the SHA-256 of the prompt text, the property (``dimension``) and the labels.
 
 Options (names fixed by issue 28): ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``), ``model``, ``template``,
 ``dimension``, ``temperature`` (0), ``samples`` (the ``n`` of the request, 1), ``max_tokens``, ``concurrency``
@@ -376,7 +385,10 @@ class _Store:
 
 @register("llm-judge")
 class LlmJudge(Metric):
-    """An LLM judge through an OpenAI-compatible chat-completions server (see the module notes)."""
+    """An LLM judge through an OpenAI-compatible chat-completions server (see the module notes).
+
+    With ``template=set`` the score of a row is a number on the property's scale, or the index (0.0, 1.0, ...) of the
+    answered label in :meth:`label_space` for a categorical or pairwise property."""
 
     variants = ("llm-judge",)
     needs_references = False
