@@ -111,10 +111,12 @@ class Judgment:
 
     def location(self, set_name: str = "") -> str:
         """Where a user finds this row, for messages: ``"<file>:<line> (id 'x')"`` for a row read from a file
-        (the id left out when it is the line number, a JSONL row's default), else ``"<set> row 'x' (document 'd',
+        (the id left out when it is the line number, a JSONL row's default, or when ``where`` names it already, as
+        JUDGE-BENCH's ``f.json: instances[3] (id '17')``), else ``"<set> row 'x' (document 'd',
         system 's')"``."""
         if self.where:
-            return self.where if self.where.rsplit(":", 1)[-1] == self.id else f"{self.where} (id {self.id!r})"
+            named = self.where.rsplit(":", 1)[-1] == self.id or self.where.endswith(f"(id {self.id!r})")
+            return self.where if named else f"{self.where} (id {self.id!r})"
         return (f"{set_name + ' ' if set_name else ''}row {self.id!r} (document {self.doc_id!r}, system "
                 f"{self.system!r})")
 
