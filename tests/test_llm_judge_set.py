@@ -178,6 +178,8 @@ def test_pairwise_set_answers_model_a_or_model_b(server, tmp_path):
         assert f"# Output (a):\nBlue.\n\n# Output (b):\nanswer {i}\n\n" in prompt and prompt in server.prompts
         assert scores[i] == ("model_a", "model_b").index(expected_label(prompt))
     assert len(set(server.prompts)) == 5  # rows 0 and 1 share output_a: two requests, two scores
+    again = pickle.loads(pickle.dumps(metric))  # as a Ray actor or a worker process receives it
+    assert again.prompt(examples[2]) == metric.prompt(examples[2]) and again.signature() == metric.signature()
 
 
 def test_graded_set_parses_numbers_on_its_scale_and_label_space_is_none(server, tmp_path):
