@@ -216,7 +216,7 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction, plots=plot)  # every output checked before any scoring
+                   correction=correction, plots=plot, pairwise=pairwise)  # every output checked before scoring
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
