@@ -378,7 +378,7 @@ def second_examples(jset):
 
 def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variants, options, baseline, resamples,
                     seed, correction, pairwise, data_dir, cache, no_cache, batch_size, engine, progress, say, output,
-                    started, specs, scores_out, figures, plugins_checked=True):
+                    started, specs, scores_out, figures):
     """``meta-eval run`` on categorical / pairwise property `prop` of set `loaded` (called by
     :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`."""
     import time

@@ -398,8 +398,8 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         else:
             notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
     if result.human_agreement is not None:  # JUDGE-BENCH's raters: Krippendorff's alpha beside the ceiling
-        notes.print(terminal(agreement_text(result.human_agreement)) + "; a metric's scores are not on the raters' "
-                    "scale, so no alpha with the metric as one more rater", highlight=False, soft_wrap=True,
+        notes.print(terminal(agreement_text(result.human_agreement)) + "; no alpha with a metric as one more rater "
+                    "(a metric's scores are not known to be on the raters' scale)", highlight=False, soft_wrap=True,
                     markup=False)
     tested = any(p is not None for p in result.pvalues_vs_baseline.values())  # none where all are withheld
     if result.baseline and tested:
@@ -741,11 +741,9 @@ def print_judgment_set(jset, out: Console) -> None:
             add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
             add(f"{label} ({dim})", f"{prefix}no: {exc}")
-    if prop is not None and prop.categorical:
-        try:
-            jset.human(dim)
-        except ValueError as exc:
-            add(f"levels ({dim})", f"none in `run`: {exc}")
+    if prop is not None and prop.categorical:  # meta_eval.categorical: labels compared item by item
+        stats = "pairwise-accuracy" if prop.pairwise else "label-accuracy, kappa, macro-f1"
+        add(f"levels ({dim})", f"items only: `run` compares labels item by item ({stats}; docs/statistics.md)")
     if jset.properties:
         from meta_eval.judgments.judge_bench import human_agreement
 
