@@ -206,9 +206,13 @@ def test_pairwise_accuracy_on_a_tiny_llmbar_like_set(tmp_path):
     path = tmp_path / "pairs.json"
     path.write_text(json.dumps(doc))
     out = tmp_path / "r.json"
-    res = _run(["-j", str(path), "-m", "words,chooser", "--baseline", "chooser", "--output", str(out)], tmp_path)
+    res = _run(["-j", str(path), "-m", "words,chooser", "--baseline", "chooser", "--pairwise", "--output", str(out)],
+               tmp_path)
     assert res.exit_code == 0, res.output
-    got = {r["metric"]: r for r in json.loads(out.read_text())["results"]}
+    doc = json.loads(out.read_text())
+    got = {r["metric"]: r for r in doc["results"]}
+    assert set(doc["pvalues"]["p"]) == {"words > chooser", "chooser > words"}  # --pairwise: every ordered pair
+    assert doc["pvalues"]["p"]["words > chooser"] == got["words"]["p_vs_baseline"]
     # words picks the longer output: rows 0, 1, 4 right, row 3 wrong, row 2 equal (picks neither: wrong) = 3/5
     assert got["words"]["rule"] == "pick" and got["words"]["pairwise-accuracy"]["value"] == pytest.approx(0.6)
     # chooser always answers model_a: rows 0 and 2 right = 2/5
@@ -294,3 +298,20 @@ def test_a_graded_judge_bench_run_shows_the_raters_alpha(shared_data, tmp_path):
     assert json.loads(out.read_text())["human_agreement"] == expected
     assert f"human agreement Krippendorff's alpha (ordinal, 3 raters per item) = {expected['alpha']:.3f}" in \
         _flat(res.output)
+
+
+def test_the_library_call_returns_the_json_of_the_command(tmp_path):
+    from meta_eval import run
+    from meta_eval.categorical import CategoricalResult
+
+    path = _categorical_file(tmp_path / "tiny.json")
+    out = tmp_path / "r.json"
+    res = _run(["-j", str(path), "-m", "verdict,words", "--output", str(out)], tmp_path)
+    assert res.exit_code == 0, res.output
+    result = run(str(path), "verdict,words", plugins=[tmp_path / "labels_plugin.py"], cache=tmp_path / "c.sqlite",
+                 progress=False)
+    assert isinstance(result, CategoricalResult)
+    doc, mine = json.loads(out.read_text()), result.to_dict()
+    for key in ("results", "human_agreement", "split", "statistic", "n", "labels", "baseline"):
+        assert mine[key] == doc[key], key
+    assert result.values == {r["metric"]: r["kappa"]["value"] for r in doc["results"]}
