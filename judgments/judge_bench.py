@@ -23,8 +23,9 @@ level is computed. A graded or continuous property's ``mean_human`` is the row's
 existing correlations run on it; the raters' values are kept in :attr:`~judgments.base.Judgment.judges` too, so the
 leave-one-annotator-out ceiling applies where a row has two or more. A categorical property's ``majority_human``
 is kept as a label (:attr:`~judgments.base.Judgment.labels`), never turned into a number; ``meta-eval run`` on it
-computes label statistics (accuracy, Cohen's kappa, macro-F1; pairwise accuracy): :mod:`meta_eval.categorical`. Labels are compared case-insensitively with
-``labels_list``, as JUDGE-BENCH's ``eval_responses.py`` does; the file's own spelling is kept.
+computes label statistics (accuracy, Cohen's kappa, macro-F1; pairwise accuracy): :mod:`meta_eval.categorical`.
+Labels are compared case-insensitively with ``labels_list``, as JUDGE-BENCH's ``eval_responses.py`` does; the file's
+own spelling is kept.
 
 The instance's fields are kept on the row (:attr:`~judgments.base.Judgment.fields`: ``{"instance": text}`` for a
 string instance, else the object's fields) for prompt templates. What becomes the candidate (and the source), per

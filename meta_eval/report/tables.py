@@ -17,7 +17,8 @@ from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
 __all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
-           "print_categorical", "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
+           "categorical_table", "print_categorical",
+           "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
            "stars", "top_variants", "warning_lines"]
 
 
