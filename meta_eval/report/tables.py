@@ -933,7 +933,8 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
         adjusted = "p" if result.correction == "none" else "adjusted p"
         say(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.correction} over the comparisons with the "
             f"baseline): {'two-sided' if two_sided else 'one-sided'} paired permutation test over items that the "
-            f"metric's {result.statistic} exceeds {result.baseline}'s, on the items both are reported on; the column "
+            f"metric's {result.statistic} {'differs from' if two_sided else 'exceeds'} {result.baseline}'s, on the "
+            "items both are reported on; the column "
             "shows the unadjusted p")
     elif result.baseline_note:
         say(f"p: no test against a baseline: {result.baseline_note}; give --baseline VARIANT")
