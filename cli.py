@@ -103,7 +103,9 @@ def run(
                                             "(Kocmi et al. 2021), acc-eq (Deutsch et al. 2023, at --epsilon), acc-t "
                                             "(tie calibration), spa (Thompson et al. 2024; system level), pdp "
                                             "(mt-metrics-eval's pairwise difference Pearson; summary level): sorts the "
-                                            "table and is used by the intervals and tests [default: spearman]"),
+                                            "table and is used by the intervals and tests [default: spearman]; a "
+                                            "categorical property (JUDGE-BENCH): label-accuracy, kappa (default) or "
+                                            "macro-f1, a pairwise one: pairwise-accuracy (docs/statistics.md)"),
     correlation: Optional[str] = typer.Option(None, "--correlation", help="Same as --statistic, for spearman, "
                                               "pearson or kendall"),
     epsilon: float = typer.Option(0.0, "--epsilon", min=0.0, help="acc-eq: the metric ties a pair when its "
@@ -216,7 +218,7 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction, plots=plot)  # every output checked before any scoring
+                   correction=correction, plots=plot, pairwise=pairwise)  # every output checked before scoring
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)

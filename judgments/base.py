@@ -311,8 +311,8 @@ class JudgmentSet:
                       else "this set has no graded property")
             raise JudgmentError(
                 f"{self.name}: {dim!r} is a {'pairwise' if prop.pairwise else 'categorical'} property (labels "
-                f"{', '.join(prop.labels)}), and categorical statistics (accuracy, Cohen's kappa and macro-F1 against "
-                "the majority label; pairwise accuracy) are not wired into `meta-eval run` yet: " + choose)
+                f"{', '.join(prop.labels)}) without numeric human scores: its labels are compared by label "
+                "statistics (meta_eval.categorical, as `meta-eval run` does), or " + choose)
         return np.array([math.nan if r.scores.get(dim) is None else float(r.scores[dim]) for r in self.rows])
 
     def get_property(self, name: str) -> Property | None:

@@ -22,9 +22,10 @@ One row per instance; its id is the instance's ``id`` (as a string; ids must be 
 level is computed. A graded or continuous property's ``mean_human`` is the row's score for that dimension, so the
 existing correlations run on it; the raters' values are kept in :attr:`~judgments.base.Judgment.judges` too, so the
 leave-one-annotator-out ceiling applies where a row has two or more. A categorical property's ``majority_human``
-is kept as a label (:attr:`~judgments.base.Judgment.labels`), never turned into a number; ``meta-eval run`` on it is
-refused with a sentence until categorical statistics are wired in. Labels are compared case-insensitively with
-``labels_list``, as JUDGE-BENCH's ``eval_responses.py`` does; the file's own spelling is kept.
+is kept as a label (:attr:`~judgments.base.Judgment.labels`), never turned into a number; ``meta-eval run`` on it
+computes label statistics (accuracy, Cohen's kappa, macro-F1; pairwise accuracy): :mod:`meta_eval.categorical`.
+Labels are compared case-insensitively with ``labels_list``, as JUDGE-BENCH's ``eval_responses.py`` does; the file's
+own spelling is kept.
 
 The instance's fields are kept on the row (:attr:`~judgments.base.Judgment.fields`: ``{"instance": text}`` for a
 string instance, else the object's fields) for prompt templates. What becomes the candidate (and the source), per
@@ -37,8 +38,8 @@ built-in set (the section markers are checked on every instance; a missing one i
   and it (source).
 - ``dices-*``: ``response`` (candidate), ``user_prompt`` (source).
 - ``llmbar-*``: ``output_a`` (candidate), ``input`` (source); ``output_b`` stays in the fields. The property is
-  pairwise (``model_a``/``model_b``: which output people preferred), so a one-text candidate does not judge it: the
-  pair is in the fields for the pairwise statistics to come.
+  pairwise (``model_a``/``model_b``: which output people preferred): ``meta-eval run`` scores ``output_b`` in the
+  candidate's place too, and a numeric metric picks the output it scores higher (:mod:`meta_eval.categorical`).
 - ``cola``, ``recipe-crowd-sourcing-data``: the string instance (no source).
 
 Any other file: a string instance is the candidate (no source); an object's candidate is its first field of
@@ -432,8 +433,8 @@ def read(doc: dict, path: str | Path, *, name: str | None = None, rule: str | No
              "rows have no system (the file does not say who wrote each output): only the global level is computed"]
     categorical = [p.name for p in props if p.categorical]
     if categorical:
-        notes.append(f"categorical properties ({', '.join(categorical)}) are kept as labels: `meta-eval run` does "
-                     "not compute categorical statistics for them yet")
+        notes.append(f"categorical properties ({', '.join(categorical)}) are kept as labels: `meta-eval run --human "
+                     "<property>` compares metrics with them by label statistics (meta_eval.categorical)")
     return JudgmentSet(
         name=name or path.name, rows=rows, dimensions=tuple(p.name for p in props), default_dimension=default,
         description=dataset, default_reason=("it is the file's first graded property" if graded else

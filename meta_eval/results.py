@@ -158,6 +158,10 @@ class RunResult:
     metrics; None when a baseline ran or was not wanted."""
     empty_columns: dict = field(default_factory=dict)
     """Column name -> why every row of it is empty (e.g. the Williams column when no baseline ran)."""
+    human_agreement: dict | None = None
+    """The set's human agreement on the property, Krippendorff's alpha over its raters
+    (:func:`judgments.judge_bench.human_agreement`'s entry: ordinal for graded, interval for continuous scales); None
+    for a set without raters per property (only JUDGE-BENCH's schema keeps them). JSON ``human_agreement``."""
     figures: list = field(default_factory=list, repr=False)
     """The figures asked for with the run (``plots`` of :func:`meta_eval.task.run`, ``--plot``): (kind, variant,
     path), each checked with the run's other outputs before any scoring; :meth:`plot` writes one."""
@@ -229,7 +233,8 @@ class RunResult:
                 "baseline": self.baseline, "baseline_note": self.baseline_note, "task": self.task,
                 "level_label": self.words.as_dict(), "empty_columns": dict(self.empty_columns),
                 "resamples": self.resamples, "warnings": list(self.warnings), "level_warning": self.level_warning,
-                "ceiling": self.ceiling.as_dict(), "control": self.control,
+                "ceiling": self.ceiling.as_dict(), "human_agreement": self.human_agreement,
+                "control": self.control,
                 "delta_band": list(self.delta_band) if self.delta_band else None,
                 "system_scores": self.system_scores, "signatures": self.signatures,
                 "tie_baseline": self.tie_baseline,

@@ -103,7 +103,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         scores_missing: str = "error", scores_out: str | Path | None = None,
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
-        correction: str = "holm", plots: Sequence[str | Path] = ()):
+        correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -173,10 +173,17 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         The multiple-comparison rule of every star, cluster and "significantly" (``--correction``): Holm
         (family-wise error, default), Benjamini-Hochberg (false discovery rate) or none, over the comparisons with
         the baseline (table, reading line) and over all pairs (heatmap, clusters); recorded in the JSON.
+    pairwise : bool
+        A categorical or pairwise property: also every pair's paired test (``--pairwise``;
+        :attr:`~meta_eval.categorical.CategoricalResult.pvalues`). A graded one computes its all-pairs tests on
+        demand (:meth:`RunResult.clusters`) and ignores it.
 
     Returns
     -------
-    meta_eval.results.RunResult
+    meta_eval.results.RunResult or meta_eval.categorical.CategoricalResult
+        The latter for a categorical or pairwise property (JUDGE-BENCH's ``categorical`` judgments):
+        :mod:`meta_eval.categorical` (statistics ``label-accuracy``, ``kappa``, ``macro-f1``,
+        ``pairwise-accuracy``; how a score meets a label).
 
     Raises
     ------
@@ -210,8 +217,15 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         outputs.add(path, "--plot")
     selection.load_plugins(plugins)
     selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
-    statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
-                                               delta_band=delta_band)
+    from meta_eval import categorical
+
+    asked_statistic = statistic or correlation  # a categorical or pairwise property takes its own statistics
+    if statistic in categorical.NAMES:
+        categorical.check_options(statistic, correlation, level, epsilon, control, delta_band, spa_seed)
+        level, band = "global", None
+    else:
+        statistic, level, band = resolve_statistic(statistic, correlation, level, epsilon=epsilon, control=control,
+                                                   delta_band=delta_band)
     if duplicates not in (None, "error", "mean", "first"):
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
     if system_score not in MODES:
@@ -230,7 +244,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
-                    allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures)
+                    allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
+                    asked_statistic=asked_statistic, pairwise=pairwise)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -250,7 +265,9 @@ def check_judgments_argument(judgments, option: str = "--judgments") -> str:
 def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsilon, permutations, control, band,
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
-         allow_in_sample=False, variants=None, correction="holm", figures=()):
+         allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
+         pairwise=False):
+    from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
@@ -270,6 +287,18 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     try:
         loaded = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
         dim = human or loaded.default_dimension
+        prop = loaded.get_property(dim)
+        if prop is not None and prop.categorical:  # labels: accuracy, kappa, macro-F1 or pairwise accuracy
+            return categorical.run_categorical(
+                loaded, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
+                options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
+                pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
+                engine=engine, progress=progress, say=say, output=output, started=started, specs=specs,
+                scores_out=scores_out, figures=figures)
+        if statistic in categorical.NAMES:
+            raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
+                                "categorical or pairwise property (its scores are graded: use a correlation, "
+                                "--statistic spearman, say)")
         total_rows = len(loaded)
         jset = loaded.scored(dim)
         dropped = total_rows - len(jset)
@@ -425,6 +454,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     result.rows_without_imported_score = missing_scores
     result.unparsed = scoring.unparsed
     result.figures = list(figures)
+    if jset.properties:  # a set with raters per property (JUDGE-BENCH's schema): their alpha beside the ceiling
+        from meta_eval.judgments.judge_bench import human_agreement
+
+        result.human_agreement = human_agreement(jset).get(dim)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

@@ -1,7 +1,7 @@
 """JUDGE-BENCH's schema (issue #38 items 1-2): the 13 built-in files ``judge-bench:<name>`` load with their raters and
 print the raters' agreement; one downloads from a local server with its SHA-256 checked (a changed byte refused); any
 file in the schema reads through ``-j FILE.json``; a malformed one is one sentence naming the file and the instance;
-a graded property runs with a cheap metric, a categorical or pairwise one is refused with a sentence."""
+a graded property runs with a cheap metric, and so do a categorical and a pairwise one (label statistics)."""
 from __future__ import annotations
 
 import functools
@@ -261,14 +261,15 @@ def test_a_graded_property_runs_with_a_cheap_metric(shared_data, tmp_path):
     assert result["metric"] == "textrank" and result["n"] == 420 and 0 < result["spearman"] < 1
 
 
-@pytest.mark.parametrize("name, human, kind", [("roscoe-drop", "Missing Steps", "categorical"),
-                                                ("llmbar-natural", None, "pairwise"), ("cola", None, "categorical")])
-def test_run_on_a_categorical_or_pairwise_property_is_refused_with_a_sentence(shared_data, tmp_path, name, human,
-                                                                              kind):
+@pytest.mark.parametrize("name, human, kind, rule", [("roscoe-drop", "Missing Steps", "categorical", "threshold"),
+                                                      ("llmbar-natural", None, "pairwise", "pick")])
+def test_run_on_a_categorical_or_pairwise_property_computes_label_statistics(shared_data, tmp_path, name, human,
+                                                                             kind, rule):
     args = ["run", "-j", f"judge-bench:{name}", "-m", "textrank", "--data-dir", str(shared_data), "--cache",
-            str(tmp_path / "c.sqlite")] + (["--human", human] if human else [])
+            str(tmp_path / "c.sqlite"), "--output", str(tmp_path / "r.json")] + (["--human", human] if human else [])
     res = runner.invoke(app, args, env={"COLUMNS": "400"})
-    assert res.exit_code == 2, res.output
-    out = _flat(res.output)
-    assert f"is a {kind} property" in out and "are not wired into `meta-eval run` yet" in out
-    assert "Traceback" not in res.output and not (tmp_path / "c.sqlite").exists()
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    (result,) = doc["results"]
+    assert doc["kind"] == kind and result["metric"] == "textrank" and result["rule"] == rule
+    assert f"rule: textrank: {rule}:" in _flat(res.output) and "Traceback" not in res.output

@@ -17,6 +17,7 @@ from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
 __all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
+           "categorical_table", "print_categorical",
            "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
            "stars", "top_variants", "warning_lines"]
 
@@ -336,6 +337,10 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     """The results of ``meta-eval run``: the table (rich, or ``form`` csv / md / latex on stdout, the notes then going
     to ``err``), how to read it, the statistic's paper and resampling, the level's warning, the ceiling, the
     signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason)."""
+    from meta_eval.categorical import CategoricalResult
+
+    if isinstance(result, CategoricalResult):  # a categorical or pairwise property (JUDGE-BENCH's labels)
+        return print_categorical(result, out, err, form=form, two_sided=two_sided, verbose=verbose)
     table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
     setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
     what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
@@ -393,6 +398,10 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
                         markup=False)
         else:
             notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
+    if result.human_agreement is not None:  # JUDGE-BENCH's raters: Krippendorff's alpha beside the ceiling
+        notes.print(terminal(agreement_text(result.human_agreement)) + "; no alpha with a metric as one more rater "
+                    "(a metric's scores are not known to be on the raters' scale)", highlight=False, soft_wrap=True,
+                    markup=False)
     tested = any(p is not None for p in result.pvalues_vs_baseline.values())  # none where all are withheld
     if result.baseline and tested:
         kind = "two-sided" if two_sided else "one-sided"
@@ -733,11 +742,9 @@ def print_judgment_set(jset, out: Console) -> None:
             add(f"{label} ({dim})", f"{prefix}yes: {units}")
         except ValueError as exc:
             add(f"{label} ({dim})", f"{prefix}no: {exc}")
-    if prop is not None and prop.categorical:
-        try:
-            jset.human(dim)
-        except ValueError as exc:
-            add(f"levels ({dim})", f"none in `run`: {exc}")
+    if prop is not None and prop.categorical:  # meta_eval.categorical: labels compared item by item
+        stats = "pairwise-accuracy" if prop.pairwise else "label-accuracy, kappa, macro-f1"
+        add(f"levels ({dim})", f"items only: `run` compares labels item by item ({stats}; docs/statistics.md)")
     if jset.properties:
         from meta_eval.judgments.judge_bench import human_agreement
 
@@ -846,3 +853,99 @@ def protocol_problems(doc: dict) -> list[str]:
         problems.append("the protocol needs metrics that could not run here: "
                         + "; ".join(f"{p}/{n}: {r}" for p, n, r in doc["_missing"]))
     return problems
+
+
+def categorical_pvalues(result, two_sided: bool = False) -> tuple[dict, dict]:
+    """Per variant, its p-value against the baseline and the adjusted one (``two_sided``: twice the smaller tail,
+    adjusted again over the same family), from a :class:`~meta_eval.categorical.CategoricalResult`."""
+    from meta_eval.results import two_sided as both_tails
+    from meta_eval.stats.clusters import adjust_pvalues
+
+    raw = {r["metric"]: r["p_vs_baseline"] for r in result.results}
+    if not two_sided:
+        return raw, {r["metric"]: r["p_adjusted_vs_baseline"] for r in result.results}
+    raw = {v: both_tails(p, result.resamples) for v, p in raw.items()}
+    tested = [v for v, p in raw.items() if p is not None]
+    adjusted = dict(zip(tested, map(float, adjust_pvalues([raw[v] for v in tested], result.correction))))
+    return raw, {v: adjusted.get(v) for v in raw}
+
+
+def categorical_table(result, *, two_sided: bool = False) -> RunTable:
+    """A :class:`~meta_eval.categorical.CategoricalResult` as a :class:`RunTable`: per variant (best first) its
+    rule, items, each statistic with its interval, alpha with the metric as one more rater and the p-value against
+    the baseline (stars from the adjusted p)."""
+    raw, adjusted = categorical_pvalues(result, two_sided)
+    header = ["metric", "rule", "items"]
+    for name in result.statistics:
+        header += [name, "95% CI"]
+    header += ["alpha +metric", f"p vs {result.baseline}" if result.baseline else "p"]
+    rows, styles = [], []
+    for r in result.results:
+        row = [r["metric"], r["rule"], str(r["items"])]
+        for name in result.statistics:
+            lo, hi = r[name]["interval"]
+            row += [fmt(r[name]["value"]), f"[{fmt(lo)}, {fmt(hi)}]"]
+        p = raw[r["metric"]]
+        row += [fmt(r["alpha_with_metric"]), fmt_p(p, result.resamples) + stars(adjusted[r["metric"]])]
+        rows.append(row)
+        styles.append("bold" if stars(adjusted[r["metric"]]) else None)
+    kind = "pairwise preference" if result.kind == "pairwise" else "categorical labels"
+    title = (f"{result.judgments}: {result.human} ({kind}: {', '.join(result.labels)}), sorted by "
+             f"{result.statistic}, n = {result.n}")
+    return RunTable(title, header, rows, styles, None)
+
+
+def print_categorical(result, out: Console, err: Console, *, form: str = "table", two_sided: bool = False,
+                      verbose: bool = False) -> None:
+    """``meta-eval run`` on a categorical or pairwise property: the table, then each variant's rule, the split, the
+    human agreement, the test and the skipped metrics."""
+    table = categorical_table(result, two_sided=two_sided)
+    if form == "table":
+        rich_table = Table(title=plain(table.title, "table.title"))
+        for col in table.header:
+            rich_table.add_column(plain(col), justify="left" if col in ("metric", "rule") else "right")
+        for row, style in zip(table.rows, table.styles):
+            rich_table.add_row(*(plain(c) for c in row), style=style)
+        out.print(rich_table)
+        notes = out
+    else:
+        out.file.write(render_table(table, form))
+        out.file.flush()
+        notes = err
+
+    def say(line: str) -> None:
+        notes.print(terminal(line), highlight=False, soft_wrap=True, markup=False)
+
+    for r in result.results:
+        say(f"rule: {r['metric']}: {r['rule']}: {r['rule_text']}")
+    if result.split:
+        say(f"split: rows permuted with seed {result.split['seed']}: {result.split['fit_items']} items choose each "
+            f"threshold rule, the other {result.split['held_out_items']} give its statistics and tests")
+    agreement = result.human_agreement
+    if agreement is not None:
+        say(f"{agreement_text(agreement)}; alpha +metric: the same with each variant's answer as one more rater "
+            "(nominal)" if agreement["alpha"] is not None else agreement_text(agreement))
+    say(f"CI: percentile bootstrap over items, {result.resamples} resamples, seed {result.seed}, 95%")
+    if result.statistic == "pairwise-accuracy":
+        say("pairwise-accuracy: the share of items where the metric picks the output people picked; picking "
+            "neither counts wrong, as LLMBar counts it")
+    if result.baseline:
+        adjusted = "p" if result.correction == "none" else "adjusted p"
+        say(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.correction} over the comparisons with the "
+            f"baseline): {'two-sided' if two_sided else 'one-sided'} paired permutation test over items that the "
+            f"metric's {result.statistic} {'differs from' if two_sided else 'exceeds'} {result.baseline}'s, on the "
+            "items both are reported on; the column "
+            "shows the unadjusted p")
+    elif result.baseline_note:
+        say(f"p: no test against a baseline: {result.baseline_note}; give --baseline VARIANT")
+    if result.pvalues:
+        say(f"all pairs (--pairwise, {result.correction}): " + "; ".join(
+            f"{k} p = {fmt_p(v, result.resamples)}" for k, v in result.pvalues["p"].items() if v is not None))
+    for note in result.notes:
+        say(f"note: {note}")
+    notes.print("Signatures:")
+    for ms in result.scores:
+        say(f"  {ms.signature}")
+        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
+                  highlight=False, markup=False)
+    print_skipped(result.skipped, notes, verbose)

@@ -1,0 +1,486 @@
+"""``meta-eval run`` on a categorical or pairwise property (JUDGE-BENCH's ``categorical`` judgments, LLMBar's pairwise
+preferences): statistics, the rules by which a metric's score meets a label, human agreement.
+
+Statistics (``--statistic``)
+----------------------------
+On a categorical property each variant gets three statistics against the majority label (``majority_human``), each
+with a percentile bootstrap interval over items (:func:`meta_eval.stats.agreement.categorical_interval`):
+``label-accuracy`` (named so because ``accuracy`` is Kocmi et al.'s pairwise system accuracy), ``kappa`` (Cohen's
+kappa) and ``macro-f1``; ``--statistic`` picks the one that sorts the table, is tested and chooses thresholds
+(default ``kappa``, the statistic JUDGE-BENCH reports for categorical properties). On a pairwise property (labels
+``model_a``/``model_b``) the statistic is ``pairwise-accuracy`` (LLMBar's; an answer that picks neither output counts
+wrong, as LLMBar counts it). The correlation statistics are refused on these properties with a sentence, and these
+four on a graded one.
+
+How a metric's score meets a label (stated under the table and in the JSON as each variant's ``rule``)
+----------------------------------------------------------------------------------------------------
+- ``label``: a metric with ``label_space(variant)`` returning labels equal to the property's (case-insensitive, as
+  sets): its score for a row is the index (0.0, 1.0, ...) of its answer in that tuple, and the answer is the label;
+  a score that is NaN or no index is no answer (wrong; a missing value for alpha).
+- ``threshold``: a numeric metric on a 2-label property. The rows are split with ``numpy.random.default_rng(seed)``
+  (``--seed``): a permutation, its first ``n // 2`` rows choose the threshold, the other rows are where every
+  statistic, interval and test of that variant is computed. The rule "score > t gives label H, else the other"
+  is chosen on the first half to maximise the sorting statistic over every t in {-inf} and the half's distinct
+  scores and both labels as H (ties: the first in that order, H = the first label first, t ascending); NaN scores
+  give no answer.
+- ``pick``: a numeric metric on a pairwise property scores both outputs (the candidate, ``output_a`` or
+  ``output_1``, and the row's ``output_b`` / ``output_2`` field in its place) and picks the one it scores higher
+  (lower where lower is better); equal or NaN scores pick neither, counted wrong.
+- skipped, with the reason: a numeric metric on a property with more than 2 labels, a label metric whose labels are
+  not the property's, a numeric metric on a pairwise set without a second output. As elsewhere a skip is an error
+  for the run (exit 1) only for a metric named with ``-m``.
+
+Tests compare two variants with :func:`~meta_eval.stats.agreement.paired_test` on the items both are reported on (the
+held-out half when either uses a threshold), against ``--baseline`` (default: the set's default baseline when it is
+scored, else none) and over all pairs with ``--pairwise``; ``--correction`` adjusts them as in a graded run.
+
+Agreement
+---------
+The set's human agreement is :func:`judgments.judge_bench.human_agreement` (Krippendorff's alpha, nominal for
+categorical properties). "Alpha with the metric as one more rater" adds each variant's answer (rules ``label``,
+``threshold``, ``pick``) to every item's raters, on the items the variant is reported on, at the nominal level;
+it is given where the set has items with 2 or more raters.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from meta_eval.errors import MetaEvalError
+
+__all__ = ["NAMES", "CATEGORICAL_STATISTICS", "PAIRWISE_STATISTIC", "CategoricalResult", "check_options",
+           "choose_statistic", "run_categorical"]
+
+CATEGORICAL_STATISTICS = ("label-accuracy", "kappa", "macro-f1")
+PAIRWISE_STATISTIC = "pairwise-accuracy"
+NAMES = CATEGORICAL_STATISTICS + (PAIRWISE_STATISTIC,)
+_AGREEMENT = {"label-accuracy": "accuracy", "kappa": "kappa", "macro-f1": "macro-f1",
+              "pairwise-accuracy": "pairwise-accuracy"}
+SECOND_OUTPUT = {"output_a": "output_b", "output_1": "output_2"}
+
+
+def check_options(statistic, correlation, level, epsilon, control, delta_band, spa_seed) -> None:
+    """Refuse, with a sentence, what a categorical statistic does not take (before anything is loaded)."""
+    if correlation is not None:
+        raise MetaEvalError(f"--statistic {statistic} is a categorical statistic; --correlation {correlation} is "
+                            "for graded human scores: give one of them")
+    bad = [(f"--level {level}", level not in (None, "global")), (f"--epsilon {epsilon:g}", bool(epsilon)),
+           (f"--control {control}", control is not None), (f"--delta-band {delta_band}", delta_band is not None),
+           (f"--spa-seed {spa_seed}", spa_seed is not None)]
+    given = [flag for flag, on in bad if on]
+    if given:
+        raise MetaEvalError(f"--statistic {statistic} compares labels item by item (one level, no systems): drop "
+                            f"{', '.join(given)}")
+
+
+def choose_statistic(asked: str | None, prop, set_name: str) -> str:
+    """The sorting statistic for property `prop`: ``asked`` (``--statistic``) if it fits, else a sentence."""
+    kind = "pairwise" if prop.pairwise else "categorical"
+    fits = (PAIRWISE_STATISTIC,) if prop.pairwise else CATEGORICAL_STATISTICS
+    if asked is None:
+        return fits[0] if prop.pairwise else "kappa"
+    if asked not in fits:
+        raise MetaEvalError(f"--statistic {asked} does not apply to {set_name}'s {prop.name!r}, a {kind} property "
+                            f"(labels {', '.join(prop.labels)}): use --statistic {' or '.join(fits)}")
+    return asked
+
+
+@dataclass
+class CategoricalResult:
+    """The results of ``meta-eval run`` on a categorical or pairwise property (see the module docstring).
+
+    ``results`` holds one dict per variant, best first: ``metric``, ``rule``, ``rule_text``, ``items``,
+    the statistics (each ``{"value", "interval"}``), ``p_vs_baseline``, ``p_adjusted_vs_baseline``,
+    ``alpha_with_metric``; ``human_agreement`` the set's alpha (:func:`judgments.judge_bench.human_agreement`'s
+    entry for the property).
+    """
+
+    judgments: str
+    subset: str | None
+    human: str
+    kind: str
+    labels: tuple
+    n: int
+    rows_without_human: int
+    statistic: str
+    statistics: tuple
+    baseline: str | None
+    baseline_note: str | None
+    resamples: int
+    seed: int
+    correction: str
+    results: list
+    human_agreement: dict | None
+    split: dict | None
+    notes: list
+    skipped: list
+    failed: list
+    not_run: list
+    scores: list
+    pvalues: dict | None = None
+    pairwise: bool = False
+    figures: list = field(default_factory=list)
+    wall_seconds: float = 0.0
+    metrics_requested: list | None = None
+    unparsed: dict = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.not_run
+
+    @property
+    def values(self) -> dict:
+        return {r["metric"]: r[self.statistic]["value"] for r in self.results}
+
+    def clusters(self, *args, **kwargs) -> None:
+        """No significance clusters here: ``--pairwise`` gives every pair's paired test (:attr:`pvalues`)."""
+        return None
+
+    def difference_intervals(self, *args, **kwargs):
+        raise MetaEvalError("--differences is for graded properties; on a categorical or pairwise property each "
+                            "variant's interval and its paired test against the baseline are reported")
+
+    def to_dict(self) -> dict:
+        """The document ``meta-eval run --output`` writes: the table's numbers, one per question."""
+        return {"judgments": self.judgments, "subset": self.subset, "human": self.human, "kind": self.kind,
+                "labels": list(self.labels), "n": self.n, "rows_without_human": self.rows_without_human,
+                "statistic": self.statistic, "statistics": list(self.statistics), "level": "global",
+                "interval": f"percentile bootstrap over items, {self.resamples} resamples, seed {self.seed}, 95%",
+                "test": f"one-sided paired permutation test over items, {self.resamples} permutations, seed "
+                        f"{self.seed}",
+                "baseline": self.baseline, "baseline_note": self.baseline_note,
+                "multiple_comparisons": {"correction": self.correction},
+                "human_agreement": self.human_agreement, "split": self.split, "notes": list(self.notes),
+                "results": [dict(r) for r in self.results], "pvalues": self.pvalues,
+                "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
+                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
+                "metrics_requested": self.metrics_requested, "complete": self.complete, "unparsed": self.unparsed,
+                "signatures": {ms.metric: ms.signature for ms in self.scores},
+                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
+                                       "cached": ms.cached} for ms in self.scores},
+                "wall_seconds": round(self.wall_seconds, 3)}
+
+
+def _lower(labels) -> list[str]:
+    return [str(x).strip().lower() for x in labels]
+
+
+def _answers(scores, space, prop) -> list:
+    """A label metric's scores (indices into `space`) as the property's labels; None for no answer."""
+    by_lower = dict(zip(_lower(prop.labels), prop.labels))
+    names = [by_lower[x] for x in _lower(space)]
+    out = []
+    for s in scores:
+        ok = s is not None and math.isfinite(float(s)) and float(s).is_integer() and 0 <= int(s) < len(names)
+        out.append(names[int(s)] if ok else None)
+    return out
+
+
+def split_rows(n: int, seed: int):
+    """(fit, held): the row indices choosing a threshold and those it is evaluated on, each ascending."""
+    import numpy as np
+
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+
+
+def fit_threshold(scores, gold, labels, statistic: str):
+    """The rule "score > t gives label H" maximising `statistic` on (scores, gold): (t, H, value)."""
+    import numpy as np
+
+    from meta_eval.stats.agreement import _ROWS, _confusion
+
+    scores = np.asarray(scores, dtype=float)
+    g = np.array([list(labels).index(x) for x in gold], dtype=np.int64)
+    finite = np.isfinite(scores)
+    cuts = np.concatenate([[-np.inf], np.unique(scores[finite])])
+    name = _AGREEMENT[statistic]
+    best = (None, None, -np.inf)
+    for h in range(2):
+        for a in range(0, len(cuts), 2000):
+            t = cuts[a:a + 2000]
+            high = scores[None, :] > t[:, None]
+            p = np.where(high, h, 1 - h)
+            p = np.where(finite[None, :], p, 2)  # NaN: no answer
+            values = _ROWS[name](_confusion(np.broadcast_to(g, p.shape), p, 3), 2, 0.0)
+            values = np.where(np.isnan(values), -np.inf, values)
+            k = int(np.argmax(values))
+            if values[k] > best[2]:
+                best = (float(t[k]), labels[h], float(values[k]))
+    return best
+
+
+def _apply_threshold(scores, t: float, high: str, labels) -> list:
+    low = labels[1] if high == labels[0] else labels[0]
+    return [None if not math.isfinite(float(s)) else (high if float(s) > t else low) for s in scores]
+
+
+def _picks(a, b, higher_is_better: bool) -> list:
+    out = []
+    for x, y in zip(a, b):
+        x, y = float(x), float(y)
+        if not (math.isfinite(x) and math.isfinite(y)) or x == y:
+            out.append("tie")
+        else:
+            out.append("model_a" if (x > y) == higher_is_better else "model_b")
+    return out
+
+
+def _alpha_with(rows, dim: str, answers: dict) -> float | None:
+    """Nominal alpha over each row's raters plus the variant's answer (``answers``: row index -> label or None)."""
+    from meta_eval.stats.agreement import AgreementError, alpha_from_items
+
+    items = []
+    for i, label in answers.items():
+        raters = [None if v is None else str(v).strip().lower() for v in rows[i].raters.get(dim, ())]
+        items.append(raters + [None if label in (None, "tie") else str(label).strip().lower()])
+    try:
+        value = alpha_from_items(items, "nominal")
+    except AgreementError:
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, resamples: int, seed: int,
+             baseline: str | None, correction: str, pairwise: bool = False, raters: bool = False):
+    """Per variant its answers, rule, statistics, intervals, tests and alpha; (results, skipped, split, pvalues)."""
+    import numpy as np
+
+    from meta_eval.stats.agreement import categorical_interval, paired_test
+    from meta_eval.stats.clusters import adjust_pvalues
+
+    gold = [r.labels[dim] for r in jset.rows]
+    n = len(gold)
+    metrics = {m.name: m for m in chosen}
+    b_scores = {ms.metric: ms for ms in scored_b}
+    fit, held = split_rows(n, seed)
+    stats = (PAIRWISE_STATISTIC,) if prop.pairwise else CATEGORICAL_STATISTICS
+    rows, skipped, used_split = [], [], False
+    for ms in scored:
+        metric = metrics.get(ms.metric)
+        space_of = getattr(metric, "label_space", None)
+        for variant, arr in ms.scores.items():
+            space = space_of(variant) if callable(space_of) else None
+            entry = {"metric": variant}
+            if space is not None:
+                if sorted(_lower(space)) != sorted(_lower(prop.labels)):
+                    skipped.append((variant, f"it answers in the labels {', '.join(map(str, space))}, not "
+                                             f"the labels of {dim!r} ({', '.join(prop.labels)})"))
+                    continue
+                answers = _answers(arr, space, prop)
+                items = np.arange(n)
+                entry.update(rule="label", rule_text="its answer is the label")
+            elif prop.pairwise:
+                other = b_scores.get(ms.metric)
+                if other is None:
+                    skipped.append((variant, "a numeric score cannot pick between two outputs here: the rows have no "
+                                             "second output (output_b / output_2) to score"))
+                    continue
+                answers = _picks(arr, other.scores[variant], ms.higher_is_better)
+                items = np.arange(n)
+                entry.update(rule="pick", rule_text="it scores both outputs and picks the one it scores "
+                             + ("higher" if ms.higher_is_better else "lower (lower is better)")
+                             + "; equal scores pick neither (wrong)")
+            elif len(prop.labels) == 2:
+                t, high, _ = fit_threshold(arr[fit], [gold[i] for i in fit], list(prop.labels), statistic)
+                answers = [None] * n
+                for i, a in zip(held, _apply_threshold(arr[held], t, high, prop.labels)):
+                    answers[i] = a
+                items = held
+                used_split = True
+                low = prop.labels[1] if high == prop.labels[0] else prop.labels[0]
+                entry.update(rule="threshold", threshold=t, high_label=high,
+                             rule_text=f"score > {t:.4g} gives {high}, else {low}: threshold and direction chosen "
+                                       f"on {len(fit)} items (maximising {statistic}), statistics on the other "
+                                       f"{len(held)}")
+            else:
+                skipped.append((variant, f"a numeric score has no rule to meet {len(prop.labels)} labels "
+                                         f"({', '.join(prop.labels)}): only a metric answering in the property's "
+                                         "labels (label_space) is compared"))
+                continue
+            g = [gold[i] for i in items]
+            p = [answers[i] for i in items]
+            entry["items"] = len(items)
+            for name in stats:
+                opts = {"labels": list(prop.labels)} if name in ("kappa", "macro-f1") else {}
+                if name == PAIRWISE_STATISTIC:
+                    from meta_eval.stats.agreement import pairwise_accuracy
+
+                    value = pairwise_accuracy(g, p, ties="wrong")
+                    opts = {"ties": "wrong"}
+                else:
+                    from meta_eval.stats import agreement
+
+                    fn = {"label-accuracy": agreement.accuracy, "kappa": agreement.cohen_kappa,
+                          "macro-f1": agreement.macro_f1}[name]
+                    value = fn(g, p, **opts)
+                lo, hi = categorical_interval(_AGREEMENT[name], g, p, resamples=resamples, seed=seed, **opts)
+                entry[name] = {"value": _num(value), "interval": [_num(lo), _num(hi)]}
+            entry["alpha_with_metric"] = (_alpha_with(jset.rows, dim, {int(i): answers[i] for i in items})
+                                          if raters else None)
+            entry["_answers"], entry["_items"] = answers, set(int(i) for i in items)
+            rows.append(entry)
+    opts = {"labels": list(prop.labels)} if statistic in ("kappa", "macro-f1") else (
+        {"ties": "wrong"} if statistic == PAIRWISE_STATISTIC else {})
+
+    def test(a: dict, b: dict) -> float | None:
+        common = sorted(a["_items"] & b["_items"])
+        if len(common) < 2:
+            return None
+        try:
+            return float(paired_test(_AGREEMENT[statistic], [gold[i] for i in common],
+                                     [a["_answers"][i] for i in common], [b["_answers"][i] for i in common],
+                                     resamples=resamples, seed=seed, **opts))
+        except MetaEvalError:
+            return None
+
+    base = next((r for r in rows if r["metric"] == baseline), None)
+    for r in rows:
+        r["p_vs_baseline"] = test(r, base) if base is not None and r is not base else None
+    tested = [r for r in rows if r["p_vs_baseline"] is not None]
+    adjusted = adjust_pvalues([r["p_vs_baseline"] for r in tested], correction) if tested else []
+    for r in rows:
+        r["p_adjusted_vs_baseline"] = None
+    for r, a in zip(tested, adjusted):
+        r["p_adjusted_vs_baseline"] = float(a)
+    rows.sort(key=lambda r: -(r[statistic]["value"] if r[statistic]["value"] is not None else -math.inf))
+    pvalues = None
+    if pairwise and len(rows) > 1:
+        names = [r["metric"] for r in rows]
+        raw = {f"{a['metric']} > {b['metric']}": test(a, b) for a in rows for b in rows if a is not b}
+        keys = [k for k, v in raw.items() if v is not None]
+        adj = adjust_pvalues([raw[k] for k in keys], correction) if keys else []
+        pvalues = {"order": names, "p": raw, "p_adjusted": dict(zip(keys, map(float, adj)))}
+    for r in rows:
+        del r["_answers"], r["_items"]
+    split = ({"seed": seed, "fit_items": len(fit), "held_out_items": len(held)} if used_split else None)
+    return rows, skipped, split, pvalues
+
+
+def _num(x) -> float | None:
+    return float(x) if x is not None and math.isfinite(float(x)) else None
+
+
+def second_examples(jset):
+    """The rows' examples with the second output of a pair as the candidate (the ``output_b`` / ``output_2`` field
+    beside the candidate's field), or None when a row has none."""
+    from meta_eval.judgments.base import LabelledExamples
+
+    out = []
+    for r in jset.rows:
+        other = next((SECOND_OUTPUT[k] for k in SECOND_OUTPUT if k in r.fields and SECOND_OUTPUT[k] in r.fields),
+                     None)
+        if other is None:
+            return None
+        out.append(replace(r.example(), candidate=r.fields[other].strip()))
+    return LabelledExamples(out, jset.row_labels())
+
+
+def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variants, options, baseline, resamples,
+                    seed, correction, pairwise, data_dir, cache, no_cache, batch_size, engine, progress, say, output,
+                    started, specs, scores_out, figures):
+    """``meta-eval run`` on categorical / pairwise property `prop` of set `loaded` (called by
+    :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`."""
+    import time
+
+    from meta_eval.judgments.judge_bench import human_agreement
+    from meta_eval.report.outputs import check_stores, write_json
+    from meta_eval.scoring import selection
+    from meta_eval.scoring.cache import open_cache
+    from meta_eval.scoring.runner import Scoring, score_all
+    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+
+    statistic = choose_statistic(asked_statistic, prop, loaded.name)
+    kind = "pairwise" if prop.pairwise else "categorical"
+    for what, given in (("--scores", specs), ("--scores-out", scores_out), ("--plot", figures)):
+        if given:
+            raise MetaEvalError(f"{what} is for graded properties; {loaded.name}'s {dim!r} is {kind} (labels "
+                                f"{', '.join(prop.labels)})")
+    jset = replace(loaded, rows=[r for r in loaded.rows if r.labels.get(dim) is not None])
+    dropped = len(loaded) - len(jset)
+    if len(jset) < 4:
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} label; at least 4 are needed")
+    if len(loaded.dimensions) > 1:
+        say("out", f"human: {dim} ({kind}: {', '.join(prop.labels)}; pass --human to choose: "
+                   f"{', '.join(loaded.dimensions)})")
+    requested = requested_names(metrics)
+    asked = requested
+    requested, shown = selection.resolve_metric_choice(requested, variants)
+    if baseline is not None:
+        shown.always.add(baseline)
+    chosen, skipped = choose_metrics(requested, parse_options(options), what=jset.name,
+                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
+                                     language=jset.language)
+    shown.check(selection.available_variants(chosen, skipped, []))
+    chosen = shown.narrow(chosen, skipped, requested)
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human: {dim} ({kind})"
+        + (f" ({dropped} rows without a {dim} label left out)" if dropped else ""))
+    scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
+                        progress=progress) if chosen else Scoring([], [], {})
+    notes = []
+    if scoring.dropped_rows():
+        from meta_eval.task import drop_rows
+
+        jset, scoring, note = drop_rows(jset, scoring)
+        notes.append(note)
+    scored = shown.apply(scoring.scored)
+    failed = list(scoring.failed)
+    scored_b = []
+    if prop.pairwise:
+        numeric = [m for m in chosen if not callable(getattr(m, "label_space", None))
+                   or all(m.label_space(v) is None for v in m.variants)]
+        second = second_examples(jset) if numeric else None
+        if second is not None:
+            more = score_all(numeric, second, open_cache(cache, no_cache), batch_size, engine=engine,
+                             progress=progress)
+            scored_b = shown.apply(more.scored)
+            failed += [(n, r) for n, r in more.failed if n not in {f for f, _ in failed}]
+    if not scored:
+        raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped]
+                                                                + [f"{n}: failed: {r}" for n, r in failed]),
+                            code=1 if failed else 2)
+    names = [v for ms in scored for v in ms.scores]
+    baseline_note = None
+    if baseline is None:
+        from meta_eval.units import default_baseline
+
+        wanted = default_baseline(jset)
+        if wanted in names:
+            baseline = wanted
+        else:
+            baseline_note = "no --baseline given (and the set's default, " + wanted + ", was not scored)"
+    elif baseline not in names:
+        raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(names)}")
+    agreement = human_agreement(jset).get(dim) if jset.properties else None
+    raters = agreement is not None and agreement["raters_per_item"][1] >= 2
+    results, rule_skips, split, pvalues = evaluate(
+        jset, dim, prop, chosen, scored, scored_b, statistic, resamples=resamples, seed=seed, baseline=baseline,
+        correction=correction, pairwise=pairwise, raters=raters)
+    if not results:
+        raise MetaEvalError("no metric could be compared with the labels: "
+                            + "; ".join(f"{n}: {r}" for n, r in skipped + rule_skips), code=1 if failed else 2)
+    if baseline is not None and all(r["metric"] != baseline for r in results):
+        baseline_note = f"the baseline {baseline} was skipped ({dict(rule_skips).get(baseline, 'no result')})"
+        baseline = None
+    by_metric: dict[str, list[str]] = {}
+    for ms in scored:
+        by_metric[ms.metric] = list(ms.scores)
+    for metric, vs in by_metric.items():  # a metric all of whose variants were skipped by a rule: skipped by name
+        reasons = [dict(rule_skips)[v] for v in vs if v in dict(rule_skips)]
+        if vs and len(reasons) == len(vs):
+            rule_skips = [(v, r) for v, r in rule_skips if v not in vs] + [(metric, reasons[0])]
+    skipped = list(skipped) + rule_skips
+    result = CategoricalResult(
+        judgments=jset.name, subset=jset.subset, human=dim, kind=kind, labels=tuple(prop.labels), n=len(jset),
+        rows_without_human=dropped, statistic=statistic, statistics=(PAIRWISE_STATISTIC,) if prop.pairwise
+        else CATEGORICAL_STATISTICS, baseline=baseline, baseline_note=baseline_note, resamples=resamples,
+        seed=seed, correction=correction, results=results, human_agreement=agreement, split=split,
+        notes=list(jset.notes) + notes, skipped=skipped, failed=failed, not_run=named_skips(skipped, asked),
+        scores=scored, pvalues=pvalues, pairwise=pairwise,
+        metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
+        unparsed=getattr(scoring, "unparsed", {}))
+    result.wall_seconds = time.perf_counter() - started
+    if output is not None:
+        write_json(output, result.to_dict())
+    return result
