@@ -410,7 +410,7 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         shown.always.add(baseline)
     chosen, skipped = choose_metrics(requested, parse_options(options), what=jset.name,
                                      has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                     language=jset.language)
+                                     language=jset.language, judged=(jset, dim))
     shown.check(selection.available_variants(chosen, skipped, []))
     chosen = shown.narrow(chosen, skipped, requested)
     check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)

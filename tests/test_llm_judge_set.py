@@ -258,3 +258,30 @@ def test_run_with_template_set_on_a_set_without_prompts_says_so(server, tmp_path
     assert done.exit_code == 2, done.output
     assert "carries no prompts" in done.output and "Traceback" not in done.output
     assert server.counts["chat"] == 0
+
+
+@pytest.mark.parametrize("which", ["categorical", "pairwise"])
+def test_run_with_the_sets_prompt_on_a_label_property_meets_the_label_by_its_answer(server, tmp_path, which):
+    """End to end: ``run`` on a categorical (DICES-like) and a pairwise (LLMBar-like) file with ``llm-judge -o
+    template=set``: the judge answers in the property's label space (``label_space``), so the rule is "label" and the
+    statistic is computed from its answers; the numbers equal those counted here from the prompts the server saw."""
+    from meta_eval.stats.agreement import accuracy
+
+    data = safety_file(tmp_path) if which == "categorical" else llmbar_file(tmp_path)
+    prop = "safety" if which == "categorical" else "quality"
+    stat = "label-accuracy" if which == "categorical" else "pairwise-accuracy"
+    out = tmp_path / "out.json"
+    done = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "llm-judge", "--human", prop, "--statistic", stat,
+                                    "-o", "template=set", "-o", f"base_url={server.url}", "-o", "model=judge-7b",
+                                    "-o", "on_unparsed=drop", "--cache", str(tmp_path / "cache.sqlite"),
+                                    "--resamples", "20", "--output", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "rule" in done.output and "label" in done.output
+    doc = json.loads(out.read_text())
+    text = json.dumps(doc)
+    assert '"rule": "label"' in text
+    answers = [expected_label(p) for p in server.prompts if "NONUMBER" not in p]  # its row: unparsed, dropped
+    gold = ["Yes" if which == "categorical" else "model_a"] * len(answers)
+    assert f"n = {len(answers)}" in done.output
+    value = accuracy(gold, answers)
+    assert f"{value:.3f}" in done.output
