@@ -463,7 +463,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
                         max_items=max_items,
                         variants=variants,
                         options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
-                        progress=progress, say=say)
+                        progress=progress, say=say, data_dir=data_dir)
     named = {w.strip() for w in (perturbations.split(",") if isinstance(perturbations, str) else perturbations or ())}
     result.not_run += [(f"perturbation {n}", r) for n, r in result.unavailable if n in named]
     from meta_eval.provenance import record
@@ -481,7 +481,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
 
 
 def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
-           text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
+           text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say,
+           data_dir=None) -> ProbeResult:
     from meta_eval.judgments.base import LabelledExamples
     from meta_eval.metrics.base import Example
     from meta_eval.probe import stats
