@@ -13,11 +13,12 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
 from meta_eval.learning import HELP as _LEARN_HELP
 from meta_eval.report.escape import markup as escape, terminal, terminal_console
-from meta_eval.task import ROWS_HELP as _ROWS_HELP, device_option as _device_option
+from meta_eval.task import device_option as _device_option
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_ArgvGroup,  # keeps the command line (provenance)
                   help="Which automatic text-evaluation metric agrees best with people?")
 # emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed,
 # a control character such as ESC shows as \x1b: meta_eval/report/escape.py); piped output is never cut to 80 columns
@@ -34,14 +35,14 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 @app.callback()
-def _numeric_mode(ctx: typer.Context, numeric: Optional[str] = typer.Option(
+def _numeric_mode(numeric: Optional[str] = typer.Option(
         None, "--numeric", metavar="portable|native",
         help="Numeric mode of the neural metrics: portable (the same bits on every x86-64 CPU with AVX2) or native "
              "(this CPU's fastest kernels; scores agree to ~1e-6); named in their signatures \\[default: "
              "$META_EVAL_NUMERIC, else portable]")) -> None:
     """Which automatic text-evaluation metric agrees best with people?"""
     from meta_eval.metrics import numeric as modes
-    __import__("meta_eval.provenance", fromlist=["_"]).begin(_command_line(), ctx)  # recorded in the JSON outputs
+
     try:
         modes.set_mode(numeric if numeric is not None else modes.current_mode())
     except modes.NumericModeError as exc:
@@ -71,7 +72,6 @@ _DEVICE = typer.Option(None, "--device", callback=_device_option, help="auto, cp
                        "that takes device \\[default: $META_EVAL_DEVICE, else auto: a GPU, else the CPU]")
 _DTYPE = typer.Option(None, "--dtype", callback=_device_option, help="fp32 (TF32 off), tf32, bf16 or fp16 (CUDA "
                       "only), for those metrics \\[default: $META_EVAL_DTYPE, else fp32]")
-_LIMIT, _SAMPLE = (typer.Option(None, f"--{name}", help=text) for name, text in _ROWS_HELP.items())  # run score probe
 
 
 _SCORES_HELP = ("NAME=FILE (repeatable; NAME:lower=FILE when lower is better): a metric computed elsewhere, read "

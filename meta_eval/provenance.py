@@ -31,20 +31,26 @@ from pathlib import Path
 
 __all__ = ["begin", "command", "digest", "record"]
 
-_COMMAND: list[str | None] = [None]
+_COMMAND: list[list[str] | None] = [None]
 
 
-def begin(line: str | None, ctx=None) -> None:
-    """The command line of the command now running (None: a library call); with a click ``ctx``, cleared again
-    when that command ends, so a later library call in the same process records ``null``."""
-    _COMMAND[0] = line
+def begin(args, ctx=None) -> None:
+    """The arguments of the ``meta-eval`` command now running (after the program's name; None: a library call);
+    with a click ``ctx``, cleared again when that command's context closes, so a later library call in the same
+    process records ``null``. :class:`meta_eval.cli_options.ArgvGroup` calls it as it parses the command line."""
+    _COMMAND[0] = None if args is None else [str(a) for a in args]
     if ctx is not None:
         ctx.call_on_close(lambda: begin(None))
 
 
 def command() -> str | None:
-    """The command line :func:`begin` set (None outside a command)."""
-    return _COMMAND[0]
+    """The command line :func:`begin` set, quoted for a shell and redacted
+    (:func:`meta_eval.metrics.redact.command_line`); None outside a command."""
+    if _COMMAND[0] is None:
+        return None
+    from meta_eval.metrics.redact import command_line
+
+    return command_line("meta-eval", _COMMAND[0])
 
 
 def digest(path: str | os.PathLike) -> str | None:

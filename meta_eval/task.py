@@ -30,9 +30,6 @@ __all__ = ["device_option", "learned_fit_checks", "parse_band", "protocol_docume
            "run_protocol", "set_ceiling"]
 
 Say = Callable[[str, str], None]
-#: the help of ``--limit`` and ``--sample`` (run, score, probe; judgments/rows.py)
-ROWS_HELP = {"limit": "A quick trial: the first N rows in file order (recorded in the output)",
-             "sample": "A quick trial: N rows drawn without replacement with --seed (recorded in the output)"}
 #: the command line's ``--device`` / ``--dtype`` of every scoring command (a click callback; see selection's notes)
 device_option = selection.device_option
 
