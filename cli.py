@@ -13,11 +13,12 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
 from meta_eval.learning import HELP as _LEARN_HELP
 from meta_eval.report.escape import markup as escape, terminal, terminal_console
 from meta_eval.task import device_option as _device_option
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_ArgvGroup,  # keeps the command line (provenance)
                   help="Which automatic text-evaluation metric agrees best with people?")
 # emoji=False: a name like "x:warning:" from the data or a plugin prints as written (markup is escaped where printed,
 # a control character such as ESC shows as \x1b: meta_eval/report/escape.py); piped output is never cut to 80 columns
@@ -181,6 +182,7 @@ def run(
                                     "metric against the humans \\[needs the plot extra: pip install "
                                     "'meta-eval\\[plot]']"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
+    limit: Optional[int] = _LIMIT, sample: Optional[int] = _SAMPLE,
 ) -> None:
     """Score a judgment set with metrics and report their correlations with the human scores."""
     from meta_eval import task
@@ -218,7 +220,7 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction, plots=plot, pairwise=pairwise)  # every output checked before scoring
+                   correction=correction, plots=plot, pairwise=pairwise, limit=limit, sample=sample)  # outputs checked
     ranks = _call(result.clusters) if pairwise else None
     diffs = _call(result.difference_intervals) if differences else None
     print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
@@ -307,15 +309,16 @@ def score(
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
+    limit: Optional[int] = _LIMIT, sample: Optional[int] = _SAMPLE, seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     from meta_eval import task
     from meta_eval.report.tables import print_scores
 
     result = _call(task.score, metrics, candidates=candidates, references=references, sources=sources,
-                   input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache,
+                   input=input_, options=option, output=output, force=force, cache=cache, no_cache=no_cache, seed=seed,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
-                   gpus_per_actor=gpus, say=_say, plugins=plugin, variants=variants)
+                   gpus_per_actor=gpus, say=_say, plugins=plugin, variants=variants, limit=limit, sample=sample)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_scores(result, out, show)
@@ -359,6 +362,7 @@ def probe(
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also each perturbation's source"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
+    limit: Optional[int] = _LIMIT, sample: Optional[int] = _SAMPLE,
 ) -> None:
     """Blind spots: how each metric's score reacts to controlled errors (and to changes it should ignore).
 
@@ -369,10 +373,10 @@ def probe(
     from meta_eval.probe.run import probe as run_probe
 
     result = _call(run_probe, judgments, metrics, perturbations=perturbations, seed=seed, against=against, text=text,
-                   max_items=max_items, tolerance=tolerance, resamples=resamples, references=references,
+                   max_items=max_items, tolerance=tolerance, resamples=resamples, references=references, limit=limit,
                    variants=variants, subset=subset, options=option, data_dir=data_dir, cache=cache, no_cache=no_cache,
                    batch_size=batch_size, engine=engine, workers=workers, address=address, actors=actors,
-                   gpus_per_actor=gpus, output=output, plot=plot, force=force, say=_say, plugins=plugin)
+                   gpus_per_actor=gpus, output=output, plot=plot, force=force, say=_say, plugins=plugin, sample=sample)
     for name, reason in result.failed:
         err.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
     print_probe(result.to_dict(changes=False), out, verbose=verbose)
@@ -425,6 +429,7 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
         out.print(f"[{i}] {name}: {reason}", highlight=False, markup=False)
     out.print(f"Neural metrics compute in the {numeric.describe()}; --numeric or $META_EVAL_NUMERIC chooses it "
               f"(docs/engines.md: Numeric mode).", highlight=False, markup=False)
+    out.print(__import__("meta_eval.torch_build", fromlist=["_"]).describe(), highlight=False, markup=False)
 
 
 @app.command("protocols")
@@ -446,16 +451,21 @@ def list_judgments(
                                          "and the raters' agreement. Without it: list the built-in sets"),
     judgments_path: Optional[str] = typer.Option(None, "--judgments", "-j", help="Same as PATH"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
+    subset: Optional[str] = typer.Option(None, "--subset", help="A subset (see `meta-eval judgments`)"),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write every row for --scores: .jsonl/.csv/.tsv"),
+    force: bool = typer.Option(False, "--force", help="Replace an --export file that meta-eval did not write"),
 ) -> None:
-    """List the built-in judgment sets, or describe one file: `meta-eval judgments PATH`."""
+    """List the built-in judgment sets, or describe one file: `meta-eval judgments PATH` (--export: its rows)."""
     from meta_eval import judgments as judgment_sets
     from meta_eval.report.tables import print_judgment_set
 
     if path is not None and judgments_path is not None and path != judgments_path:
         _fail(f"give the set once: PATH {path!r} or --judgments {judgments_path!r}")
+    if export is not None:
+        return _wrote(_call(judgment_sets.export_rows, path or judgments_path, export, subset, data_dir, force))
     if (path or judgments_path) is not None:
         try:
-            print_judgment_set(judgment_sets.load(path or judgments_path, data_dir, download=False), out)
+            print_judgment_set(judgment_sets.load(path or judgments_path, data_dir, subset, download=False), out)
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         return

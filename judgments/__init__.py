@@ -12,9 +12,10 @@ import importlib
 from pathlib import Path
 
 from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
+from meta_eval.judgments.export import export_rows
 from meta_eval.judgments.files import DataError, data_dir
 
-__all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "load"]
+__all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "export_rows", "load"]
 
 BUILTIN = {name: f"meta_eval.judgments.{module}" for name, module in (
     ("chaganty", "chaganty"), ("essays", "essays"), ("summeval", "summeval"), ("realsumm", "realsumm"),

@@ -162,6 +162,12 @@ class RunResult:
     """The set's human agreement on the property, Krippendorff's alpha over its raters
     (:func:`judgments.judge_bench.human_agreement`'s entry: ordinal for graded, interval for continuous scales); None
     for a set without raters per property (only JUDGE-BENCH's schema keeps them). JSON ``human_agreement``."""
+    rows: dict | None = None
+    """A quick trial's rows (``--limit``/``--sample``, :meth:`judgments.rows.RowChoice.as_dict`): ``limit``,
+    ``sample``, ``seed``, ``of`` (the set's rows) and ``kept``; None when every row was used."""
+    provenance: dict | None = None
+    """The command line (None for a library call), meta-eval's version and the SHA-256 of every file read
+    (:func:`meta_eval.provenance.record`)."""
     figures: list = field(default_factory=list, repr=False)
     """The figures asked for with the run (``plots`` of :func:`meta_eval.task.run`, ``--plot``): (kind, variant,
     path), each checked with the run's other outputs before any scoring; :meth:`plot` writes one."""
@@ -252,7 +258,7 @@ class RunResult:
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                        "cached": ms.cached} for ms in self.scores},
                 "shared_timing": {k: round(v, 3) for k, v in shared_totals(self.scores).items()},
-                "degenerate": self.degenerate,
+                "degenerate": self.degenerate, "rows": self.rows, "provenance": self.provenance,
                 "wall_seconds": round(self.wall_seconds, 3)}
 
     # -- tables ------------------------------------------------------------------------------------------------
@@ -446,6 +452,10 @@ class ScoreResult:
     not_run: list[tuple[str, str]]
     variants: dict | None = None
     """Which variants are columns (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`)."""
+    rows: dict | None = None
+    """A quick trial's examples (``--limit``/``--sample``; :meth:`judgments.rows.RowChoice.as_dict`), else None."""
+    provenance: dict | None = None
+    """The command line, meta-eval's version, the files read (:func:`meta_eval.provenance.record`)."""
 
     @property
     def signatures(self) -> dict[str, str]:

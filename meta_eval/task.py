@@ -103,7 +103,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         scores_missing: str = "error", scores_out: str | Path | None = None,
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
-        correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False):
+        correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False,
+        limit: int | None = None, sample: int | None = None):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -123,7 +124,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     options : mapping or list of "KEY=VALUE"
         Passed to every chosen metric that takes KEY (``{"refs": "mean"}``).
     resamples, seed
-        Bootstrap and permutation resamples, and their seed.
+        Bootstrap and permutation resamples, and their seed (also the seed of ``sample``).
+    limit, sample : int, optional
+        A quick trial (``--limit N``, ``--sample N``): the set's first N rows in file order, or N rows drawn without
+        replacement with ``seed`` (:mod:`judgments.rows`); recorded as the JSON's ``"rows"`` object.
     duplicates, text, data_dir
         How repeated (document, system) pairs are resolved, which text version is scored, where the data are.
     cache, no_cache, batch_size
@@ -200,6 +204,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
+    from meta_eval.judgments.rows import check_choice
+
+    check_choice(limit, sample, seed)
     option_list = selection.option_list(options)
     data_dir, cache = as_path(data_dir, "--data-dir"), as_path(cache, "--cache")
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
@@ -245,7 +252,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
                     allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
-                    asked_statistic=asked_statistic, pairwise=pairwise)
+                    asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -266,12 +273,14 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
          allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
-         pairwise=False):
+         pairwise=False, rows=(None, None), plan=None):
     from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import (add_delta, add_global_intervals, add_partial, check_level, check_pooled, evaluate,
                                     evaluate_level, level_warning)
+    from meta_eval.judgments.rows import select_rows
+    from meta_eval.provenance import record
     from meta_eval.report.outputs import check_stores, write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
@@ -287,10 +296,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     try:
         loaded = judgment_sets.load(judgments, data_dir, subset=subset, text=text or "repaired")
         dim = human or loaded.default_dimension
+        trial, row_choice = select_rows(loaded, *rows, seed)  # --limit/--sample; `loaded` (all rows) joins --scores
+        if row_choice is not None:
+            say("err", f"{loaded.name} ({loaded.subset}): {row_choice.line()}")
         prop = loaded.get_property(dim)
         if prop is not None and prop.categorical:  # labels: accuracy, kappa, macro-F1 or pairwise accuracy
             return categorical.run_categorical(
-                loaded, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
+                trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
                 pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
                 engine=engine, progress=progress, say=say, output=output, started=started, specs=specs,
@@ -299,8 +311,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "
                                 "--statistic spearman, say)")
-        total_rows = len(loaded)
-        jset = loaded.scored(dim)
+        total_rows = len(trial)
+        jset = trial.scored(dim)
         dropped = total_rows - len(jset)
         jset, dup_report = jset.resolve_duplicates(duplicates)
         imported, missing_scores = [], 0
@@ -458,6 +470,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         from meta_eval.judgments.judge_bench import human_agreement
 
         result.human_agreement = human_agreement(jset).get(dim)
+    result.rows = row_choice.as_dict() if row_choice is not None else None
+    result.provenance = record(plan, judgments)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
@@ -629,8 +643,8 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     started = time.perf_counter()
     protocol_file = [("the --protocol file", Path(name))] if isinstance(name, (str, Path)) and str(name).endswith(
         ".toml") else []
-    output = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                        files=protocol_file).add(output, "--output")
+    plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
+    output = plan.add(output, "--output")
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:
@@ -690,6 +704,9 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     doc = {"protocol": proto.name, "title": proto.title, "citation": proto.citation, "source": proto.source,
            "counts": counts, "expected": proto.expected, "parts": parts_doc,
            "wall_seconds": round(time.perf_counter() - started, 3), "_protocol": proto, "_missing": missing}
+    from meta_eval.provenance import record
+
+    doc["provenance"] = record(plan, ",".join(dict.fromkeys(part.judgments for part in proto.parts)))
     if output is not None:
         write_json(output, protocol_document(doc))
     return doc
@@ -708,7 +725,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           engine="local", workers: int | None = None, address: str | None = None, actors: int | None = None,
           gpus_per_actor: float = 0.0,
           progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (),
-          variants: str | Sequence[str] | None = None):
+          variants: str | Sequence[str] | None = None, limit: int | None = None, sample: int | None = None,
+          seed: int = 0):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
 
     ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
@@ -717,7 +735,10 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
     ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
     ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
-    files whose metrics are registered first (``--plugin FILE.py``). Returns a
+    files whose metrics are registered first (``--plugin FILE.py``). ``limit``/``sample`` (with ``seed``): a quick
+    trial on the first N examples or N drawn ones (:mod:`judgments.rows`), the output's ``index`` keeping each
+    example's position in the input; the JSONL output's first line records them (``rows``) and the
+    ``provenance`` (:mod:`meta_eval.provenance`). Returns a
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
@@ -735,6 +756,10 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if sum(given) != 1:
         raise MetaEvalError("give either --candidates (with --references/--sources line files) or --input "
                             "FILE.jsonl")
+    from meta_eval.judgments.rows import check_choice, select_rows
+    from meta_eval.provenance import record
+
+    check_choice(limit, sample, seed)
     output = as_path(output, "--output")
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
@@ -742,8 +767,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
     texts = [(what, as_path(p, "--" + what.split()[-2])) for what, p in texts]
-    OutputPlan(force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list,
-               plugins=plugins).add(output, "--output")
+    plan = OutputPlan(force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list, plugins=plugins)
+    plan.add(output, "--output")
     selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:
@@ -752,6 +777,9 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                                                                        sources)
             except ValueError as exc:
                 raise MetaEvalError(str(exc)) from None
+        examples, row_choice = select_rows(examples, limit, sample, seed)  # --limit/--sample
+        if row_choice is not None:
+            say("err", f"the input: {row_choice.line()}")
         requested, shown = selection.resolve_metric_choice(requested_names(metrics), variants)
         chosen, skipped = choose_metrics(requested, parse_options(option_list), what="the input",
                                          has_sources=any(ex.source for ex in examples),  # the runner names
@@ -776,6 +804,10 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     result = ScoreResult(n=len(examples), columns=columns, scores=scored, skipped=skipped, failed=failed,
                          not_run=named_skips(skipped, requested))
     result.variants = variant_record
+    result.rows = row_choice.as_dict() if row_choice is not None else None
+    result.provenance = record(plan)
+    index = list(row_choice.positions) if row_choice is not None else None
+    header = {**({"rows": result.rows} if result.rows else {}), "provenance": result.provenance}
     if output is not None:
-        atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored]))
+        atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored], index, header))
     return result

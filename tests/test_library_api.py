@@ -20,6 +20,8 @@ from meta_eval.cli import app
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 VOLATILE = ("written_by", "wall_seconds", "timing", "shared_timing", "learn_seconds", "generated", "created")
+# the provenance's command: the command line records it, a library call records null (meta_eval/provenance.py)
+VOLATILE += ("command",)
 
 
 def _stable(doc):
@@ -108,6 +110,8 @@ def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
     res = learn("chaganty", ["rouge", "chrf"], protocol="paper", splits=20, search_splits=10, data_dir=shared_data,
                 cache=cache, progress=False)
     assert _stable(res.to_dict()) == _stable(json.loads(out.read_text()))
+    assert res.to_dict()["provenance"]["command"] is None
+    assert json.loads(out.read_text())["provenance"]["command"].startswith("meta-eval learn --protocol paper -j chaganty")
     assert res.to_frame()["features"].iloc[0] == " + ".join(res.best.features)
 
     data = conftest.small_set(tmp_path / "texts.jsonl", rows=6)

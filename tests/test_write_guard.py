@@ -65,6 +65,7 @@ OUTPUTS = {
     ("learn", "--save"): ("model.json", ["learn", "-j", "{data}", "-m", "rouge", "--cache", "{cache}", "--force"]),
     ("leaderboard publish", "--out"): ("board", ["leaderboard", "publish", "-j", "{data}", "-m", "rouge",
                                                  "--cache", "{cache}", "--force"]),
+    ("judgments", "--export"): ("essays.jsonl", ["judgments", "{data}", "--force"]),
     ("leaderboard probe", "out_dir"): (".", ["leaderboard", "probe", "--cache", "{cache}"]),
     ("leaderboard render", "out_dir"): (".", ["leaderboard", "render"]),
     ("leaderboard index", "--root"): (".", ["leaderboard", "index", "--force"]),
@@ -160,6 +161,10 @@ def test_every_output_file_refuses_a_users_file_without_force_and_an_input_even_
         assert done.exit_code == 2 and "meta-eval did not write it" in _flat(done.output), (command, option,
                                                                                            done.output)
         assert mine.read_bytes().endswith(b"mine") or mine.read_bytes() == b"the user's own file\n"
+        if "{cache}" not in argv:  # scores nothing (judgments --export): its input is the judgment file
+            done = runner.invoke(app, _line(command, option, data, data, cache))
+            assert done.exit_code == 2 and "is the judgment file of this run" in _flat(done.output), done.output
+            continue
         as_cache = tmp_path / f"cache{suffix}"  # the run's cache under the output's name: an input, even forced
         line = [as_cache if a == str(cache) else a for a in _line(command, option, as_cache, data, cache)]
         done = runner.invoke(app, [str(a) for a in line])

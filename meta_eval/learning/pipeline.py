@@ -322,6 +322,9 @@ class LearnResult:
     learn_seconds: float
     wall_seconds: float
     nested: Any = None
+    provenance: dict | None = None
+    """The command line (None for a library call), meta-eval's version and the SHA-256 of every file read
+    (:func:`meta_eval.provenance.record`)."""
 
     @property
     def protocol(self) -> str:
@@ -337,9 +340,9 @@ class LearnResult:
         return self.grouping_note is None
 
     def to_dict(self) -> dict[str, Any]:
-        return output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
-                               self.grouping_note, self.settings, self.saved, self.learn_seconds, self.wall_seconds,
-                               self.nested)
+        return {**output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
+                                  self.grouping_note, self.settings, self.saved, self.learn_seconds,
+                                  self.wall_seconds, self.nested), "provenance": self.provenance}
 
     def to_frame(self):
         """``paper``: one row per evaluated feature set (best first): size, mean held-out correlations (grouped
@@ -602,6 +605,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                     "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
                          save_path, learn_seconds, 0.0, nested_result)
+    from meta_eval.provenance import record
+
+    result.provenance = record(outputs, judgments)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

@@ -70,6 +70,7 @@ def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[P
     for result in results:
         doc = result.to_dict(changes=False)
         doc.pop("wall_seconds", None)
+        doc.pop("provenance", None)  # the board records its own command (blindspots.json unchanged)
         png = _png(doc)
         if png is not None:
             doc["figure"] = figure_name(doc["judgments"], doc["subset"])

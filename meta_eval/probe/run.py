@@ -266,6 +266,10 @@ class ProbeResult:
     """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
     changes: dict = field(default_factory=dict, repr=False)
     """(variant, perturbation) -> (item keys, oriented changes): the per-item numbers behind each cell."""
+    rows: dict | None = None
+    """A quick trial's rows (``--limit``/``--sample``; :meth:`judgments.rows.RowChoice.as_dict`), else None."""
+    provenance: dict | None = None
+    """The command line, meta-eval's version, the files read (:func:`meta_eval.provenance.record`)."""
 
     @property
     def signature(self) -> str:
@@ -314,6 +318,8 @@ class ProbeResult:
                "failed": [{"metric": n, "reason": r} for n, r in self.failed],
                "perturbations_not_run": [{"perturbation": n, "reason": r} for n, r in self.unavailable],
                "variants": self.variants,
+               **({"rows": self.rows} if self.rows is not None else {}),
+               **({"provenance": self.provenance} if self.provenance is not None else {}),
                "wall_seconds": round(self.wall_seconds, 3)}
         if changes:
             doc["changes"] = [{"variant": v, "perturbation": p, "items": list(keys),
@@ -348,7 +354,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
           workers: int | None = None, address: str | None = None, actors: int | None = None,
           gpus_per_actor: float = 0.0,
           output: str | Path | None = None, plot: str | Path | None = None, force: bool = False,
-          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = ()) -> ProbeResult:
+          progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (), limit: int | None = None,
+          sample: int | None = None) -> ProbeResult:
     """Probe metrics with controlled perturbations on a judgment set: ``meta-eval probe`` as a function.
 
     Parameters
@@ -366,6 +373,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         has fewer than two distinct references).
     max_items : int, optional
         Probe a seeded sample of this many items (:func:`sample_items`; default: every item).
+    limit, sample : int, optional
+        A quick trial (``--limit N``, ``--sample N``): the set's first N rows, or N rows drawn with ``seed``
+        (:mod:`judgments.rows`), before the items are formed; recorded as the JSON's ``"rows"``.
     against : {"self", "source"}, optional
         What the text is scored against (default: ``self`` where the set has references, else ``source``).
     tolerance : float
@@ -404,6 +414,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
+    from meta_eval.judgments.rows import check_choice, select_rows
+
+    check_choice(limit, sample, seed)
     option_list = selection.option_list(options)
     output, plot = as_path(output, "--output"), as_path(plot, "--plot")
     if against not in (None, *AGAINST):
@@ -433,6 +446,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         jset = judgment_sets.load(judgments, data_dir, subset=subset)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
+    jset, row_choice = select_rows(jset, limit, sample, seed)  # --limit/--sample
+    if row_choice is not None:
+        say("err", f"{jset.name} ({jset.subset}): {row_choice.line()}")
     text = probed_text(jset, text)
     against = against or ("self" if jset.max_references > 0 or not jset.has_sources else "source")
     if against == "source" and not jset.has_sources:
@@ -447,9 +463,13 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
                         max_items=max_items,
                         variants=variants,
                         options=option_list, cache=cache, no_cache=no_cache, batch_size=batch_size, engine=scoring,
-                        progress=progress, say=say)
+                        progress=progress, say=say, data_dir=data_dir)
     named = {w.strip() for w in (perturbations.split(",") if isinstance(perturbations, str) else perturbations or ())}
     result.not_run += [(f"perturbation {n}", r) for n, r in result.unavailable if n in named]
+    from meta_eval.provenance import record
+
+    result.rows = row_choice.as_dict() if row_choice is not None else None
+    result.provenance = record(outputs, judgments)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         from meta_eval.report.outputs import write_json
@@ -461,7 +481,8 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
 
 
 def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resamples, confidence, references,
-           text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say) -> ProbeResult:
+           text, max_items, variants, options, cache, no_cache, batch_size, engine, progress, say,
+           data_dir=None) -> ProbeResult:
     from meta_eval.judgments.base import LabelledExamples
     from meta_eval.metrics.base import Example
     from meta_eval.probe import stats
@@ -573,4 +594,5 @@ def digest(result: ProbeResult) -> str:
     """SHA-256 of the result's JSON without its wall time: equal for equal inputs, seeds and code."""
     doc = result.to_dict()
     doc.pop("wall_seconds", None)
+    doc.pop("provenance", None)
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()

@@ -17,7 +17,10 @@ Every line (row of a table) names what it scores with one kind of key, the same 
   :mod:`meta_eval.scoring.system_scores`). A JSONL file may hold such lines beside its row lines.
 
 The scores are the other fields: ``score`` (the variant is NAME), or several named ones (top-level numbers, or a
-``scores`` object): each becomes the variant ``NAME/<field>``. A first JSONL line ``{"signatures": ...}`` (what
+``scores`` object): each becomes the variant ``NAME/<field>``. The texts and human scores of a file exported by
+``meta-eval judgments SET --export`` (``candidate``, ``references``, ``source``, ``human``, ``human.<dimension>``)
+are not scores and are skipped, so an exported file with a score column added reads back
+(:mod:`judgments.export`). A first JSONL line ``{"signatures": ...}`` (what
 ``meta-eval score`` and ``--scores-out`` write) is read as a header, not a row.
 
 - **JSONL** (``.jsonl``, ``.jsonl.gz``): one object per line.
@@ -63,6 +66,12 @@ FORMATS = ("jsonl", "csv", "tsv", "mtme")
 MISSING = ("error", "drop")
 _SHOWN = 3  # keys named in a message
 _KEYS = ("id", "index", "doc_id", "system")
+# the texts and human scores of a file written by `meta-eval judgments SET --export` (judgments/export.py): not scores
+_ROW_FIELDS = ("candidate", "references", "source", "human")
+
+
+def _is_score_field(name: str) -> bool:
+    return name not in _KEYS and name not in _ROW_FIELDS and not name.startswith("human.")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a number written as text
 
 
@@ -209,7 +218,7 @@ def _score_fields(obj: dict, where: str) -> dict[str, object]:
         if not isinstance(nested, dict) or not nested:
             raise MetaEvalError(f"{where}: 'scores' must be a non-empty object of named scores")
         return nested
-    fields = {k: v for k, v in obj.items() if k not in _KEYS}
+    fields = {k: v for k, v in obj.items() if _is_score_field(k)}
     if not fields:
         raise MetaEvalError(f"{where}: no score: give 'score', a 'scores' object, or named score fields")
     return fields
@@ -321,7 +330,7 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
         if repeated:
             raise MetaEvalError(f"{spec.path}:1: the header repeats {', '.join(map(repr, repeated))}")
         kind = _key_kind(header, f"{spec.path}:1")
-        columns = [h for h in header if h not in _KEYS]
+        columns = [h for h in header if _is_score_field(h)]
         if not columns:
             raise MetaEvalError(f"{spec.path}:1: no score column besides the keys {header}")
         for cells in reader:

@@ -90,10 +90,16 @@ def read_jsonl(path: Path) -> LabelledExamples:
     return LabelledExamples(examples, labels)
 
 
-def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Sequence[str]) -> None:
-    """Write per-example scores as .jsonl, .csv or .tsv (atomically: a temporary file, then a rename)."""
+def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Sequence[str],
+                 index: Sequence[int] | None = None, header: Mapping | None = None) -> None:
+    """Write per-example scores as .jsonl, .csv or .tsv (atomically: a temporary file, then a rename).
+
+    ``index``: each example's position in the input (default 0, 1, ...; a ``--sample`` keeps the drawn rows'
+    positions, so the file still joins as ``--scores`` by ``index``); ``header``: more keys of the JSONL's first
+    line after ``signatures`` (``rows``, ``provenance``)."""
     names = list(scores)
     n = len(next(iter(scores.values()))) if scores else 0
+    index = list(range(n)) if index is None else list(index)
     tmp = path.with_name(path.name + ".tmp")
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv", ".tsv"):
@@ -101,14 +107,14 @@ def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Seque
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
         if suffix == ".jsonl":
-            fh.write(json.dumps({"signatures": list(signatures)}) + "\n")
+            fh.write(json.dumps({"signatures": list(signatures), **(header or {})}) + "\n")
             for i in range(n):
-                fh.write(json.dumps({"index": i, **{v: float(scores[v][i]) for v in names}}) + "\n")
+                fh.write(json.dumps({"index": index[i], **{v: float(scores[v][i]) for v in names}}) + "\n")
         else:
             writer = csv.writer(fh, delimiter="," if suffix == ".csv" else "\t")
             writer.writerow(["index", *names])
             for i in range(n):
-                writer.writerow([i, *(repr(float(scores[v][i])) for v in names)])
+                writer.writerow([index[i], *(repr(float(scores[v][i])) for v in names)])
     tmp.replace(path)
 
 
