@@ -34,7 +34,7 @@ NOT_SOURCE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__py
                                     ".venv", "venv", "site", ".pytest_cache", "*.sqlite", "results*.json")
 BUILD_FIX = "pip install build (the test extra: pip install 'meta-eval[test]')"
 
-pytestmark = pytest.mark.xdist_group("package")
+pytestmark = pytest.mark.xdist_group("package")  # one worker builds the package once for the three tests
 
 
 def _code_files(root: Path) -> list[Path]:
@@ -97,18 +97,27 @@ def test_the_sdist_holds_the_sources_of_the_wheel_and_no_tests_or_boards(built):
     assert source <= names
 
 
+def _without_pythonpath() -> dict[str, str]:
+    """The environment of a process that must see the venv alone, not the checkout the tests import from."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
 def _venv_with_the_wheel(built) -> Path:
     """A fresh venv holding only the wheel (installed without its dependencies), which then sees the test
     environment's packages for them (no network): a ``.pth`` line after its own site-packages."""
     venv = built["tmp"] / "venv"
+    env = _without_pythonpath()
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True,
-                   timeout=300)
+                   timeout=300, env=env)
     python = venv / "bin" / "python"
+    # --ignore-installed: a meta-eval the target interpreter can see elsewhere (the checkout's meta_eval.egg-info on
+    # a PYTHONPATH) must not make pip skip the wheel as "already satisfied"
     res = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                          "--no-index", str(built["wheel"])], capture_output=True, text=True, timeout=600)
+                          "--no-index", "--ignore-installed", str(built["wheel"])], capture_output=True, text=True,
+                         timeout=600, env=env)
     assert res.returncode == 0, res.stderr
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, text=True, check=True, env=env).stdout.strip()
     # after the wheel is installed: pip saw no other meta-eval. The test environment's own site-packages (a venv's
     # are not the base Python's system site), added as plain paths: its .pth files (an editable meta-eval's finder)
     # are not run, so only the wheel's meta_eval can be imported.
@@ -121,8 +130,7 @@ def test_the_installed_wheel_imports_from_its_venv_and_runs_the_main_job_like_th
     venv = _venv_with_the_wheel(built)
     elsewhere = built["tmp"] / "elsewhere"
     elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["META_EVAL_DATA"] = str(shared_data)
+    env = {**_without_pythonpath(), "META_EVAL_DATA": str(shared_data)}
     res = subprocess.run([str(venv / "bin" / "python"), "-c",
                           "import meta_eval.metrics, meta_eval.cli, meta_eval.judgments, meta_eval.leaderboard, "
                           "meta_eval; print(meta_eval.__file__); print(meta_eval.cli.__file__)"],
