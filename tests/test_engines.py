@@ -389,7 +389,12 @@ def test_cli_engine_ray_scores_a_jsonl_file_like_one_process(examples, ray_engin
                                           "--batch-size", "4", "--output", str(out), *flags])
         assert result.exit_code == 0, result.output
         outputs[label] = out.read_text(encoding="utf-8")
-    assert outputs["ray"] == outputs["one"] and len(outputs["one"].splitlines()) >= 12
+    heads = {label: json.loads(text.splitlines()[0]) for label, text in outputs.items()}
+    for label, head in heads.items():  # each header records its own command line (the flags differ), the rest agrees
+        assert head["provenance"].pop("command").endswith(f"{label}.jsonl" + {"ray": " --engine ray --workers 2",
+                                                                              "one": " --workers 1"}[label])
+    assert heads["ray"] == heads["one"]
+    assert outputs["ray"].splitlines()[1:] == outputs["one"].splitlines()[1:] and len(outputs["one"].splitlines()) >= 12
 
 
 def test_a_dead_cluster_address_fails_fast_with_exit_2(tmp_path):
