@@ -291,20 +291,13 @@ def test_two_outputs_of_one_run_on_one_path_are_refused(world, tmp_path, argv):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["judgments", "link.csv", "mine.jsonl"]
 
 
-def test_probe_output_and_plot_on_one_path_are_refused(world, tmp_path):
+@pytest.mark.parametrize("command, first, second, name", [("probe", "--output", "--plot", "x.svg"),
+                                                          ("learn", "--save", "--output", "m.json")])
+def test_two_outputs_of_probe_or_learn_on_one_path_are_refused(world, tmp_path, command, first, second, name):
     data, folder, cache = world
-    same = tmp_path / "x.svg"
-    done = runner.invoke(app, ["probe", "-j", str(data), "-m", "rouge", "--cache", str(cache), "--output", str(same),
-                               "--plot", str(same)])
-    assert done.exit_code == 2 and "one output would replace the other" in _flat(done.output), done.output
-    assert not same.exists() and not cache.exists()
-
-
-def test_learn_save_and_output_on_one_path_are_refused(world, tmp_path):
-    data, folder, cache = world
-    same = tmp_path / "m.json"
-    done = runner.invoke(app, ["learn", "-j", str(data), "-m", "rouge", "--cache", str(cache), "--save", str(same),
-                               "--output", str(same)])
+    same = tmp_path / name
+    done = runner.invoke(app, [command, "-j", str(data), "-m", "rouge", "--cache", str(cache), first, str(same),
+                               second, str(same)])
     assert done.exit_code == 2 and "one output would replace the other" in _flat(done.output), done.output
     assert not same.exists() and not cache.exists()
 

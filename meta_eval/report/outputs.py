@@ -24,7 +24,7 @@ from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_job_output", "check_output",
+__all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_output",
            "check_output_folder", "check_store", "check_stores", "job_inputs", "same_file", "with_marker", "write_json",
            "written_by_meta_eval"]
 
@@ -361,12 +361,3 @@ def check_stores(metrics, *, data_dir=None, cache=None, no_cache: bool = False) 
         if not no_cache and callable(getattr(metric, "store_beside", None)):
             metric.store_beside(cache or default_cache_path())
         check_store(metric.answers_path, f"{metric.name}: answers", data_dir=data_dir, cache=cache)
-
-
-def check_job_output(path: Path | None, option: str = "--output", *, force: bool = False, judgments=None,
-                     data_dir=None, cache=None, no_cache: bool = False, files=(), options=(), plugins=()) -> None:
-    """:func:`check_output` against a job's inputs (:func:`job_inputs`: the data folder always, the judgment file,
-    the score cache, the ``files`` read, the ``--plugin`` files, any ``-o KEY=VALUE`` naming an existing file); one
-    output alone (a command with several builds an :class:`OutputPlan`). Raises :class:`OutputError`."""
-    OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache, files=files,
-               options=options, plugins=plugins).add(path, option)

@@ -347,20 +347,7 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     for line in warning_lines(result):  # what changes the numbers' meaning, before the numbers
         (out if form == "table" else err).print(Text.assemble(("warning", "yellow"), line[len("warning"):]),
                                                 soft_wrap=True)
-    if form == "table":
-        rich_table = Table(title=plain(table.title, "table.title"))
-        for i, col in enumerate(table.header):
-            rich_table.add_column(plain(col), justify="left" if col in ("metric",) else "right")
-        for i, (row, style) in enumerate(zip(table.rows, table.styles)):
-            if i == table.ceiling_at:
-                rich_table.add_section()
-            rich_table.add_row(*(plain(c) for c in row), style=style)
-        out.print(rich_table)
-        notes = out
-    else:
-        out.file.write(render_table(table, form))
-        out.file.flush()
-        notes = err
+    notes = emit_table(table, form, out, err)
     line = reading(result, two_sided=two_sided, ranks=ranks)
     if line:
         notes.print(f"reading: {terminal(line)}", highlight=False, soft_wrap=True, markup=False)
@@ -895,23 +882,31 @@ def categorical_table(result, *, two_sided: bool = False) -> RunTable:
     return RunTable(title, header, rows, styles, None)
 
 
+def emit_table(table, form: str, out: Console, err: Console, *, left=("metric",)) -> Console:
+    """Print a :class:`RunTable`: a rich table on ``out`` (``form`` "table"; a section line before the ceiling row;
+    the ``left`` columns left-aligned), else its csv/md/latex text on stdout. Returns the console for the notes under
+    it (stdout for a terminal table, else stderr, leaving stdout to the table)."""
+    if form != "table":
+        out.file.write(render_table(table, form))
+        out.file.flush()
+        return err
+    rich_table = Table(title=plain(table.title, "table.title"))
+    for col in table.header:
+        rich_table.add_column(plain(col), justify="left" if col in left else "right")
+    for i, (row, style) in enumerate(zip(table.rows, table.styles)):
+        if i == table.ceiling_at:
+            rich_table.add_section()
+        rich_table.add_row(*(plain(c) for c in row), style=style)
+    out.print(rich_table)
+    return out
+
+
 def print_categorical(result, out: Console, err: Console, *, form: str = "table", two_sided: bool = False,
                       verbose: bool = False) -> None:
     """``meta-eval run`` on a categorical or pairwise property: the table, then each variant's rule, the split, the
     human agreement, the test and the skipped metrics."""
     table = categorical_table(result, two_sided=two_sided)
-    if form == "table":
-        rich_table = Table(title=plain(table.title, "table.title"))
-        for col in table.header:
-            rich_table.add_column(plain(col), justify="left" if col in ("metric", "rule") else "right")
-        for row, style in zip(table.rows, table.styles):
-            rich_table.add_row(*(plain(c) for c in row), style=style)
-        out.print(rich_table)
-        notes = out
-    else:
-        out.file.write(render_table(table, form))
-        out.file.flush()
-        notes = err
+    notes = emit_table(table, form, out, err, left=("metric", "rule"))
 
     def say(line: str) -> None:
         notes.print(terminal(line), highlight=False, soft_wrap=True, markup=False)
