@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -193,6 +194,9 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     total = len(distinct)
     if on_progress:
         on_progress(total - len(todo), total)
+    if on_gpu(signature):  # few long calls of texts of like length: the GPU's padded batches waste little
+        todo.sort(key=lambda k: _text_chars(distinct[k]))
+        batch_size = max(batch_size, GPU_BATCH_ROWS)
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
     done = total - len(todo)
     try:
@@ -228,6 +232,34 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     return MetricScores(metric.name, signature, metric.higher_is_better, scores, computed=len(todo),
                         cached=total - len(todo), seconds=max(0.0, time.perf_counter() - start - sum(shared.values())),
                         shared=shared)
+
+
+#: distinct examples per ``metric.score`` call, at least, for a metric that computes on a GPU (:func:`on_gpu`)
+GPU_BATCH_ROWS = 8192
+_GPU_SIGNATURE = re.compile(r"(^|\|)device:cuda\(")
+
+
+def on_gpu(signature: str) -> bool:
+    """Whether a metric's ``signature`` says it computes on a CUDA GPU (:func:`metrics.device.device_config`'s
+    ``device:cuda(<GPU name>)``; as a Ray GPU actor signs it, whatever the driver has).
+
+    Such a metric gets its examples sorted by length (characters of its texts) and at least :data:`GPU_BATCH_ROWS`
+    of them per call, whatever ``batch_size`` says: its memory is bounded by its token budget per pass
+    (``max_tokens``), not by the rows of a call, and on a lent H200 runs of 256 unsorted rows per call scored
+    BERTScore at 434 pairs/s where one call of 4,000 pairs ran at 2,941 (each call re-tokenizes and re-pads its own
+    texts; a mixed batch is padded to its longest text). On the CPU nothing changes: the CPU path encodes texts in
+    exact-length groups, so neither the order nor the batch changes a bit of its scores.
+
+    >>> on_gpu("bertscore[minilm]|layer:6|device:cuda(NVIDIA H200)|dtype:fp32|cuda:13.0|code:ab")
+    True
+    >>> on_gpu("bertscore[minilm]|layer:6|num:portable|code:ab")
+    False
+    """
+    return bool(_GPU_SIGNATURE.search(signature))
+
+
+def _text_chars(example: Example) -> int:
+    return len(example.candidate) + sum(len(r) for r in example.references) + len(example.source or "")
 
 
 def _shared_seconds() -> dict[str, float]:
