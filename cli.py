@@ -131,7 +131,7 @@ def run(
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
@@ -303,7 +303,7 @@ def score(
                                "meta-eval did not write; never an input of the run"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
@@ -356,7 +356,7 @@ def probe(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
@@ -513,7 +513,7 @@ def learn(
                                             "$META_EVAL_DATA, else the user cache]"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
     scores: list[str] = typer.Option([], "--scores", help="NAME=FILE: imported scores as features, as `meta-eval "
                                      "run --scores` reads them (a model using them is not saved: they exist only "
@@ -565,7 +565,7 @@ def leaderboard_publish(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     force: bool = typer.Option(False, "--force", help="Replace the leaderboard in --out, or write into a non-empty "
                                "folder that meta-eval did not write"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
@@ -614,7 +614,7 @@ def leaderboard_probe(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch"),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
 ) -> None:
