@@ -56,6 +56,9 @@ def test_every_sphinx_role_of_the_api_reference_renders_as_a_link_or_code(site):
     # a frozen metric module's docstring (metrics/base.py may not change) renders its roles too
     metrics = (site / "reference" / "metrics" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="#metrics\.base\.[^"]+"><code>', metrics)
+    # meta_eval.stats's reST table of the statistics is a table, not a paragraph of "=" rules
+    stats = (site / "reference" / "stats" / "index.html").read_text(encoding="utf-8")
+    assert "=====" not in stats and re.search(r"<th>statistic</th>\s*<th>paper</th>", stats)
 
 
 def test_the_hook_rewrites_each_role_form():
@@ -76,6 +79,10 @@ def test_the_hook_rewrites_each_role_form():
     # a numpydoc type is shown as code: the role becomes the dotted path, which griffe links itself
     doc = "Summary.\n\nAttributes\n----------\nresults : list of :class:`meta_eval.evaluate.VariantResult`\n    Rows."
     assert rewrite(doc).splitlines()[4] == "results : list of meta_eval.evaluate.VariantResult"
+    # a reST simple table, with a row continued on the next line
+    table = "====  =====\nname  meaning\n====  =====\na     one\n      more\nb     :func:`!f`\n====  =====\n"
+    assert rewrite(table).strip().splitlines() == ["| name | meaning |", "|---|---|", "| a | one more |",
+                                                   "| b | <code>f</code> |"]
 
 
 def test_the_reference_tables_fit_the_page_in_chromium(site):

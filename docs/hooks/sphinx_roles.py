@@ -11,6 +11,9 @@ frozen metric modules' included, whose files must not change), before mkdocstrin
   tooltip (autorefs' rule for optional references: no warning, so ``mkdocs build --strict`` stays quiet);
 - a role whose target does not resolve becomes the name in code.
 
+A reST "simple table" (columns under rules of ``=``) becomes a Markdown table, which mkdocstrings renders; reST
+shows it as a table too, Markdown would run it into one paragraph.
+
 Sphinx's spellings are kept: ``~a.b.C`` shows ``C``, ``title <a.b.C>`` shows ``title``, a leading ``.`` is a name
 looked up in scope, ``!name`` is never a link. Paths under ``meta_eval.metrics``, ``meta_eval.judgments`` and
 ``meta_eval.leaderboard`` are the reference's ``metrics.*``, ``judgments.*`` and ``leaderboard.*`` (the reference
@@ -64,6 +67,45 @@ def _resolve(obj: Any, target: str) -> str | None:
     return None
 
 
+RULE_RE = re.compile(r"^( *)(=+(?: +=+)+) *$")  # a simple table's rule: runs of "=" separated by spaces
+
+
+def simple_tables(text: str) -> str:
+    """Turn each reST simple table of ``text`` into a Markdown table (one header row; a row whose first cell is
+    empty continues the row above it, as in reST)."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        rule = RULE_RE.match(lines[i])
+        # a table: rule, header row(s), rule, body rows, rule
+        ends = [j for j in range(i + 1, len(lines)) if lines[j].strip() == lines[i].strip()][:2] if rule else []
+        if len(ends) < 2:
+            out.append(lines[i])
+            i += 1
+            continue
+        spans = [(m.start(), m.end()) for m in re.finditer(r"=+", lines[i])]
+
+        def cells(line: str) -> list[str]:
+            bounds = [start for start, _ in spans[1:]] + [None]
+            return [line[start:end].strip() for (start, _), end in zip(spans, bounds)]
+
+        header = [cells(line) for line in lines[i + 1:ends[0]] if line.strip()]
+        rows: list[list[str]] = []
+        for line in lines[ends[0] + 1:ends[1]]:
+            if not line.strip():
+                continue
+            row = cells(line)
+            if rows and not row[0]:
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], row)]
+            else:
+                rows.append(row)
+        head = [" ".join(c for c in col if c) for col in zip(*header)] if header else [""] * len(spans)
+        out += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(spans)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        out.append("")
+        i = ends[1] + 1
+    return "\n".join(out)
+
+
 def rewrite(text: str, obj: Any = None) -> str:
     """Rewrite the Sphinx roles of one docstring into autorefs cross-references or code.
 
@@ -108,6 +150,7 @@ def rewrite(text: str, obj: Any = None) -> str:
         path = _resolve(obj, target) if obj is not None else None
         return path or target.lstrip(".")
 
+    text = simple_tables(text)
     lines, out, section_indent = text.split("\n"), [], None
     for i, line in enumerate(lines):
         indent = len(line) - len(line.lstrip())
@@ -130,7 +173,7 @@ def _walk(obj: Any, seen: set[int]) -> None:
     if id(obj) in seen or getattr(obj, "is_alias", False):
         return
     seen.add(id(obj))
-    if obj.docstring is not None and ":" in obj.docstring.value:
+    if obj.docstring is not None and (":" in obj.docstring.value or "==" in obj.docstring.value):
         obj.docstring.value = rewrite(obj.docstring.value, obj)
     for member in list(obj.members.values()):
         _walk(member, seen)
