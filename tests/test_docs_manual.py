@@ -59,6 +59,7 @@ def test_every_sphinx_role_of_the_api_reference_renders_as_a_link_or_code(site):
     # meta_eval.stats's reST table of the statistics is a table, not a paragraph of "=" rules
     stats = (site / "reference" / "stats" / "index.html").read_text(encoding="utf-8")
     assert "=====" not in stats and re.search(r"<th>statistic</th>\s*<th>paper</th>", stats)
+    assert "language pairs::" not in stats and "language pairs:</p>\n<pre><code>pooled accuracy" in stats
 
 
 def test_the_hook_rewrites_each_role_form():
@@ -79,6 +80,7 @@ def test_the_hook_rewrites_each_role_form():
     # a numpydoc type is shown as code: the role becomes the dotted path, which griffe links itself
     doc = "Summary.\n\nAttributes\n----------\nresults : list of :class:`meta_eval.evaluate.VariantResult`\n    Rows."
     assert rewrite(doc).splitlines()[4] == "results : list of meta_eval.evaluate.VariantResult"
+    assert rewrite("the formula::\n\n    a = b\n") == "the formula:\n\n    a = b\n"  # a literal block's marker
     # a reST simple table, with a row continued on the next line
     table = "====  =====\nname  meaning\n====  =====\na     one\n      more\nb     :func:`!f`\n====  =====\n"
     assert rewrite(table).strip().splitlines() == ["| name | meaning |", "|---|---|", "| a | one more |",

@@ -11,7 +11,8 @@ frozen metric modules' included, whose files must not change), before mkdocstrin
   tooltip (autorefs' rule for optional references: no warning, so ``mkdocs build --strict`` stays quiet);
 - a role whose target does not resolve becomes the name in code.
 
-A reST "simple table" (columns under rules of ``=``) becomes a Markdown table, which mkdocstrings renders; reST
+A reST literal block's ``text::`` reads ``text:``, as reST shows it. A reST "simple table" (columns under rules of
+``=``) becomes a Markdown table, which mkdocstrings renders; reST
 shows it as a table too, Markdown would run it into one paragraph.
 
 Sphinx's spellings are kept: ``~a.b.C`` shows ``C``, ``title <a.b.C>`` shows ``title``, a leading ``.`` is a name
@@ -151,6 +152,8 @@ def rewrite(text: str, obj: Any = None) -> str:
         return path or target.lstrip(".")
 
     text = simple_tables(text)
+    # reST's literal-block marker: "text::" before an indented block reads "text:" (Markdown shows the block as code)
+    text = re.sub(r"(?<=\S)::(?=\n[ \t]*\n[ \t]+\S)", ":", text)
     lines, out, section_indent = text.split("\n"), [], None
     for i, line in enumerate(lines):
         indent = len(line) - len(line.lstrip())
