@@ -63,6 +63,14 @@ TASK_STATISTICS = {"MT": (("summary", "pdp"),)}
 N_PERMUTATIONS = 1000  # SPA: permutations behind each system pair's p-value, as WMT24
 
 
+def levels_of(jset) -> tuple[str, ...]:
+    """The levels published for ``jset``: :data:`LEVELS_FOR`, else all three; only the global level where a row has
+    no system (JUDGE-BENCH's files: :mod:`meta_eval.leaderboard.judge_board`), as ``meta-eval run`` computes it."""
+    if jset.rows_without_system():
+        return ("global",)
+    return LEVELS_FOR.get(jset.name, ALL_LEVELS)
+
+
 def default_variant_filter(variant: str) -> bool:
     """Leave ROUGE's precision and recall out of leaderboards by default (the F-measures stay): the default of every
     command, :func:`meta_eval.scoring.selection.default_variant`."""
@@ -177,6 +185,12 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
     """
     from meta_eval.evaluate import oriented_system_values
 
+    if jset.rows_without_system():  # JUDGE-BENCH's files: the global level over the rows, as `meta-eval run`
+        from meta_eval.leaderboard.judge_board import systemless_results
+
+        return systemless_results(jset, dimension, scored, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                                  alpha=alpha, correction=correction, primary=primary,
+                                  variant_filter=variant_filter, pairwise=pairwise)
     variants, arrays, metrics, fixed = [], [], [], []
     for ms in scored:
         own = oriented_system_values(ms)
@@ -602,6 +616,19 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             dim = human or jset.default_dimension
             if dim not in jset.dimensions:
                 raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
+            prop = next((p for p in (getattr(jset, "properties", None) or ()) if p.name == dim), None)
+            if prop is not None and prop.categorical:  # labels: meta-eval run's statistics (leaderboard.judge_board)
+                from meta_eval.leaderboard.judge_board import categorical_set
+
+                if (tables or {}).get(given):
+                    raise MetaEvalError(f"--scores {given}/...: {jset.name}'s {dim!r} is a "
+                                        f"{'pairwise' if prop.pairwise else 'categorical'} property; imported "
+                                        "scores are for graded properties")
+                blocks.append(categorical_set(
+                    jset, dim, prop, metrics=metrics, variants=variants, options=options, resamples=resamples,
+                    seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
+                    no_cache=no_cache, batch_size=batch_size, engine=engine, progress=progress, say=say))
+                continue
             jset = jset.scored(dim)
             jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
             if report.message:
@@ -613,7 +640,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                 position = {r.id: i for i, r in enumerate(loaded.rows)}
                 rows = [position[r.id] for r in jset.rows]
                 imported, _ = join_scores(tables[given], loaded, rows)  # strict: every judged row scored
-                for level in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+                for level in levels_of(jset):
                     check_levels(imported, level, "spearman")
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             raise MetaEvalError(str(exc)) from None
@@ -655,7 +682,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                                 code=1)
         if not scored:
             raise MetaEvalError(f"{jset.name}: no metric could run")
-        if "system" in LEVELS_FOR.get(jset.name, ALL_LEVELS):
+        if "system" in levels_of(jset):
             from meta_eval.scoring.system_scores import add_system_scores
 
             add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
@@ -674,5 +701,9 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             entry.update(facts.get(entry["metric"]) or {})
         block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
         block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
+        if getattr(jset, "properties", None):  # a JUDGE-BENCH file: the raters' alpha, as `meta-eval run` shows it
+            from meta_eval.judgments.judge_bench import human_agreement
+
+            block["human_agreement"] = human_agreement(jset).get(dim)
         blocks.append(block)
     return blocks

@@ -186,6 +186,10 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
                          + "; ".join(f"{n} with {md_text(why)}" for why, n in r["reasons"].items()) + ")")
         if s.get("skipped") or s.get("not_measured"):
             lines.append("")
+        from meta_eval.leaderboard.judge_board import set_lines
+
+        judge_lines = set_lines(s)  # a JUDGE-BENCH set: its property, the raters' agreement, the rules
+        lines += [f"- {md_text(x)}" for x in judge_lines] + ([""] if judge_lines else [])
         levels = list(dict.fromkeys(b["level"] for b in s["levels"] if b.get("correlation")))
         for level in levels:
             blocks = {b["correlation"]: b for b in s["levels"] if b["level"] == level and b.get("correlation")}
@@ -207,7 +211,7 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
                 row = [str(r["rank"]) if r["rank"] is not None else "-", md_text(r["variant"])]
                 for k in kinds:
                     c = cells[k].get(r["variant"])
-                    row.append("-" if c is None else f"{_fmt(c['r'])} [{_fmt(c['ci'][0])}, {_fmt(c['ci'][1])}]")
+                    row.append("-" if c is None else _value_cell(c))
                 lines.append("| " + " | ".join(row) + " |")
             ceilings = [blocks[k].get("ceiling") or {} for k in kinds]
             if any(c.get("value") is not None for c in ceilings):
@@ -227,6 +231,11 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
         lines += ["Metrics, their options and library versions:", ""]
         lines += _metrics_table(s["metrics"])
         lines.append("")
+    from meta_eval.leaderboard.judge_board import ADD_A_JUDGE, judge_command
+
+    add = judge_command(doc)
+    if add is not None:
+        lines += ["## Adding an LLM judge", "", md_text(ADD_A_JUDGE), "", markdown_code(add), ""]
     if blindspots is not None:
         lines += blindspot_lines(blindspots)
     return "\n".join(lines)
@@ -284,6 +293,13 @@ def _blindspot_html(blindspots: dict) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _value_cell(r: dict) -> str:
+    """``0.412 [0.301, 0.520]``; the value alone where a result has no interval (rows without a system)."""
+    if r["ci"] == [None, None]:
+        return _fmt(r["r"])
+    return f"{_fmt(r['r'])} [{_fmt(r['ci'][0])}, {_fmt(r['ci'][1])}]"
+
+
 def _ceiling_cell(c: dict) -> str:
     if c.get("value") is None:
         return "-"
@@ -308,8 +324,7 @@ def _extra_table(b: dict) -> list[str]:
     lines += ["| rank | metric | " + md_text(stat) + " | " + ("epsilon | " if eps else ""),
               "|---:|---|---|" + ("---:|" if eps else "")]
     for r in b["results"]:
-        row = [str(r["rank"]) if r["rank"] is not None else "-", md_text(r["variant"]),
-               f"{_fmt(r['r'])} [{_fmt(r['ci'][0])}, {_fmt(r['ci'][1])}]"]
+        row = [str(r["rank"]) if r["rank"] is not None else "-", md_text(r["variant"]), _value_cell(r)]
         if eps:
             row.append(f"{r['epsilon']:.4g}" if r.get("epsilon") is not None else "-")
         lines.append("| " + " | ".join(row) + " |")
@@ -462,8 +477,16 @@ def _page_data(doc: dict, figures=()) -> dict:
     import copy
 
     page = copy.deepcopy(doc)
+    from meta_eval.leaderboard.judge_board import ADD_A_JUDGE, judge_command
+
+    if judge_command(doc) is not None:
+        page["add_judge"] = f"{ADD_A_JUDGE} The command: {judge_command(doc)}"
     for s in page["sets"]:
         s["metrics_readable"] = readable_metrics(s["metrics"])
+        from meta_eval.leaderboard.judge_board import set_lines
+
+        if set_lines(s):
+            s["judge_lines"] = set_lines(s)
         s["source"] = set_source(s["judgments"])
         for b in s["levels"]:
             if figures:
@@ -484,5 +507,9 @@ def render_html(doc: dict, figures=(), blindspots: dict | None = None) -> str:
     title = doc.get("title") or doc["name"]
     page = _PAGE if blindspots is None else _PAGE.replace('<script id="data"', _blindspot_html(blindspots)
                                                           + '<script id="data"', 1)
+    from meta_eval.leaderboard.judge_board import judge_command, judge_page
+
+    if judge_command(doc) is not None:  # a JUDGE-BENCH board: its sets' lines, sets with nothing compared
+        page = judge_page(page)
     return (page.replace("__TITLE__", html(f"meta-eval leaderboard: {title}"))
             .replace("__VERSION__", html(doc["meta_eval_version"])).replace("__DATA__", data))

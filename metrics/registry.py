@@ -61,7 +61,7 @@ ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
 _BUILTIN_MODULES = tuple(f"meta_eval.metrics.{m}" for m in (
     "rouge", "rouge_coco", "mover", "contextual_mover", "moverscore", "bertlm", "qa", "textrank", "novelty",
-    "sacrebleu_metrics", "bertscore", "learned", "llm_judge"))
+    "sacrebleu_metrics", "bertscore", "learned", "llm_judge", "length"))
 
 _registry: dict[str, type[Metric]] = {}
 _plugin_errors: dict[str, str] = {}

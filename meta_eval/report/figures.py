@@ -222,6 +222,7 @@ def board_figure(set_block: dict, level_block: dict):
 
 
 def board_figure_name(set_block: dict, level_block: dict) -> str:
-    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure."""
-    return (f"figures/{set_block['judgments']}-{set_block['subset']}-{level_block['level']}-"
+    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure (a ``:`` in the set's
+    name, ``judge-bench:newsroom``, as ``-``: no colon in a file name)."""
+    return (f"figures/{set_block['judgments'].replace(':', '-')}-{set_block['subset']}-{level_block['level']}-"
             f"{level_block['statistic']}.svg")
