@@ -764,6 +764,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     option_list = selection.option_list(options)
+    selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "
+                                  "so there is no set's prompt to fill")
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
     texts = [(what, as_path(p, "--" + what.split()[-2])) for what, p in texts]
