@@ -56,6 +56,13 @@ values for the later raters; ordinal level for graded properties, interval for c
 "one rater: no agreement". JUDGE-BENCH reports alpha = 1 when every rater's values are identical everywhere; so does
 this.
 
+Baseline
+--------
+No default baseline: a set read here declares none (``JudgmentSet.no_baseline`` = :data:`NO_BASELINE`), so ``meta-eval
+run`` without ``--baseline`` tests no metric against one and says why once, before the table ("no test against a
+baseline: the <set> set declares no default baseline (...)"). The task's default (``rougeL-f``) needs references,
+which the schema does not have; ``--baseline VARIANT`` names any scored variant instead.
+
 Built-in sets and where their files are found
 ---------------------------------------------
 The 13 files listed in ``shared/judgments/judge-bench/PROVENANCE.md`` (commit 5a0bf50 of dmg-illc/JUDGE-BENCH),
@@ -90,6 +97,11 @@ DATA_SOURCE = (f"{REPO}@5a0bf50 data/ (Bavaresco et al., ACL 2025, \"LLMs instea
                "from its dataset's authors")
 KINDS = ("graded", "continuous", "categorical")
 LEVELS = {"graded": "ordinal", "continuous": "interval", "categorical": "nominal"}
+#: Why a set in JUDGE-BENCH's schema declares no default baseline (``JudgmentSet.no_baseline``): ``run`` prints it
+#: once, before the table, as "no test against a baseline: ...".
+NO_BASELINE = ("JUDGE-BENCH's schema has no references, which rougeL-f and bleu need, and no reference-free metric "
+               "here scores every such file: textrank needs a source, which cola and recipe-crowd-sourcing-data lack, "
+               "and llm-judge a server")
 
 
 @dataclass(frozen=True)
@@ -441,7 +453,7 @@ def read(doc: dict, path: str | Path, *, name: str | None = None, rule: str | No
                                              "the file has no graded property: its first property"),
         notes=tuple(notes), task=task, licence=licence,
         data_source=f"{dataset} ({url})" if url else dataset,
-        annotators=f"{per_item}, {who}", properties=props, candidate_rule=cand_rule)
+        annotators=f"{per_item}, {who}", properties=props, candidate_rule=cand_rule, no_baseline=NO_BASELINE)
 
 
 def locate(name: str, root: Path, download: bool = True) -> Path:

@@ -32,7 +32,8 @@ How a metric's score meets a label (stated under the table and in the JSON as ea
 
 Tests compare two variants with :func:`~meta_eval.stats.agreement.paired_test` on the items both are reported on (the
 held-out half when either uses a threshold), against ``--baseline`` (default: the set's default baseline when it is
-scored, else none) and over all pairs with ``--pairwise``; ``--correction`` adjusts them as in a graded run.
+scored; JUDGE-BENCH's schema declares none, :data:`judgments.judge_bench.NO_BASELINE`, and the run then says "no test
+against a baseline" and why once, before the table) and over all pairs with ``--pairwise``; ``--correction`` adjusts them as in a graded run.
 
 Agreement
 ---------
@@ -92,7 +93,8 @@ class CategoricalResult:
     ``results`` holds one dict per variant, best first: ``metric``, ``rule``, ``rule_text``, ``items``,
     the statistics (each ``{"value", "interval"}``), ``p_vs_baseline``, ``p_adjusted_vs_baseline``,
     ``alpha_with_metric``; ``human_agreement`` the set's alpha (:func:`judgments.judge_bench.human_agreement`'s
-    entry for the property).
+    entry for the property); ``warnings`` as :attr:`meta_eval.results.RunResult.warnings` (``no-baseline``: no test
+    ran, and why), printed before the table.
     """
 
     judgments: str
@@ -123,6 +125,7 @@ class CategoricalResult:
     wall_seconds: float = 0.0
     metrics_requested: list | None = None
     unparsed: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -148,7 +151,7 @@ class CategoricalResult:
                 "interval": f"percentile bootstrap over items, {self.resamples} resamples, seed {self.seed}, 95%",
                 "test": f"one-sided paired permutation test over items, {self.resamples} permutations, seed "
                         f"{self.seed}",
-                "baseline": self.baseline, "baseline_note": self.baseline_note,
+                "baseline": self.baseline, "baseline_note": self.baseline_note, "warnings": list(self.warnings),
                 "multiple_comparisons": {"correction": self.correction},
                 "human_agreement": self.human_agreement, "split": self.split, "notes": list(self.notes),
                 "results": [dict(r) for r in self.results], "pvalues": self.pvalues,
@@ -445,11 +448,13 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     if baseline is None:
         from meta_eval.units import default_baseline
 
-        wanted = default_baseline(jset)
-        if wanted in names:
+        from meta_eval.units import why_no_baseline
+
+        wanted = default_baseline(jset)  # JUDGE-BENCH's schema declares none (judge_bench.NO_BASELINE)
+        if wanted is not None and wanted in names:
             baseline = wanted
         else:
-            baseline_note = "no --baseline given (and the set's default, " + wanted + ", was not scored)"
+            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
     elif baseline not in names:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(names)}")
     agreement = human_agreement(jset).get(dim) if jset.properties else None
@@ -480,6 +485,8 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         scores=scored, pvalues=pvalues, pairwise=pairwise,
         metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         unparsed=getattr(scoring, "unparsed", {}))
+    if baseline is None:  # as a graded run says it (#35): once, before the table
+        result.warnings.append({"kind": "no-baseline", "message": f"no test against a baseline: {baseline_note}"})
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

@@ -713,7 +713,8 @@ def print_judgment_set(jset, out: Console) -> None:
     repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
                                           "rows), e.g. " + "; ".join(d["repeated_examples"]))
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
-    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
+    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)"
+        if d["default_baseline"] else f"none ({jset.no_baseline}; run tests against --baseline VARIANT only)")
     dim = jset.default_dimension
     prop = jset.get_property(dim)
     for level in (("global", "summary", "system") if prop is None or not prop.categorical else ()):
@@ -906,6 +907,9 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
     """``meta-eval run`` on a categorical or pairwise property: the table, then each variant's rule, the split, the
     human agreement, the test and the skipped metrics."""
     table = categorical_table(result, two_sided=two_sided)
+    for line in warning_lines(result):  # no test against a baseline, and why: once, before the table
+        (out if form == "table" else err).print(Text.assemble(("warning", "yellow"), line[len("warning"):]),
+                                                soft_wrap=True)
     notes = emit_table(table, form, out, err, left=("metric", "rule"))
 
     def say(line: str) -> None:
@@ -931,8 +935,6 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
             f"metric's {result.statistic} {'differs from' if two_sided else 'exceeds'} {result.baseline}'s, on the "
             "items both are reported on; the column "
             "shows the unadjusted p")
-    elif result.baseline_note:
-        say(f"p: no test against a baseline: {result.baseline_note}; give --baseline VARIANT")
     if result.pvalues:
         say(f"all pairs (--pairwise, {result.correction}): " + "; ".join(
             f"{k} p = {fmt_p(v, result.resamples)}" for k, v in result.pvalues["p"].items() if v is not None))

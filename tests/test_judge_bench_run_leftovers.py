@@ -1,0 +1,69 @@
+"""Issue #38's run-side leftovers: no default baseline on JUDGE-BENCH's sets (said once, before the table, as #35
+says it), Krippendorff's alpha with a metric as one more rater on a graded property (against the `krippendorff`
+package), and ``--scores`` / ``--scores-out`` / ``--plot`` on label properties."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from meta_eval.cli import app
+from meta_eval.metrics import plugin_files
+from test_categorical_run import _categorical_file, _flat, _plugin
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _forget_plugin_files():
+    yield
+    plugin_files.unload_all()
+
+
+def _run(args: list[str], tmp_path: Path):
+    return runner.invoke(app, ["run", *args, "--cache", str(tmp_path / "c.sqlite"), "--plugin",
+                               str(_plugin(tmp_path)), "--resamples", "50"], env={"COLUMNS": "250"})
+
+
+def _graded_file(path: Path, raters, words) -> Path:
+    """A graded 1-5 property rated by the given raters (lists, None missing); the candidate has ``words`` words, so
+    the ``words`` metric scores it that many."""
+    doc = {"dataset": "graded", "annotations": [{"metric": "q", "category": "graded", "worst": 1, "best": 5,
+                                                 "prompt": "{{ response }}"}],
+           "instances": [{"id": f"g{i}", "instance": {"user_prompt": f"p {i}", "response": "w " * n},
+                          "annotations": {"q": {"mean_human": sum(v for v in r if v is not None)
+                                                / sum(v is not None for v in r), "individual_human_scores": r}}}
+                         for i, (r, n) in enumerate(zip(raters, words))]}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+# -- item 2: the default baseline -------------------------------------------------------------------------------------
+def test_a_categorical_judge_bench_run_says_once_before_the_table_that_no_baseline_applies(tmp_path):
+    path = _categorical_file(tmp_path / "tiny.json")
+    out = tmp_path / "r.json"
+    res = _run(["-j", str(path), "-m", "words", "--output", str(out)], tmp_path)
+    assert res.exit_code == 0, res.output
+    text = _flat(res.output)
+    assert "rougeL-f" not in text.replace("rougeL-f and bleu need", "")  # never "rougeL-f was not scored"
+    reason = ("no test against a baseline: the tiny.json set declares no default baseline (JUDGE-BENCH's schema has "
+              "no references, which rougeL-f and bleu need")
+    assert text.count("no test against a baseline") == 1 and reason in text, res.output
+    assert text.index(reason) < text.index("tiny.json: ok (categorical labels")  # before the table's title
+    doc = json.loads(out.read_text())
+    assert doc["baseline"] is None and doc["baseline_note"].startswith("the tiny.json set declares no default")
+    assert doc["warnings"] == [{"kind": "no-baseline", "message": "no test against a baseline: "
+                                                                  + doc["baseline_note"]}]
+
+
+def test_a_graded_judge_bench_run_and_judgments_name_no_default_baseline(tmp_path):
+    path = _graded_file(tmp_path / "g.json", [[1, 2], [2, 2], [3, 4], [4, 5], [5, 5], [3, 3]], [1, 2, 3, 4, 5, 6])
+    res = _run(["-j", str(path), "-m", "words"], tmp_path)
+    assert res.exit_code == 0, res.output
+    assert ("warning: no test against a baseline: the g.json set declares no default baseline (JUDGE-BENCH's schema "
+            "has no references" in _flat(res.output)), res.output
+    shown = runner.invoke(app, ["judgments", str(path)], env={"COLUMNS": "250"})
+    assert shown.exit_code == 0, shown.output
+    assert "default baseline: none (JUDGE-BENCH's schema has no references" in _flat(shown.output), shown.output
