@@ -470,6 +470,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         from meta_eval.judgments.judge_bench import human_agreement
 
         result.human_agreement = human_agreement(jset).get(dim)
+        if result.human_agreement is not None and result.human_agreement["alpha"] is not None:
+            from meta_eval.judgments.judge_bench import alpha_with_metric
+
+            result.alpha_with_metric = {v: alpha_with_metric(jset, dim, arr, ms.higher_is_better)
+                                        for ms in scored for v, arr in ms.scores.items()}
     result.rows = row_choice.as_dict() if row_choice is not None else None
     result.provenance = record(plan, judgments)
     result.wall_seconds = time.perf_counter() - started

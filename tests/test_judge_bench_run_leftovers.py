@@ -67,3 +67,43 @@ def test_a_graded_judge_bench_run_and_judgments_name_no_default_baseline(tmp_pat
     shown = runner.invoke(app, ["judgments", str(path)], env={"COLUMNS": "250"})
     assert shown.exit_code == 0, shown.output
     assert "default baseline: none (JUDGE-BENCH's schema has no references" in _flat(shown.output), shown.output
+
+
+# -- item 1: alpha with a metric as one more rater on a graded property -----------------------------------------------
+GRADED_RATERS = [[1, 2], [2, 2], [3, 4], [4, 5], [5, 5], [3, 3]]
+
+
+def test_graded_alpha_with_the_metric_as_a_rater_is_the_krippendorff_packages_on_the_same_matrix(tmp_path):
+    krippendorff = pytest.importorskip("krippendorff")
+    import csv
+    import io
+
+    path = _graded_file(tmp_path / "g.json", GRADED_RATERS, [1, 2, 3, 4, 5, 6])
+    out = tmp_path / "r.json"
+    res = _run(["-j", str(path), "-m", "words", "--output", str(out), "--format", "csv"], tmp_path)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    # rank quantiles by hand: the raters' pooled values sorted are 1 2 2 2 3 3 3 4 4 5 5 5 (M = 12); words scores
+    # the rows 1..6, so row k (rank k) has q = (k - 1/2) / 6 and gets the value at position floor(12 q) = 2k - 1:
+    metric_rater = [2, 2, 3, 4, 5, 5]
+    data = [[r[0] for r in GRADED_RATERS], [r[1] for r in GRADED_RATERS], metric_rater]
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    assert doc["human_agreement"]["level"] == "ordinal"
+    assert doc["human_agreement"]["alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data[:2], level_of_measurement="ordinal"), abs=1e-12)
+    (r,) = doc["results"]
+    assert r["alpha_with_metric"] == pytest.approx(expected, abs=1e-12)
+    table = list(csv.reader(io.StringIO(res.stdout)))
+    assert table[1][table[0].index("alpha +metric")] == f"{r['alpha_with_metric']:.3f}"
+    assert "alpha +metric: the same with the variant as one more rater, its scores put on the raters' scale by " \
+           "rank quantiles (ordinal" in _flat(res.output)
+
+
+def test_scale_values_keeps_the_order_ties_and_direction_and_leaves_nan_missing():
+    from meta_eval.judgments.judge_bench import scale_values
+
+    pool = [1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5]
+    assert scale_values([1, 2, 3, 4, 5, 6], pool) == [2, 2, 3, 4, 5, 5]
+    assert scale_values([6, 5, 4, 3, 2, 1], pool, higher_is_better=False) == [2, 2, 3, 4, 5, 5]
+    # tied scores share their mid-rank (2.5 of 4: q = 1/2, position 6), NaN stays missing
+    assert scale_values([0.1, 0.5, 0.5, float("nan"), 0.9], pool) == [2, 3, 3, None, 5]

@@ -110,6 +110,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     metric_of = {v: ms.metric for ms in result.scores for v in ms.scores}
     if counted:
         header.append("unparsed")
+    alphas = getattr(result, "alpha_with_metric", None)  # JUDGE-BENCH's raters with the metric as one more
+    if alphas is not None:
+        header.append("alpha +metric")
     if differences:
         header.append(f"Δ vs {baseline} [{conf}% CI]")
     test = "Williams p" if williams else "perm. p"
@@ -142,6 +145,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         if counted:
             c = counted.get(metric_of.get(r.metric))
             row.append(f"{c['unparsed']} of {c['answers']}" if c else "-")
+        if alphas is not None:
+            row.append(fmt(alphas.get(r.metric)))
         if differences:
             d = differences.get(r.metric)
             value = None if r.value is None or result.values.get(baseline) is None else \
@@ -160,7 +165,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
             row += [value] + (["-"] if statistic == "acc-t" else [])
         corr = [value if k == statistic else "-" for k in correlations]
         row += [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used), ci] if williams else [*corr, "-", ci]
-        row += ["-"] * (int(partial) + int(delta) + int(bool(counted)) + int(bool(differences))) + ["-"]
+        row += ["-"] * (int(partial) + int(delta) + int(bool(counted)) + int(alphas is not None)
+                        + int(bool(differences))) + ["-"]
         ceiling_at = len(rows)
         rows.append(row)
         styles.append("italic")
@@ -386,9 +392,10 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         else:
             notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
     if result.human_agreement is not None:  # JUDGE-BENCH's raters: Krippendorff's alpha beside the ceiling
-        notes.print(terminal(agreement_text(result.human_agreement)) + "; no alpha with a metric as one more rater "
-                    "(a metric's scores are not known to be on the raters' scale)", highlight=False, soft_wrap=True,
-                    markup=False)
+        a = result.human_agreement
+        more = (f"; alpha +metric: the same with the variant as one more rater, its scores put on the raters' scale "
+                f"by rank quantiles ({a['level']}; judge_bench.scale_values)" if a["alpha"] is not None else "")
+        notes.print(terminal(agreement_text(a)) + more, highlight=False, soft_wrap=True, markup=False)
     tested = any(p is not None for p in result.pvalues_vs_baseline.values())  # none where all are withheld
     if result.baseline and tested:
         kind = "two-sided" if two_sided else "one-sided"
