@@ -305,8 +305,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
                 pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
-                engine=engine, progress=progress, say=say, output=output, started=started, specs=specs,
-                scores_out=scores_out, figures=figures)
+                engine=engine, progress=progress, say=say, output=output, started=started, tables=tables,
+                full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures)
         if statistic in categorical.NAMES:
             raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "

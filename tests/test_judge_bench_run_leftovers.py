@@ -107,3 +107,52 @@ def test_scale_values_keeps_the_order_ties_and_direction_and_leaves_nan_missing(
     assert scale_values([6, 5, 4, 3, 2, 1], pool, higher_is_better=False) == [2, 2, 3, 4, 5, 5]
     # tied scores share their mid-rank (2.5 of 4: q = 1/2, position 6), NaN stays missing
     assert scale_values([0.1, 0.5, 0.5, float("nan"), 0.9], pool) == [2, 3, 3, None, 5]
+
+
+# -- item 3: --scores, --scores-out and --plot on a label property ---------------------------------------------------
+def test_scores_out_writes_each_rows_scores_and_label_and_scores_reads_them_back(tmp_path):
+    path = _categorical_file(tmp_path / "tiny.json")
+    first, again = tmp_path / "a.json", tmp_path / "b.json"
+    scores = tmp_path / "rows.jsonl"
+    res = _run(["-j", str(path), "-m", "words,verdict", "--seed", "3", "--scores-out", str(scores), "--output",
+                str(first)], tmp_path)
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(line) for line in scores.read_text().splitlines()]
+    from test_categorical_run import GOLD, LENGTH, VERDICT
+
+    assert [(d["id"], d["human"], d["words"], d["verdict"]) for d in lines[1:]] == [
+        (f"r{i}", g, 2.0 + n, float(("no", "yes").index(v))) for i, (g, n, v) in enumerate(zip(GOLD, LENGTH, VERDICT))]
+    # read back under another name: the same threshold rule, the same numbers (one number per question)
+    res = _run(["-j", str(path), "--scores", f"imported={scores}", "-m", "imported", "--variants", "imported/words",
+                "--seed", "3", "--output", str(again)], tmp_path)
+    assert res.exit_code == 0, res.output
+    a = next(r for r in json.loads(first.read_text())["results"] if r["metric"] == "words")
+    (b,) = json.loads(again.read_text())["results"]
+    assert b["metric"] == "imported/words" and b["rule"] == "threshold"
+    for key in ("threshold", "high_label", "items", "kappa", "label-accuracy", "macro-f1"):
+        assert b[key] == a[key], key
+
+
+def test_scores_join_strictly_on_the_rows_keys(tmp_path):
+    path = _categorical_file(tmp_path / "tiny.json")
+    scores = tmp_path / "s.csv"
+    scores.write_text("id,mine\n" + "".join(f"r{i},{i}\n" for i in range(7)))  # r7 has no score
+    res = _run(["-j", str(path), "--scores", f"mine={scores}", "-m", "mine"], tmp_path)
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert "no score for 1 of the 8 judged rows" in _flat(res.output), res.output
+
+
+def test_plot_draws_the_tables_intervals_and_refuses_the_graded_figures_naming_it(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = _categorical_file(tmp_path / "tiny.json")
+    figure = tmp_path / "f.svg"
+    res = _run(["-j", str(path), "-m", "verdict,words", "--plot", str(figure)], tmp_path)
+    assert res.exit_code == 0, res.output
+    svg = figure.read_text()
+    assert "kappa against the majority label, 95% percentile bootstrap over items" in svg
+    assert "verdict" in svg and "words" in svg
+    res = _run(["-j", str(path), "-m", "verdict", "--plot", f"scatter:{tmp_path / 'g.png'}"], tmp_path)
+    assert res.exit_code == 2 and not (tmp_path / "g.png").exists(), res.output
+    assert (f"--plot scatter:{tmp_path / 'g.png'} draws a metric's scores against graded human scores; tiny.json's "
+            f"'ok' is categorical (labels Yes, No): --plot {tmp_path / 'g.png'} draws each variant's kappa with its "
+            "interval instead") in _flat(res.output), res.output
