@@ -241,6 +241,10 @@ class JudgmentSet:
         labels (:attr:`Judgment.labels`), not scores: :meth:`human` refuses it with a sentence.
     candidate_rule : str
         For such a set: which part of the instance is the candidate (and the source), in words.
+    no_baseline : str
+        Non-empty when the set declares that no default baseline applies to it: why (JUDGE-BENCH's schema: no
+        references, :mod:`judgments.judge_bench`). :func:`meta_eval.units.default_baseline` is then None, and
+        ``run`` says "no test against a baseline" with this reason, once, before the table.
     """
 
     name: str
@@ -263,6 +267,7 @@ class JudgmentSet:
     default_baseline: str = ""
     properties: tuple[Property, ...] = ()
     candidate_rule: str = ""
+    no_baseline: str = ""
 
     def __post_init__(self) -> None:
         first: dict[str, Judgment] = {}
@@ -505,7 +510,7 @@ class JudgmentSet:
             n = int((~np.isnan(self.human(dim))).sum())
         return {"rows_with_score": n, "rows_without_score": len(self.rows) - n}
 
-    def _default_baseline(self) -> str:
+    def _default_baseline(self) -> str | None:
         from meta_eval.units import default_baseline
 
         return default_baseline(self)

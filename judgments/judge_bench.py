@@ -56,6 +56,29 @@ values for the later raters; ordinal level for graded properties, interval for c
 "one rater: no agreement". JUDGE-BENCH reports alpha = 1 when every rater's values are identical everywhere; so does
 this.
 
+A metric as one more rater (``meta-eval run``'s ``alpha +metric``): on a categorical property its answer (the rules
+of :mod:`meta_eval.categorical`), nominal. On a graded or continuous property, :func:`alpha_with_metric` at the
+property's level (ordinal for graded, interval for continuous), with the metric's scores put on the raters' scale by
+their *rank quantiles* (:func:`scale_values`): the scores are ranked (mid-ranks for ties, reversed for a
+lower-is-better metric), and the score of quantile q = (rank - 1/2) / n gets the raters' pooled values' value at
+that quantile (the sorted values of every rater on every row, position floor(q * M)). So the metric rater keeps its
+own order and gets the raters' own distribution of values. Why not rounding its scores into the scale's range: a
+metric's scores have no unit on the scale (ROUGE-L F in 0-1, textrank's means, BERTScore's narrow band near 0.9),
+so any affine rule (min-max onto worst..best, then round) decides the alpha by the metric's range and outliers
+(BERTScore would round to one or two values), not by its agreement; the ordinal level reads only the order of
+values and how often each is used, and quantile matching gives the metric the raters' frequencies, so what is left
+to agree or disagree on is the order. At the interval level the same values enter their differences. A row without
+a finite score is a missing value for the metric rater. The rule is an estimate of agreement for a metric that is
+not a rater; a judge that answers on the scale (``llm-judge``) is mapped the same way, so every variant is compared
+alike.
+
+Baseline
+--------
+No default baseline: a set read here declares none (``JudgmentSet.no_baseline`` = :data:`NO_BASELINE`), so ``meta-eval
+run`` without ``--baseline`` tests no metric against one and says why once, before the table ("no test against a
+baseline: the <set> set declares no default baseline (...)"). The task's default (``rougeL-f``) needs references,
+which the schema does not have; ``--baseline VARIANT`` names any scored variant instead.
+
 Built-in sets and where their files are found
 ---------------------------------------------
 The 13 files listed in ``shared/judgments/judge-bench/PROVENANCE.md`` (commit 5a0bf50 of dmg-illc/JUDGE-BENCH),
@@ -80,8 +103,8 @@ from pathlib import Path
 from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet, Property
 from meta_eval.judgments.files import DataFile, Source, data_dir, ensure_file
 
-__all__ = ["SETS", "SUBSETS", "human_agreement", "is_judge_bench", "load", "load_file", "load_json", "read",
-           "set_summary"]
+__all__ = ["SETS", "SUBSETS", "alpha_with_metric", "human_agreement", "is_judge_bench", "load", "load_file", "load_json",
+           "read", "scale_values", "set_summary"]
 
 NAME = "judge-bench"
 REPO = "dmg-illc/JUDGE-BENCH"
@@ -90,6 +113,11 @@ DATA_SOURCE = (f"{REPO}@5a0bf50 data/ (Bavaresco et al., ACL 2025, \"LLMs instea
                "from its dataset's authors")
 KINDS = ("graded", "continuous", "categorical")
 LEVELS = {"graded": "ordinal", "continuous": "interval", "categorical": "nominal"}
+#: Why a set in JUDGE-BENCH's schema declares no default baseline (``JudgmentSet.no_baseline``): ``run`` prints it
+#: once, before the table, as "no test against a baseline: ...".
+NO_BASELINE = ("JUDGE-BENCH's schema has no references, which rougeL-f and bleu need, and no reference-free metric "
+               "here scores every such file: textrank needs a source, which cola and recipe-crowd-sourcing-data lack, "
+               "and llm-judge a server")
 
 
 @dataclass(frozen=True)
@@ -441,7 +469,7 @@ def read(doc: dict, path: str | Path, *, name: str | None = None, rule: str | No
                                              "the file has no graded property: its first property"),
         notes=tuple(notes), task=task, licence=licence,
         data_source=f"{dataset} ({url})" if url else dataset,
-        annotators=f"{per_item}, {who}", properties=props, candidate_rule=cand_rule)
+        annotators=f"{per_item}, {who}", properties=props, candidate_rule=cand_rule, no_baseline=NO_BASELINE)
 
 
 def locate(name: str, root: Path, download: bool = True) -> Path:
@@ -507,6 +535,54 @@ def human_agreement(jset: JudgmentSet) -> dict[str, dict]:
         if entry["alpha"] is None:
             entry["note"] = "not defined (no pairable values that differ)"
     return out
+
+
+def scale_values(scores, values, higher_is_better: bool = True) -> list:
+    """A metric's scores put on the raters' scale by their rank quantiles (see the module docstring): the k-th
+    score's mid-rank r among the n finite scores (ties share it) gives the quantile q = (r - 1/2) / n, and the value
+    is the raters' pooled values ``values`` (M of them, sorted) at position ``floor(q * M)``; a NaN or None score
+    stays None. Lower-is-better scores are ranked reversed.
+
+    >>> scale_values([0.1, 0.9, 0.5, 0.5], [1, 1, 2, 3, 5, 5, 4, 4])
+    [1, 5, 4, 4]
+    """
+    import numpy as np
+    from scipy.stats import rankdata
+
+    pool = sorted(v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v)))
+    x = np.array([math.nan if s is None else float(s) for s in scores], dtype=float)
+    ok = np.isfinite(x)
+    out: list = [None] * len(x)
+    if not ok.any() or not pool:
+        return out
+    ranks = rankdata(x[ok] if higher_is_better else -x[ok], method="average")
+    q = (ranks - 0.5) / ok.sum()
+    at = np.minimum(np.floor(q * len(pool)).astype(int), len(pool) - 1)
+    for i, k in zip(np.flatnonzero(ok), at):
+        out[i] = pool[k]
+    return out
+
+
+def alpha_with_metric(jset: JudgmentSet, dim: str, scores, higher_is_better: bool = True) -> float | None:
+    """Krippendorff's alpha of a graded or continuous property's raters with a metric as one more rater, at the
+    level of :func:`human_agreement` (ordinal for graded, interval for continuous), the metric's ``scores`` (one
+    per row of ``jset``) put on the raters' scale by :func:`scale_values`; None where the raters' alpha is not
+    defined (one rater per item) or the alpha with the metric is not (no pairable values that differ)."""
+    from meta_eval.stats.agreement import AgreementError, alpha_from_items
+
+    prop = jset.get_property(dim)
+    if prop is None or prop.categorical:
+        return None
+    items = [list(r.raters.get(dim, ())) for r in jset.rows]
+    if max((sum(v is not None for v in it) for it in items), default=0) < 2:
+        return None
+    mapped = scale_values(scores, [v for it in items for v in it], higher_is_better)
+    try:
+        value = alpha_from_items([[math.nan if v is None else v for v in it] + [math.nan if m is None else m]
+                                  for it, m in zip(items, mapped)], LEVELS[prop.kind])
+    except AgreementError:
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def catalog_entry(root: Path) -> dict:

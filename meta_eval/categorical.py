@@ -32,7 +32,15 @@ How a metric's score meets a label (stated under the table and in the JSON as ea
 
 Tests compare two variants with :func:`~meta_eval.stats.agreement.paired_test` on the items both are reported on (the
 held-out half when either uses a threshold), against ``--baseline`` (default: the set's default baseline when it is
-scored, else none) and over all pairs with ``--pairwise``; ``--correction`` adjusts them as in a graded run.
+scored; JUDGE-BENCH's schema declares none, :data:`judgments.judge_bench.NO_BASELINE`, and the run then says "no test
+against a baseline" and why once, before the table) and over all pairs with ``--pairwise``; ``--correction`` adjusts them as in a graded run.
+
+Outputs
+-------
+``--scores`` (joined on the rows' keys as for a graded property; an imported metric is numeric), ``--scores-out``
+(every row's scores and its label, column ``human``) and ``--plot FILE`` (each variant's sorting statistic with its
+interval, :func:`meta_eval.report.figures.categorical_figure`) work as :func:`run_categorical` says; ``--plot
+pvalues:`` / ``scatter:`` and ``--differences`` are refused with a sentence.
 
 Agreement
 ---------
@@ -92,7 +100,8 @@ class CategoricalResult:
     ``results`` holds one dict per variant, best first: ``metric``, ``rule``, ``rule_text``, ``items``,
     the statistics (each ``{"value", "interval"}``), ``p_vs_baseline``, ``p_adjusted_vs_baseline``,
     ``alpha_with_metric``; ``human_agreement`` the set's alpha (:func:`judgments.judge_bench.human_agreement`'s
-    entry for the property).
+    entry for the property); ``warnings`` as :attr:`meta_eval.results.RunResult.warnings` (``no-baseline``: no test
+    ran, and why), printed before the table.
     """
 
     judgments: str
@@ -123,6 +132,7 @@ class CategoricalResult:
     wall_seconds: float = 0.0
     metrics_requested: list | None = None
     unparsed: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -136,6 +146,19 @@ class CategoricalResult:
         """No significance clusters here: ``--pairwise`` gives every pair's paired test (:attr:`pvalues`)."""
         return None
 
+    def plot(self, kind: str = "intervals", path=None, *, variant: str | None = None, ranks=None, **_):
+        """The figure of ``--plot FILE``: each variant's sorting statistic (the table's value) with its bootstrap
+        interval, best at the top, the baseline a diamond (:func:`meta_eval.report.figures.categorical_figure`);
+        written to ``path`` when given. Only ``"intervals"``: the heatmap and scatter figures are for graded runs."""
+        from meta_eval.report import figures
+
+        if kind != "intervals":
+            raise MetaEvalError(f"a {self.kind} run draws the intervals figure only, not {kind!r}")
+        fig = figures.categorical_figure(self)
+        if path is not None:
+            figures.save_figure(fig, path)
+        return fig
+
     def difference_intervals(self, *args, **kwargs):
         raise MetaEvalError("--differences is for graded properties; on a categorical or pairwise property each "
                             "variant's interval and its paired test against the baseline are reported")
@@ -148,7 +171,7 @@ class CategoricalResult:
                 "interval": f"percentile bootstrap over items, {self.resamples} resamples, seed {self.seed}, 95%",
                 "test": f"one-sided paired permutation test over items, {self.resamples} permutations, seed "
                         f"{self.seed}",
-                "baseline": self.baseline, "baseline_note": self.baseline_note,
+                "baseline": self.baseline, "baseline_note": self.baseline_note, "warnings": list(self.warnings),
                 "multiple_comparisons": {"correction": self.correction},
                 "human_agreement": self.human_agreement, "split": self.split, "notes": list(self.notes),
                 "results": [dict(r) for r in self.results], "pvalues": self.pvalues,
@@ -242,8 +265,9 @@ def _alpha_with(rows, dim: str, answers: dict) -> float | None:
 
 
 def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, resamples: int, seed: int,
-             baseline: str | None, correction: str, pairwise: bool = False, raters: bool = False):
-    """Per variant its answers, rule, statistics, intervals, tests and alpha; (results, skipped, split, pvalues)."""
+             baseline: str | None, correction: str, pairwise: bool = False, raters: bool = False, imported=()):
+    """Per variant its answers, rule, statistics, intervals, tests and alpha; (results, skipped, split, pvalues).
+    ``imported``: the names of ``--scores`` metrics (one score per row: no pick between two outputs)."""
     import numpy as np
 
     from meta_eval.stats.agreement import categorical_interval, paired_test
@@ -272,6 +296,10 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
                 entry.update(rule="label", rule_text="its answer is the label")
             elif prop.pairwise:
                 other = b_scores.get(ms.metric)
+                if other is None and ms.metric in imported:
+                    skipped.append((variant, "an imported score (--scores) has one value per row, so it cannot pick "
+                                             "between the row's two outputs"))
+                    continue
                 if other is None:
                     skipped.append((variant, "a numeric score cannot pick between two outputs here: the rows have no "
                                              "second output (output_b / output_2) to score"))
@@ -378,9 +406,17 @@ def second_examples(jset):
 
 def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variants, options, baseline, resamples,
                     seed, correction, pairwise, data_dir, cache, no_cache, batch_size, engine, progress, say, output,
-                    started, specs, scores_out, figures):
+                    started, tables=(), full=None, scores_missing="error", scores_out=None, figures=()):
     """``meta-eval run`` on categorical / pairwise property `prop` of set `loaded` (called by
-    :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`."""
+    :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`.
+
+    ``tables``: the ``--scores`` files read (:func:`meta_eval.scoring.imported.merge_tables`), joined on the rows'
+    keys of ``full`` (the set as loaded, every row) as for a graded property; an imported metric is numeric (rule
+    ``threshold``; on a pairwise property it has one score per row, so it is skipped with the reason).
+    ``scores_out``: every row's scores written as ``--scores`` reads them back, with the row's label (column
+    ``human``, which ``--scores`` does not read as a score). ``figures``: ``--plot FILE`` only (the intervals
+    figure, :meth:`CategoricalResult.plot`); ``pvalues:`` and ``scatter:`` are refused with a sentence before
+    anything is scored."""
     import time
 
     from meta_eval.judgments.judge_bench import human_agreement
@@ -392,26 +428,44 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
 
     statistic = choose_statistic(asked_statistic, prop, loaded.name)
     kind = "pairwise" if prop.pairwise else "categorical"
-    for what, given in (("--scores", specs), ("--scores-out", scores_out), ("--plot", figures)):
-        if given:
-            raise MetaEvalError(f"{what} is for graded properties; {loaded.name}'s {dim!r} is {kind} (labels "
-                                f"{', '.join(prop.labels)})")
+    for fig_kind, _, path in figures:
+        if fig_kind != "intervals":
+            what = ("the all-pairs p-value heatmap of a graded run's matrix test" if fig_kind == "pvalues" else
+                    "a metric's scores against graded human scores")
+            raise MetaEvalError(f"--plot {fig_kind}:{path} draws {what}; {loaded.name}'s {dim!r} is {kind} (labels "
+                                f"{', '.join(prop.labels)}): --plot {path} draws each variant's {statistic} with its "
+                                "interval instead (--pairwise gives every pair's p-value in the JSON)")
     jset = replace(loaded, rows=[r for r in loaded.rows if r.labels.get(dim) is not None])
     dropped = len(loaded) - len(jset)
+    imported, position = [], {}
+    if tables:  # --scores: joined on the rows' keys as for a graded property (strict; --scores-missing)
+        from meta_eval.scoring.imported import join_scores
+
+        full = full if full is not None else loaded
+        position = {r.id: i for i, r in enumerate(full.rows)}
+        try:
+            imported, keep = join_scores(tables, full, [position[r.id] for r in jset.rows], scores_missing)
+        except ValueError as exc:
+            raise MetaEvalError(str(exc)) from None
+        if len(keep) < len(jset):
+            jset = replace(jset, rows=[full.rows[p] for p in keep])
     if len(jset) < 4:
         raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} label; at least 4 are needed")
     if len(loaded.dimensions) > 1:
         say("out", f"human: {dim} ({kind}: {', '.join(prop.labels)}; pass --human to choose: "
                    f"{', '.join(loaded.dimensions)})")
-    requested = requested_names(metrics)
+    from meta_eval.scoring.imported import check_names, metric_scores, without_imported
+
+    requested, only_imported = without_imported(requested_names(metrics), imported)
     asked = requested
     requested, shown = selection.resolve_metric_choice(requested, variants)
     if baseline is not None:
         shown.always.add(baseline)
-    chosen, skipped = choose_metrics(requested, parse_options(options), what=jset.name,
-                                     has_sources=jset.has_sources, has_references=jset.max_references > 0,
-                                     language=jset.language, judged=(jset, dim))
-    shown.check(selection.available_variants(chosen, skipped, []))
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
+        has_references=jset.max_references > 0, language=jset.language, judged=(jset, dim))
+    check_names(imported, chosen)
+    shown.check(selection.available_variants(chosen, skipped, imported))
     chosen = shown.narrow(chosen, skipped, requested)
     check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human: {dim} ({kind})"
@@ -424,7 +478,8 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
 
         jset, scoring, note = drop_rows(jset, scoring)
         notes.append(note)
-    scored = shown.apply(scoring.scored)
+    scored = shown.apply(scoring.scored + [metric_scores(imp, [position[r.id] for r in jset.rows], full)
+                                           for imp in imported])
     failed = list(scoring.failed)
     scored_b = []
     if prop.pairwise:
@@ -445,18 +500,20 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     if baseline is None:
         from meta_eval.units import default_baseline
 
-        wanted = default_baseline(jset)
-        if wanted in names:
+        from meta_eval.units import why_no_baseline
+
+        wanted = default_baseline(jset)  # JUDGE-BENCH's schema declares none (judge_bench.NO_BASELINE)
+        if wanted is not None and wanted in names:
             baseline = wanted
         else:
-            baseline_note = "no --baseline given (and the set's default, " + wanted + ", was not scored)"
+            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
     elif baseline not in names:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(names)}")
     agreement = human_agreement(jset).get(dim) if jset.properties else None
     raters = agreement is not None and agreement["raters_per_item"][1] >= 2
     results, rule_skips, split, pvalues = evaluate(
         jset, dim, prop, chosen, scored, scored_b, statistic, resamples=resamples, seed=seed, baseline=baseline,
-        correction=correction, pairwise=pairwise, raters=raters)
+        correction=correction, pairwise=pairwise, raters=raters, imported={imp.name for imp in imported})
     if not results:
         raise MetaEvalError("no metric could be compared with the labels: "
                             + "; ".join(f"{n}: {r}" for n, r in skipped + rule_skips), code=1 if failed else 2)
@@ -480,7 +537,16 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         scores=scored, pvalues=pvalues, pairwise=pairwise,
         metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
         unparsed=getattr(scoring, "unparsed", {}))
+    if baseline is None:  # as a graded run says it (#35): once, before the table
+        result.warnings.append({"kind": "no-baseline", "message": f"no test against a baseline: {baseline_note}"})
+    result.figures = list(figures)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
+    if scores_out is not None:  # through the one write path, as a graded run writes it
+        from meta_eval.report.outputs import atomic_write
+        from meta_eval.scoring.score_files import write_row_scores
+
+        labels = {"human": [r.labels[dim] for r in jset.rows]}
+        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, labels=labels))
     return result

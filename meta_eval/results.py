@@ -162,6 +162,11 @@ class RunResult:
     """The set's human agreement on the property, Krippendorff's alpha over its raters
     (:func:`judgments.judge_bench.human_agreement`'s entry: ordinal for graded, interval for continuous scales); None
     for a set without raters per property (only JUDGE-BENCH's schema keeps them). JSON ``human_agreement``."""
+    alpha_with_metric: dict | None = None
+    """Per variant, Krippendorff's alpha of the raters with the variant as one more rater, its scores put on the
+    raters' scale by rank quantiles (:func:`judgments.judge_bench.alpha_with_metric`, the level of
+    :attr:`human_agreement`); None where :attr:`human_agreement` has no alpha. JSON: each result's
+    ``alpha_with_metric``; the table's ``alpha +metric`` column."""
     rows: dict | None = None
     """A quick trial's rows (``--limit``/``--sample``, :meth:`judgments.rows.RowChoice.as_dict`): ``limit``,
     ``sample``, ``seed``, ``of`` (the set's rows) and ``kept``; None when every row was used."""
@@ -250,7 +255,9 @@ class RunResult:
                 "multiple_comparisons": {"correction": self.correction, "alpha": self.alpha,
                                          "vs_baseline": self.baseline_family if self.baseline else None},
                 "results": [{**r.as_dict(), "p_adjusted_vs_baseline": adjusted[r.metric],
-                             **self.fit_checks.get(r.metric, {})} for r in self.results],
+                             **self.fit_checks.get(r.metric, {}),
+                             **({"alpha_with_metric": self.alpha_with_metric.get(r.metric)}
+                                if self.alpha_with_metric is not None else {})} for r in self.results],
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],
                 "metrics_requested": self.metrics_requested, "variants": self.variants,

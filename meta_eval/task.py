@@ -305,8 +305,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
                 pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
-                engine=engine, progress=progress, say=say, output=output, started=started, specs=specs,
-                scores_out=scores_out, figures=figures)
+                engine=engine, progress=progress, say=say, output=output, started=started, tables=tables,
+                full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures)
         if statistic in categorical.NAMES:
             raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "
@@ -470,6 +470,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         from meta_eval.judgments.judge_bench import human_agreement
 
         result.human_agreement = human_agreement(jset).get(dim)
+        if result.human_agreement is not None and result.human_agreement["alpha"] is not None:
+            from meta_eval.judgments.judge_bench import alpha_with_metric
+
+            result.alpha_with_metric = {v: alpha_with_metric(jset, dim, arr, ms.higher_is_better)
+                                        for ms in scored for v, arr in ms.scores.items()}
     result.rows = row_choice.as_dict() if row_choice is not None else None
     result.provenance = record(plan, judgments)
     result.wall_seconds = time.perf_counter() - started
@@ -764,6 +769,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
         raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     option_list = selection.option_list(options)
+    selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "
+                                  "so there is no set's prompt to fill")
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
     texts = [(what, as_path(p, "--" + what.split()[-2])) for what, p in texts]

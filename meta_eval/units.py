@@ -79,9 +79,12 @@ def level_words(task: str | None, level: str) -> LevelWords:
     return LevelWords(level, *table[level])
 
 
-def default_baseline(jset) -> str:
+def default_baseline(jset) -> str | None:
     """The variant ``run`` compares every metric with when ``--baseline`` is not given: the set's declared
-    ``default_baseline``, else by task: ``bleu`` for MT (WMT's baseline), ``rougeL-f`` for any other task."""
+    ``default_baseline``, else by task: ``bleu`` for MT (WMT's baseline), ``rougeL-f`` for any other task; None for
+    a set that declares none applies (``no_baseline``, its reason: JUDGE-BENCH's files)."""
+    if getattr(jset, "no_baseline", ""):
+        return None
     declared = getattr(jset, "default_baseline", "")
     if declared:
         return declared
@@ -92,9 +95,13 @@ def default_baseline(jset) -> str:
 BASELINE_METRIC = {"rougeL-f": "rouge", "bleu": "bleu"}
 
 
-def why_no_baseline(jset, variant: str, scored_metrics, skipped, failed) -> str:
+def why_no_baseline(jset, variant: str | None, scored_metrics, skipped, failed) -> str:
     """Why the set's default baseline ``variant`` did not run, for the table's note, the JSON and the reading:
-    skipped (with the skip's reason, e.g. a metric that cannot score the set's language), failed, or not chosen."""
+    skipped (with the skip's reason, e.g. a metric that cannot score the set's language), failed, or not chosen;
+    ``variant`` None: the set declares none (its ``no_baseline`` reason)."""
+    if variant is None:
+        return (f"the {jset.name} set declares no default baseline ({jset.no_baseline}); pass --baseline VARIANT to "
+                "compare with one")
     metric = BASELINE_METRIC.get(variant, variant)
     head = f"the {jset.name} set's default baseline {variant}"
     for name, reason in skipped:

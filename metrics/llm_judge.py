@@ -534,8 +534,9 @@ class LlmJudge(Metric):
             return
         if jset is None:
             raise MetricError("llm-judge: template=set fills the judgment set's own prompt for the judged property, "
-                              "and this command judges no set (it runs in meta-eval run, leaderboard publish and "
-                              "protocols, on a set read from JUDGE-BENCH's schema); choose another template")
+                              "and this command judges no set's property (it runs in meta-eval run, learn with one "
+                              "property as --target, leaderboard publish and protocols, on a set read from "
+                              "JUDGE-BENCH's schema); choose another template")
         prop = jset.get_property(dimension) if dimension is not None else None
         if prop is None or not prop.prompt.strip():
             why = (f"{jset.name} has no prompt for {dimension!r}" if prop is not None else
@@ -587,7 +588,7 @@ class LlmJudge(Metric):
 
         if self.prop is None:
             raise MetricError("llm-judge: template=set was not given a judgment set (bind_set): it runs in meta-eval "
-                              "run, leaderboard publish and protocols, on a set read from JUDGE-BENCH's schema")
+                              "run, learn, leaderboard publish and protocols, on a set read from JUDGE-BENCH's schema")
         fields = fields_of(ex)
         try:
             return self._compiled().render(**fields)

@@ -520,7 +520,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                             "features; give one")
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
-        language=jset.language)
+        language=jset.language, judged=(jset, spec) if spec in jset.dimensions else None)
     check_names(imported, chosen)
     shown.check(available_variants(chosen, skipped, imported))
     chosen = shown.narrow(chosen, skipped, requested)

@@ -156,8 +156,8 @@ def target_set(jset: JudgmentSet, spec: str) -> tuple[JudgmentSet, np.ndarray]:
     values = target_values(jset, spec)
     keep = np.isfinite(values)
     rows = [r for r, k in zip(jset.rows, keep) if k]
-    return (_JS(jset.name, rows, jset.dimensions, jset.default_dimension, jset.description, jset.subset),
-            values[keep])
+    return (_JS(jset.name, rows, jset.dimensions, jset.default_dimension, jset.description, jset.subset,
+                properties=jset.properties), values[keep])  # properties: the set's prompts (llm-judge template=set)
 
 
 # -- splits ---------------------------------------------------------------------------------------------------------

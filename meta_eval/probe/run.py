@@ -418,6 +418,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
 
     check_choice(limit, sample, seed)
     option_list = selection.option_list(options)
+    selection.refuse_set_template(metrics, option_list, "probe", "a perturbation changes the candidate, but the "
+                                  "set's prompt is filled from the instance's own fields, which it leaves as they "
+                                  "were")
     output, plot = as_path(output, "--output"), as_path(plot, "--plot")
     if against not in (None, *AGAINST):
         raise MetaEvalError(f"--against must be self or source, not {against!r}")

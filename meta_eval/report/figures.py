@@ -94,6 +94,21 @@ def intervals_figure(result, ranks: dict[str, int] | None = None):
                            f"{_what(result)} with human '{result.human}'{interval}", title)
 
 
+def categorical_figure(result):
+    """A categorical or pairwise run (:class:`~meta_eval.categorical.CategoricalResult`): each variant's sorting
+    statistic against the labels with its percentile bootstrap interval over items, the numbers of the table and
+    the JSON (``results[i][statistic]``), best at the top, the baseline a diamond; no ceiling line (the raters'
+    alpha is another statistic, printed under the table)."""
+    stat = result.statistic
+    valued = [r for r in result.results if r[stat]["value"] is not None]
+    rows = [(r["metric"] + (" (baseline)" if r["metric"] == result.baseline else ""), r[stat]["value"],
+             r[stat]["interval"], None, r["metric"] == result.baseline) for r in valued]
+    against = "the labels people chose more often" if result.kind == "pairwise" else "the majority label"
+    return _draw_intervals(rows, None, f"{stat} against {against}, 95% percentile bootstrap over items",
+                           f"{result.judgments}: {result.human} ({result.kind}: {', '.join(result.labels)}), "
+                           f"n = {result.n}")
+
+
 def pvalues_figure(result, matrix, ranks: dict[str, int] | None = None):
     """The one-sided p-value that the row variant beats the column variant, in cluster (or value) order; a star
     where the p-value adjusted by the matrix's correction over all pairs (``matrix.p_adjusted``, the p-values the

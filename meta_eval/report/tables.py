@@ -110,6 +110,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     metric_of = {v: ms.metric for ms in result.scores for v in ms.scores}
     if counted:
         header.append("unparsed")
+    alphas = getattr(result, "alpha_with_metric", None)  # JUDGE-BENCH's raters with the metric as one more
+    if alphas is not None:
+        header.append("alpha +metric")
     if differences:
         header.append(f"Δ vs {baseline} [{conf}% CI]")
     test = "Williams p" if williams else "perm. p"
@@ -142,6 +145,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         if counted:
             c = counted.get(metric_of.get(r.metric))
             row.append(f"{c['unparsed']} of {c['answers']}" if c else "-")
+        if alphas is not None:
+            row.append(fmt(alphas.get(r.metric)))
         if differences:
             d = differences.get(r.metric)
             value = None if r.value is None or result.values.get(baseline) is None else \
@@ -160,7 +165,8 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
             row += [value] + (["-"] if statistic == "acc-t" else [])
         corr = [value if k == statistic else "-" for k in correlations]
         row += [corr[0], "-", corr[1], corr[2], str(ceiling.rows_used), ci] if williams else [*corr, "-", ci]
-        row += ["-"] * (int(partial) + int(delta) + int(bool(counted)) + int(bool(differences))) + ["-"]
+        row += ["-"] * (int(partial) + int(delta) + int(bool(counted)) + int(alphas is not None)
+                        + int(bool(differences))) + ["-"]
         ceiling_at = len(rows)
         rows.append(row)
         styles.append("italic")
@@ -386,9 +392,10 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         else:
             notes.print(f"human ceiling: none ({ceiling.note})", highlight=False, soft_wrap=True, markup=False)
     if result.human_agreement is not None:  # JUDGE-BENCH's raters: Krippendorff's alpha beside the ceiling
-        notes.print(terminal(agreement_text(result.human_agreement)) + "; no alpha with a metric as one more rater "
-                    "(a metric's scores are not known to be on the raters' scale)", highlight=False, soft_wrap=True,
-                    markup=False)
+        a = result.human_agreement
+        more = (f"; alpha +metric: the same with the variant as one more rater, its scores put on the raters' scale "
+                f"by rank quantiles ({a['level']}; judge_bench.scale_values)" if a["alpha"] is not None else "")
+        notes.print(terminal(agreement_text(a)) + more, highlight=False, soft_wrap=True, markup=False)
     tested = any(p is not None for p in result.pvalues_vs_baseline.values())  # none where all are withheld
     if result.baseline and tested:
         kind = "two-sided" if two_sided else "one-sided"
@@ -713,7 +720,8 @@ def print_judgment_set(jset, out: Console) -> None:
     repeats = "none" if not n_pairs else (f"{n_pairs} pair{'s' if n_pairs > 1 else ''} ({d['rows_in_repeated_pairs']} "
                                           "rows), e.g. " + "; ".join(d["repeated_examples"]))
     add("repeated (document, system) pairs", f"{repeats}; policy: {d['duplicates_policy']}")
-    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)")
+    add("default baseline", f"{d['default_baseline']} (run tests every metric against it unless --baseline is given)"
+        if d["default_baseline"] else f"none ({jset.no_baseline}; run tests against --baseline VARIANT only)")
     dim = jset.default_dimension
     prop = jset.get_property(dim)
     for level in (("global", "summary", "system") if prop is None or not prop.categorical else ()):
@@ -906,6 +914,9 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
     """``meta-eval run`` on a categorical or pairwise property: the table, then each variant's rule, the split, the
     human agreement, the test and the skipped metrics."""
     table = categorical_table(result, two_sided=two_sided)
+    for line in warning_lines(result):  # no test against a baseline, and why: once, before the table
+        (out if form == "table" else err).print(Text.assemble(("warning", "yellow"), line[len("warning"):]),
+                                                soft_wrap=True)
     notes = emit_table(table, form, out, err, left=("metric", "rule"))
 
     def say(line: str) -> None:
@@ -931,8 +942,6 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
             f"metric's {result.statistic} {'differs from' if two_sided else 'exceeds'} {result.baseline}'s, on the "
             "items both are reported on; the column "
             "shows the unadjusted p")
-    elif result.baseline_note:
-        say(f"p: no test against a baseline: {result.baseline_note}; give --baseline VARIANT")
     if result.pvalues:
         say(f"all pairs (--pairwise, {result.correction}): " + "; ".join(
             f"{k} p = {fmt_p(v, result.resamples)}" for k, v in result.pvalues["p"].items() if v is not None))

@@ -118,7 +118,7 @@ def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Seque
     tmp.replace(path)
 
 
-def write_row_scores(path: Path, jset, scored) -> None:
+def write_row_scores(path: Path, jset, scored, labels: dict | None = None) -> None:
     """``meta-eval run --scores-out``: every row's metric scores with the set's row keys, as ``.jsonl``, ``.csv`` or
     ``.tsv``, the format ``--scores`` reads back (:mod:`meta_eval.scoring.imported`).
 
@@ -128,9 +128,14 @@ def write_row_scores(path: Path, jset, scored) -> None:
     ``{"system", <variant>: score, ...}``, so that a system-level run reads back the same system scores. CSV/TSV: a
     header ``index,id,doc_id,system,<variants>`` (``index`` numbers the lines from 0; the row is named by ``id``),
     row scores only. Scores are the metrics' own values, not oriented (TER stays lower-is-better).
+
+    ``labels``: column -> one text per row, written after the keys (a categorical run's ``human``: the row's label,
+    which ``--scores`` does not read as a score); a label metric's score is the index of its answer in its
+    ``label_space``, as the run reads it.
     """
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     names = list(columns)
+    labels = labels or {}
     suffix = path.suffix.lower()
     with open(path, "w", encoding="utf-8", newline="") as fh:
         if suffix == ".jsonl":
@@ -138,14 +143,16 @@ def write_row_scores(path: Path, jset, scored) -> None:
                                  "subset": jset.subset}) + "\n")
             for i, row in enumerate(jset.rows):
                 fh.write(json.dumps({"id": row.id, "doc_id": row.doc_id, "system": row.system,
+                                     **{k: values[i] for k, values in labels.items()},
                                      **{v: float(columns[v][i]) for v in names}}) + "\n")
             own = {v: by_system for ms in scored for v, by_system in (ms.system or {}).items()}
             for system in sorted({s for by_system in own.values() for s in by_system}):
                 fh.write(json.dumps({"system": system, **{v: float(own[v][system]) for v in own}}) + "\n")
         elif suffix in (".csv", ".tsv"):
             writer = csv.writer(fh, delimiter="," if suffix == ".csv" else "\t")
-            writer.writerow(["index", "id", "doc_id", "system", *names])
+            writer.writerow(["index", "id", "doc_id", "system", *labels, *names])
             for i, row in enumerate(jset.rows):
-                writer.writerow([i, row.id, row.doc_id, row.system, *(repr(float(columns[v][i])) for v in names)])
+                writer.writerow([i, row.id, row.doc_id, row.system, *(values[i] for values in labels.values()),
+                                 *(repr(float(columns[v][i])) for v in names)])
         else:
             raise ValueError(f"unknown scores format {path.suffix!r}: use .jsonl, .csv or .tsv")

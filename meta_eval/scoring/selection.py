@@ -22,8 +22,8 @@ from meta_eval.errors import MetaEvalError
 
 __all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
            "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins", "match_variants",
-           "metric_config", "named_skips", "option_list", "parse_options", "parse_variants", "requested_names",
-           "resolve_metric_choice", "use_device", "variant_families"]
+           "metric_config", "named_skips", "option_list", "parse_options", "parse_variants", "refuse_set_template",
+           "requested_names", "resolve_metric_choice", "use_device", "variant_families"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
@@ -138,6 +138,25 @@ def build(cls, config: Mapping[str, str]):
     return metric if refs is None else metric.with_refs(refs)
 
 
+#: The commands where ``-m llm-judge -o template=set`` runs: they judge one property of a set read from JUDGE-BENCH's
+#: schema, and give it to the metric (:func:`choose_metrics`'s ``judged``).
+SET_TEMPLATE_COMMANDS = "meta-eval run, learn (a property as --target), leaderboard publish and protocols"
+
+
+def refuse_set_template(requested: str | Sequence[str] | None, options, command: str, why: str) -> None:
+    """Refuse ``-m llm-judge -o template=set`` in ``command`` (``meta-eval score``, ``probe``), where the set's prompt
+    cannot be filled for what is scored, with one sentence naming where it runs; before anything is loaded.
+
+    ``why`` says what the command scores instead (``score``: texts, not a set's rows; ``probe``: perturbed
+    candidates, while the set's prompt is filled from the instance's own fields, which a perturbation leaves as they
+    were). Nothing is refused for another template or when llm-judge is not named (it is never in a default choice
+    nor in ``all``)."""
+    named = {m.strip() for m in (requested_names(requested) or "").split(",")}
+    if "llm-judge" in named and parse_options(option_list(options)).get("template") == "set":
+        raise MetaEvalError(f"-m llm-judge -o template=set does not run in meta-eval {command}: {why}; it runs in "
+                            f"{SET_TEMPLATE_COMMANDS}")
+
+
 def named_skips(skipped: Sequence[tuple[str, str]], requested: str | None) -> list[tuple[str, str]]:
     """The skips of metrics named one by one (not through ``all``): missing results, the command's exit 1."""
     from meta_eval.metrics.registry import ALL
@@ -166,7 +185,8 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
     is skipped, with the reason (e.g. GloVe WMS on German candidates).
 
     ``judged``: ``(judgment set, judged property)`` where the command judges a set (``run``, ``leaderboard
-    publish``, a protocol's part), None elsewhere (``score``, ``probe``, ``learn``). Every built metric that has a
+    publish``, a protocol's part, ``learn`` when its target is one property), None elsewhere (``score`` and
+    ``probe`` refuse ``template=set`` before this, :func:`refuse_set_template`). Every built metric that has a
     ``bind_set(jset, dimension)`` method is given it here, the one place the commands share, before anything is
     scored (the LLM judge's ``template=set`` reads the set's own prompt for the property); ``bind_set(None, None)``
     where there is none. A :class:`~metrics.base.MetricError` it raises (a set without prompts) skips the metric
