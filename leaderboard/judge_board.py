@@ -14,8 +14,9 @@ property, metrics, options, resamples and seed.
   with no baseline and ``--pairwise``; each of its statistics (``kappa``, ``label-accuracy``, ``macro-f1``; on a
   pairwise property ``pairwise-accuracy``) is one block at the global level whose results are the run's values and
   bootstrap intervals over items; the sorting statistic's block (``kappa``, as ``run``'s default) holds the run's
-  paired tests of every ordered pair (``p`` and ``p_adjusted`` as ``run --pairwise`` reports them) and the
-  significance clusters that the boards' cluster rule makes of those p-values. Each result carries its ``rule`` and
+  paired tests of every ordered pair (``p``) and, for each better-valued variant against each worse-valued one,
+  ``p_adjusted`` over those n(n-1)/2 pairs, as ``run --pairwise`` reports them and as every board's clusters adjust,
+  and the significance clusters that the boards' cluster rule makes of those p-values. Each result carries its ``rule`` and
   ``items`` (a threshold rule is evaluated on the held-out half). A property where no chosen metric has a rule (a
   numeric metric on 3 labels) gives a set block with no levels and the reason in ``not_compared``.
 - Every such set block carries the set's ``human_agreement``
@@ -119,6 +120,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
 
     from meta_eval.categorical import run_categorical
     from meta_eval.leaderboard.publish import _ranked
+    from meta_eval.stats.clusters import family_label
 
     common = {"judgments": loaded.name, "subset": loaded.subset, "task": loaded.task, "human": dim,
               "kind": "pairwise" if prop.pairwise else "categorical", "labels": list(prop.labels)}
@@ -127,7 +129,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
             loaded, dim, prop, asked_statistic=None, metrics=metrics, variants=variants, options=options,
             baseline=None, resamples=resamples, seed=seed, correction=correction, pairwise=True, data_dir=data_dir,
             cache=cache, no_cache=no_cache, batch_size=batch_size, engine=engine, progress=progress, say=say,
-            output=None, started=time.perf_counter(), specs=(), scores_out=None, figures=None)
+            output=None, started=time.perf_counter(), scores_out=None, figures=())
     except MetaEvalError as exc:
         # no chosen metric has a rule for these labels (numeric metrics on 3 labels): the set is listed with why;
         # a metric that failed (code 1) or any other error stops the board
@@ -164,8 +166,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
             _ranked(names, [r["r"] for r in results if r["r"] is not None], P, alpha, correction,
                     [r for r in results if r["r"] is not None])
             tests = {"test": "one-sided paired permutation over items", "correction": correction, "alpha": alpha,
-                     "family": f"{correction} over all {len(names) * (len(names) - 1)} ordered pairs, as meta-eval "
-                               "run --pairwise (p_adjusted); ranks: the boards' cluster rule on p",
+                     "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
                      "variants": names, "p": _p_matrix(names, result.pvalues, "p"),
                      "p_adjusted": _p_matrix(names, result.pvalues, "p_adjusted")}
         results.sort(key=lambda r: -(r["r"] if r["r"] is not None else -np.inf))

@@ -376,7 +376,10 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
     if pairwise and len(rows) > 1:
         names = [r["metric"] for r in rows]
         raw = {f"{a['metric']} > {b['metric']}": test(a, b) for a in rows for b in rows if a is not b}
-        keys = [k for k, v in raw.items() if v is not None]
+        # the family the graded runs and the clusters adjust over (meta_eval.results.PValueMatrix): the n(n-1)/2
+        # pairs, each better-valued variant (earlier in ``rows``) against each worse-valued one
+        keys = [f"{a['metric']} > {b['metric']}" for i, a in enumerate(rows) for b in rows[i + 1:]]
+        keys = [k for k in keys if raw[k] is not None]
         adj = adjust_pvalues([raw[k] for k in keys], correction) if keys else []
         pvalues = {"order": names, "p": raw, "p_adjusted": dict(zip(keys, map(float, adj)))}
     for r in rows:

@@ -220,6 +220,10 @@ def test_pairwise_accuracy_on_a_tiny_llmbar_like_set(tmp_path):
     assert got["words"]["p_vs_baseline"] is not None
     assert "picks the one it scores higher; equal scores pick neither (wrong)" in _flat(res.output)
     assert "picking neither counts wrong, as LLMBar counts it" in _flat(res.output)
+    # one multiple-comparison rule (issue #35): adjusted over the n(n-1)/2 pairs, the better-valued variant first,
+    # as graded runs, the heatmap and the clusters adjust (with 2 variants: 1 pair, so adjusted = raw)
+    assert doc["pvalues"]["p_adjusted"] == {"words > chooser": doc["pvalues"]["p"]["words > chooser"]}
+    assert "adjusted: Holm over all 1 pair)" in _flat(res.output)
 
 
 def test_refusals_are_one_sentence(tmp_path):

@@ -943,8 +943,14 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
             "items both are reported on; the column "
             "shows the unadjusted p")
     if result.pvalues:
-        say(f"all pairs (--pairwise, {result.correction}): " + "; ".join(
-            f"{k} p = {fmt_p(v, result.resamples)}" for k, v in result.pvalues["p"].items() if v is not None))
+        from meta_eval.stats.clusters import family_label
+
+        tested = result.pvalues["p_adjusted"]  # each better-valued variant against each worse-valued one
+        n = len(result.pvalues["order"])
+        say(f"all pairs (--pairwise; one-sided paired permutation tests, the better-valued variant first; adjusted: "
+            f"{family_label(result.correction, n * (n - 1) // 2, 'pairs', every=True)}): " + "; ".join(
+                f"{k} p = {fmt_p(result.pvalues['p'][k], result.resamples)} (adjusted {fmt_p(v, result.resamples)})"
+                for k, v in tested.items()))
     for note in result.notes:
         say(f"note: {note}")
     notes.print("Signatures:")
