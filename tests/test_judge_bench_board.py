@@ -149,3 +149,19 @@ def test_length_is_a_named_only_baseline():
 
     assert create("length").score([Example("a  b\nc", ("x",)), Example(" ", ())])["length"].tolist() == [3.0, 0.0]
     assert get_class("length").in_default_run is False
+
+
+def test_publishing_a_label_set_again_gives_the_boards_block(shared_data, tmp_path, monkeypatch):
+    """``leaderboard publish`` itself on one pairwise set (the categorical path of publish, not only run's): its set
+    block equals the committed board's, numbers, tests and family included."""
+    monkeypatch.setenv("META_EVAL_DATA", str(shared_data))
+    doc = _doc()
+    (committed,) = [s for s in doc["sets"] if s["judgments"] == "judge-bench:llmbar-natural"]
+    metrics, options = _command_options(doc["command"])
+    out = tmp_path / "board"
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", "judge-bench:llmbar-natural", "-m", metrics, *options,
+                              "--out", str(out), "--cache", str(tmp_path / "c.sqlite")], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    (fresh,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["sets"]
+    assert fresh["levels"] == committed["levels"]
+    assert fresh["human_agreement"] == committed["human_agreement"]
