@@ -329,8 +329,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         few = None
         check_pooled(jset, level, statistic)
         if len(jset) >= 4:
-            check_level(jset, dim, level)
-            few = level_warning(jset, dim, level)
+            check_level(jset, dim, level, statistic)
+            few = level_warning(jset, dim, level, statistic)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     if len(jset) < 4:
