@@ -611,6 +611,7 @@ def leaderboard_probe(
     tolerance: float = typer.Option(0.0, "--tolerance", min=0.0, help="Relative tie tolerance"),
     resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap resamples over items"),
     max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="A seeded sample of N items per set"),
+    variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
@@ -624,7 +625,8 @@ def leaderboard_probe(
 
     written = _call(probe_board, out_dir, metrics, perturbations=perturbations, seed=seed, tolerance=tolerance,
                     resamples=resamples, max_items=max_items, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                    batch_size=batch_size, engine=engine, workers=workers, command=_command_line(), say=_say)
+                    batch_size=batch_size, engine=engine, workers=workers, command=_command_line(), say=_say,
+                    variants=variants)
     for path in written:
         _wrote(path)
 

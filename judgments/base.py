@@ -451,9 +451,9 @@ class JudgmentSet:
                  f"than one row ({n_rows} rows; e.g. {self.describe_rows(rows)} hold (document {doc!r}, system "
                  f"{system!r}))")
         if policy == "mean":
-            msg = (f"duplicates: {found}; policy 'mean' ({given}): at the summary and system levels the human and "
-                   "the metric scores of each repeated pair are averaged into one cell; the global level counts "
-                   "every row")
+            msg = (f"duplicates: {found}; policy 'mean' ({given}): at the summary and system levels (and the "
+                   "pairwise accuracies' global level, over cells) the human and the metric scores of each repeated "
+                   "pair are averaged into one cell; the correlations' global level counts every row")
             return replace(self, duplicates="mean"), DuplicateReport(policy, given, len(repeated), n_rows, 0, msg)
         held: set[tuple[str, str]] = set()
         keep, dropped = [], []

@@ -72,7 +72,7 @@ class LevelError(ValueError):
     """A correlation level cannot be computed for a judgment set and human dimension (the message says why)."""
 
 
-def check_level(jset, dimension: str, level: str) -> str:
+def check_level(jset, dimension: str, level: str, statistic: str = "spearman") -> str:
     """Raise :class:`LevelError` if ``level`` cannot be computed from ``jset``'s human scores for ``dimension``.
 
     Run it on the set that will be scored (rows without a ``dimension`` score left out, duplicates resolved). The
@@ -88,7 +88,8 @@ def check_level(jset, dimension: str, level: str) -> str:
     Returns
     -------
     str
-        The units the level will use, e.g. ``"12 documents"`` (for messages).
+        The units the level will use for ``statistic``, e.g. ``"12 documents"`` (for messages;
+        :func:`meta_eval.units.level_units`: the global level of the pairwise accuracies counts cells).
 
     Raises
     ------
@@ -97,11 +98,11 @@ def check_level(jset, dimension: str, level: str) -> str:
         (document, system) pair under the ``"error"`` policy raises :class:`judgments.JudgmentError` (also a
         ``ValueError``) naming the file and rows.
     """
-    n, noun = _level_units(jset, dimension, level)
+    n, _, noun = _level_units(jset, dimension, level, statistic)
     return f"{n} {noun}"
 
 
-def level_warning(jset, dimension: str, level: str) -> str | None:
+def level_warning(jset, dimension: str, level: str, statistic: str = "spearman") -> str | None:
     """The warning printed beside a level's numbers when it has fewer units than :data:`MIN_UNITS`, else ``None``.
 
     Raises :class:`LevelError` as :func:`check_level` does when the level cannot be computed at all.
@@ -109,11 +110,12 @@ def level_warning(jset, dimension: str, level: str) -> str | None:
     Example: chaganty's ``sms`` subset has 4 systems, so its system level warns
     (``"only 4 systems (fewer than 5): ..."``).
     """
-    return units_warning(level, _level_units(jset, dimension, level)[0], jset.task)
+    return units_warning(level, *_level_units(jset, dimension, level, statistic))
 
 
-def units_warning(level: str, n: int, task: str | None = None) -> str | None:
-    """The warning for ``n`` units at ``level`` (:data:`MIN_UNITS`), ``None`` if there are enough.
+def units_warning(level: str, n: int, task: str | None = None, noun: str | None = None) -> str | None:
+    """The warning for ``n`` units at ``level`` (:data:`MIN_UNITS`), ``None`` if there are enough; ``noun``: what
+    the units are called (default: the level's word for ``task``).
 
     >>> units_warning("system", 5) is None
     True
@@ -125,7 +127,7 @@ def units_warning(level: str, n: int, task: str | None = None) -> str | None:
         return None
     from meta_eval.units import level_words
 
-    noun = level_words(task, level).units
+    noun = noun or level_words(task, level).units
     why = {"system": f"only {math.factorial(n)} orderings of {n} systems exist, so even a perfect rank correlation "
                      f"has a one-sided permutation p of 1/{math.factorial(n)}, and the bootstrap redraws the same {n} "
                      "systems",
@@ -134,13 +136,13 @@ def units_warning(level: str, n: int, task: str | None = None) -> str | None:
     return f"only {n} {noun} (fewer than {least}): {why}; read the value and its interval as indicative only"
 
 
-def _level_units(jset, dimension: str, level: str) -> tuple[int, str]:
-    """(units, their noun) of a computable level; :class:`LevelError` if it cannot be computed (:func:`check_level`).
-    The one definition is :func:`meta_eval.units.level_units`."""
+def _level_units(jset, dimension: str, level: str, statistic: str = "spearman") -> tuple[int, str, str]:
+    """(units, the set's task, their noun) of a computable level; :class:`LevelError` if it cannot be computed
+    (:func:`check_level`). The one definition is :func:`meta_eval.units.level_units`."""
     from meta_eval.units import level_units
 
-    u = level_units(jset, dimension, level)
-    return u.n, u.words.units
+    u = level_units(jset, dimension, level, statistic)
+    return u.n, jset.task, u.words.units
 
 
 def _no_result(results: list[VariantResult], level: str, kind: str, origin: str | None = None) -> None:
@@ -280,8 +282,11 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
 
     ``kind`` is any statistic of :mod:`meta_eval.stats` (the correlations, ``accuracy``, ``acc-eq``, ``acc-t``,
     ``spa``) that exists at ``level``; the correlations at the global level are :func:`evaluate` (Williams tests).
-    Every variant also gets its three correlations at the level. Intervals and tests are those of
-    :func:`meta_eval.stats.describe`, all seeded with ``seed``.
+    Every variant also gets its three correlations at the level (at the global level over the rows,
+    :func:`global_values`: the numbers ``run --statistic spearman`` prints). Intervals and tests are those of
+    :func:`meta_eval.stats.describe`, all seeded with ``seed``. The global level of the pairwise accuracies is over
+    the (document, system) cells of :func:`meta_eval.matrix.judgment_matrices` (``n`` counts them,
+    :func:`meta_eval.units.level_units`): a pair of two judgings of one output would compare a text with itself.
 
     Raises
     ------
@@ -329,8 +334,12 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                                      confidence=confidence, **options)
         lower[ok], upper[ok] = lo, hi
     base = names.index(baseline) if baseline is not None else None
-    stacked = {k: est.values if k == statistic else np.atleast_1d(level_correlation(X, Z, level, k))
-               for k in statistics.CORRELATIONS}  # every variant at once
+    if level == "global":  # the correlations of the global level are over the rows (run's, the boards')
+        stacked = {k: global_values(jset, dimension, [variants[v][0] for v in names], k)
+                   for k in statistics.CORRELATIONS}
+    else:
+        stacked = {k: est.values if k == statistic else np.atleast_1d(level_correlation(X, Z, level, k))
+                   for k in statistics.CORRELATIONS}  # every variant at once
     results = []
     for m, name in enumerate(names):
         cors = {k: _finite(v[m]) for k, v in stacked.items()}

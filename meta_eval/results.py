@@ -184,7 +184,7 @@ class RunResult:
         """How this run's level and units read for the set's task (:func:`meta_eval.units.level_words`)."""
         from meta_eval.units import level_words
 
-        return level_words(self.task, self.level)
+        return level_words(self.task, self.level, self.statistic)
 
     # -- plain views -------------------------------------------------------------------------------------------
     @property

@@ -26,8 +26,8 @@ from typing import Callable, Mapping, Sequence
 from meta_eval.errors import MetaEvalError
 from meta_eval.scoring import selection
 
-__all__ = ["device_option", "learned_fit_checks", "parse_band", "protocol_document", "resolve_statistic", "run",
-           "run_protocol", "set_ceiling"]
+__all__ = ["device_option", "learned_fit_checks", "parse_band", "protocol_document", "protocol_interval",
+           "resolve_statistic", "run", "run_protocol", "set_ceiling"]
 
 Say = Callable[[str, str], None]
 #: the command line's ``--device`` / ``--dtype`` of every scoring command (a click callback; see selection's notes)
@@ -329,8 +329,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         few = None
         check_pooled(jset, level, statistic)
         if len(jset) >= 4:
-            check_level(jset, dim, level)
-            few = level_warning(jset, dim, level)
+            check_level(jset, dim, level, statistic)
+            few = level_warning(jset, dim, level, statistic)
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     if len(jset) < 4:
@@ -628,15 +628,19 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     Returns the document ``--output`` writes: ``protocol``, ``title``, ``citation``, ``source``, ``counts`` (cells
     per verdict of :data:`meta_eval.protocol.VERDICTS`: ``match`` at the printed precision, ``within`` the
     tolerance, ``known mismatch``, ``MISMATCH`` (unexplained), ``not run``), ``expected`` (the file's expected
-    counts, or None) and ``parts`` (per part: the set, dimension, level, correlation, the compared ``cells``, the
-    ``results`` and ``signatures``); each part also holds the objects behind it under the key ``"_objects"``
+    counts, or None) and ``parts`` (per part: the set, dimension, level, correlation, the compared ``cells``, each
+    with its ``ci``, the ``results`` and ``signatures``, and what the intervals are: ``resampling`` and its label
+    ``interval``, as ``run`` computes and labels them at every level, the global one included (over the rows,
+    :func:`meta_eval.evaluate.add_global_intervals`), or ``no_interval``, why the part's cells have none
+    (:func:`protocol_interval`)); each part also holds the objects behind it under the key ``"_objects"``
     (removed from what is written), and ``"_missing"``: the (part, metric, reason) of every metric the protocol
     needs that could not run here (the command then exits 1, after writing ``output``, as it does when a cell is
     an unexplained ``MISMATCH``). Raises :class:`~meta_eval.errors.MetaEvalError` for an unknown protocol, a set
     that cannot be loaded or a level that cannot be computed.
     """
     from meta_eval import judgments as judgment_sets
-    from meta_eval.evaluate import evaluate, evaluate_level
+    from meta_eval import stats
+    from meta_eval.evaluate import add_global_intervals, evaluate, evaluate_level
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
     from meta_eval.report.outputs import OutputPlan, write_json
     from meta_eval.scoring.cache import open_cache
@@ -677,10 +681,12 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
             variants = {v for ms in scored for v in ms.scores}
             baseline = part.baseline if part.baseline in variants else None
             results = []
+            williams = part.level == "global" and part.correlation in stats.CORRELATIONS
             if scored:
                 try:
-                    if part.level == "global":
+                    if williams:  # run's global level: the value and Williams test, and its interval over the rows
                         results = evaluate(jset.human(part.human), scored, baseline, part.correlation)
+                        add_global_intervals(results, jset, part.human, scored, part.correlation, resamples, seed)
                     else:
                         results = evaluate_level(jset, part.human, scored, part.level, baseline, part.correlation,
                                                  resamples, seed, n_permutations=part.permutations,
@@ -690,8 +696,11 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
             by_variant = {r.metric: r for r in results}
             values = {v: r.value if r.value is not None or part.level != "global" else getattr(r, part.correlation)
                       for v, r in by_variant.items()}
+            resampling, no_interval = protocol_interval(jset, part, resamples, seed)
             if part.max_p is not None:
                 values = _significant_documents_level(jset, part, scored, say)
+            for r in results if no_interval else ():
+                r.ci = None  # the interval of another number than the cell's: none, and the part says why
             cells = compare(part, values)
             all_cells += cells
             missing += [(part.name, n, r) for n, r in skipped]
@@ -699,8 +708,10 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
                               "level": part.level, "correlation": part.correlation, "n": len(jset),
                               "rows_without_human": total_rows - len(jset), "metrics": list(part.metrics),
                               "options": dict(part.options), "baseline": baseline, "tolerance": part.tolerance,
-                              **({"resamples": resamples, "seed": seed} if part.level != "global" else {}),
-                              "cells": [c.as_dict() for c in cells], "results": [r.as_dict() for r in results],
+                              "resamples": resamples, "seed": seed, "resampling": resampling,
+                              "interval": resampling["label"] if resampling else None, "no_interval": no_interval,
+                              "cells": [{**c.as_dict(), "ci": getattr(by_variant.get(c.variant), "ci", None)}
+                                        for c in cells], "results": [r.as_dict() for r in results],
                               "signatures": {ms.metric: ms.signature for ms in scored},
                               "skipped": [{"metric": n, "reason": r} for n, r in skipped],
                               "_objects": {"part": part, "cells": cells, "results": results, "scored": scored,
@@ -715,6 +726,24 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     if output is not None:
         write_json(output, protocol_document(doc))
     return doc
+
+
+def protocol_interval(jset, part, resamples: int, seed: int) -> tuple[dict | None, str | None]:
+    """(resampling, why none): what a protocol part's intervals are, as ``run`` describes its own
+    (:func:`meta_eval.stats.describe`'s ``resampling``, its ``label`` the line under the table and the part's JSON
+    ``interval``), or None and the reason a part's cells have none: a ``max_p`` part (its value averages only the
+    documents whose own correlation has p <= max_p, a selection the matrix bootstrap does not redo) and the global
+    level of a set with rows without a system (BOOT-BOTH draws documents and systems)."""
+    from meta_eval import stats
+
+    if part.max_p is not None:
+        return None, (f"the value averages only the documents whose own {part.correlation} has p <= {part.max_p:g}, "
+                      "a selection the BOOT-BOTH resamples do not redo, so no interval is computed for it")
+    if part.level == "global" and jset.rows_without_system():
+        return None, "rows without a system cannot be resampled by document and system (BOOT-BOTH)"
+    setting = stats.describe(part.correlation, part.level, n_resamples=resamples, seed=seed,
+                             n_permutations=part.permutations, spa_seed=part.spa_seed)
+    return setting["resampling"], None
 
 
 def protocol_document(doc: dict) -> dict:

@@ -4,7 +4,11 @@ Every command that counts the units behind a level (``meta-eval judgments``, ``r
 ``probe``, ``learn``) counts them here, so they print the same numbers:
 
 - global level ("no grouping"): the rows with a human score (each judged text is one unit, Clark et al. 2019; a
-  repeated (document, system) pair counts every row, a row naming several systems counts once);
+  repeated (document, system) pair counts every row, a row naming several systems counts once); for the pairwise
+  accuracies (``accuracy``, ``acc-eq``, ``acc-t``) the (document, system) cells of the matrix below, by definition:
+  they compare pairs of judged outputs (WMT's "no grouping" accuracy is over the flattened system x item score
+  matrix, mt-metrics-eval), and two judgings of one output would form a pair whose metric scores tie by
+  construction, so the pair would score the annotators' agreement, not the metric;
 - summary level ("group by item", Deutsch, Dror & Roth 2021, section 2): the documents (MT: items, i.e. source
   segments) judged for 3 or more systems (2 for the pairwise accuracies and PDP, whose units are pairs of systems)
   whose human scores are not all equal for a correlation: the documents whose correlation the human scores define;
@@ -35,7 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BASELINE_METRIC", "GlobalRows", "LevelUnits", "LevelWords", "count_units", "default_baseline", "global_rows",
+__all__ = ["BASELINE_METRIC", "GlobalRows", "LevelUnits", "LevelWords", "count_units", "default_baseline",
+           "global_rows", "global_units_are_cells",
            "level_cells", "level_units", "level_words", "multi_system_note", "multi_system_rows", "units_line",
            "why_no_baseline"]
 
@@ -65,18 +70,38 @@ _WORDS = {
 }
 
 
-def level_words(task: str | None, level: str) -> LevelWords:
-    """The words of ``level`` for a set whose ``task`` is given (``"MT"``: WMT's words; any other: today's).
+#: The global level of the pairwise accuracies, outside MT: its units are the (document, system) cells (an MT
+#: segment is one cell already, and keeps WMT's words)
+_CELL_WORDS = ("global level, over (document, system) cells", "cells", "cell", "none")
+
+
+def level_words(task: str | None, level: str, statistic: str | None = None) -> LevelWords:
+    """The words of ``level`` for a set whose ``task`` is given (``"MT"``: WMT's words; any other: today's); with a
+    pairwise accuracy ``statistic`` the global level outside MT reads as cells (:func:`global_units_are_cells`).
 
     >>> level_words("MT", "summary").name, level_words("MT", "summary").units
     ('segment level, group by item', 'items')
     >>> level_words("summarization", "summary").units
     'documents'
+    >>> level_words("summarization", "global").units, level_words("summarization", "global", "acc-t").units
+    ('rows', 'cells')
     """
-    table = _WORDS["MT" if (task or "").upper() == "MT" else ""]
+    mt = (task or "").upper() == "MT"
+    table = _WORDS["MT" if mt else ""]
     if level not in table:
         raise ValueError(f"level must be global, summary or system, not {level!r}")
+    if not mt and global_units_are_cells(level, statistic):
+        return LevelWords(level, *_CELL_WORDS)
     return LevelWords(level, *table[level])
+
+
+def global_units_are_cells(level: str, statistic: str | None) -> bool:
+    """Whether ``statistic`` at ``level`` counts (document, system) cells where the other statistics count rows:
+    the global level of the pairwise accuracies (``accuracy``, ``acc-eq``, ``acc-t``), which compare pairs of
+    judged outputs, one cell each (the module docstring says why)."""
+    from meta_eval.stats import PAIRWISE
+
+    return level == "global" and statistic in PAIRWISE
 
 
 def default_baseline(jset) -> str | None:
@@ -149,7 +174,8 @@ def multi_system_note(jset) -> str | None:
     """The sentence every output prints about rows whose system names several systems; ``None`` if there is none.
 
     chaganty: ``"1 row names several systems (document '009784', system 'ml;ml+rl'): it fills the cell of each
-    (ml, ml+rl) at the summary and system levels and counts once at the global level (resampled through its first
+    (ml, ml+rl) at the summary and system levels (and the pairwise accuracies' global level, over cells), as one
+    summary judged for each system, and counts once at the correlations' global level (resampled through its first
     system there)"``.
     """
     multi = multi_system_rows(jset)
@@ -159,8 +185,9 @@ def multi_system_note(jset) -> str | None:
     n = len(multi)
     return (f"{n} row{'s name' if n > 1 else ' names'} several systems (e.g. document {first.doc_id!r}, system "
             f"{first.system!r}): {'each fills' if n > 1 else 'it fills'} the cell of each "
-            f"({', '.join(jset.row_systems(first))}) at the summary and system levels, as one summary judged for "
-            f"each system, and counts once at the global level (resampled through its first system there)")
+            f"({', '.join(jset.row_systems(first))}) at the summary and system levels (and the pairwise accuracies' "
+            f"global level, over cells), as one summary judged for each system, and counts once at the correlations' "
+            f"global level (resampled through its first system there)")
 
 
 def level_cells(jset, dimension: str, scores) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
@@ -240,7 +267,9 @@ class LevelUnits:
 
 
 def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -> LevelUnits:
-    """The units of ``level`` for ``jset``'s human ``dimension`` (rows without a score left out, as ``run`` does).
+    """The units of ``level`` for ``jset``'s human ``dimension`` (rows without a score left out, as ``run`` does);
+    ``statistic`` decides what is counted where the statistics differ: the documents of the summary level (2 judged
+    systems suffice for a pairwise statistic), the cells of the global level for the pairwise accuracies.
 
     Raises :class:`meta_eval.evaluate.LevelError` when the level cannot be computed (see
     :func:`meta_eval.evaluate.check_level`, which calls this).
@@ -248,7 +277,7 @@ def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -
     from meta_eval.evaluate import LevelError
     from meta_eval.matrix import judgment_matrices
 
-    words = level_words(jset.task, level)
+    words = level_words(jset.task, level, statistic)
     where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
     if getattr(jset, "pooled_datasets", ""):
         raise LevelError(f"{where}: {jset.pooled_datasets}")
@@ -261,6 +290,10 @@ def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -
         if np.all(h == h[0]):
             raise LevelError(f"{where}: every row has the same human score ({h[0]:g}), so no correlation is defined")
         systems = tuple(sorted({s for _, _, s in jset.cells()}))
+        if global_units_are_cells(level, statistic):
+            jset.require_systems("the global level of the pairwise accuracies (over (document, system) cells) needs")
+            return LevelUnits(level, count_units(judgment_matrices(jset, dimension, [])[0], "global"), words,
+                              jset.documents(), systems, note)
         return LevelUnits(level, len(h), words, jset.documents(), systems, note)
     if level not in ("summary", "system"):
         raise ValueError(f"level must be global, summary or system, not {level!r}")

@@ -228,4 +228,4 @@ def test_one_row_per_cell_keeps_todays_global_ceiling():
 
 def test_chaganty_global_run_says_how_the_multi_system_row_is_resampled(chaganty_global):
     note = next(n for n in chaganty_global.notes if "'ml;ml+rl'" in n)
-    assert "counts once at the global level (resampled through its first system there)" in note
+    assert "counts once at the correlations' global level (resampled through its first system there)" in note

@@ -253,6 +253,40 @@ def test_check_blindspots_finds_stale_files(tmp_path, shared_data):
     assert "rouge's signature" in problems and "version" in problems and "counts do not add up" in problems
 
 
+def test_leaderboard_probe_chooses_variants_as_probe_does(tmp_path, shared_data):
+    """``leaderboard probe --variants`` (issue 35 item 7): the same parser and default rule as ``meta-eval probe``;
+    the board's blindspots.json holds exactly the variants ``probe --variants`` would probe, and an empty choice is
+    the same one-line error (exit 2) before the board is touched."""
+    conftest.require_metrics("rouge")
+    from meta_eval.probe.board import FILE
+
+    def probed(variants):
+        board = tmp_path / f"chaganty-{variants or 'default'}"
+        shutil.copytree(BOARDS / "chaganty", board)
+        r = _invoke("leaderboard", "probe", str(board), "-m", "rouge", "--perturbations", "extra-whitespace",
+                    "--no-cache", "--resamples", "10", "--data-dir", str(shared_data),
+                    *(["--variants", variants] if variants else []))
+        assert r.exit_code == 0, r.output
+        board_cells = {c["variant"] for c in json.loads((board / FILE).read_text())["sets"][0]["cells"]}
+        out = tmp_path / f"probe-{variants or 'default'}.json"
+        r = _invoke("probe", "-j", "chaganty", "-m", "rouge", "--perturbations", "extra-whitespace", "--no-cache",
+                    "--resamples", "10", "--data-dir", str(shared_data), "--output", str(out),
+                    *(["--variants", variants] if variants else []))
+        assert r.exit_code == 0, r.output
+        assert board_cells == {c["variant"] for c in json.loads(out.read_text())["cells"]}
+        return board_cells
+
+    assert probed("rougeL-f,rouge2*") == {"rougeL-f", "rouge2-f", "rouge2-p", "rouge2-r"}
+    assert probed(None) == {"rouge1-f", "rouge2-f", "rougeL-f", "rougeLsum-f"}  # the default rule: no P, no R
+    board = tmp_path / "untouched"
+    shutil.copytree(BOARDS / "chaganty", board)
+    before = {p.name: p.read_bytes() for p in board.rglob("*") if p.is_file()}
+    r = _invoke("leaderboard", "probe", str(board), "-m", "rouge", "--variants", " , ", "--data-dir",
+                str(shared_data))
+    assert r.exit_code == 2 and "--variants is empty" in r.output and "Traceback" not in r.output, r.output
+    assert {p.name: p.read_bytes() for p in board.rglob("*") if p.is_file()} == before
+
+
 def test_check_blindspots_ignores_only_the_machine_and_the_fitted_set():
     """The check compares a metric's configuration and code, not the machine's numeric mode (``num:``) nor the data
     a metric was fitted on (``fit:``: MoverScore's IDF over the probe's items, ``fit:per-call`` when built without

@@ -148,6 +148,71 @@ def test_run_protocol_end_to_end_on_a_file(tmp_path):
     assert "Table 9" in res.output and "rouge1-f" in res.output
 
 
+INTERVALS = """
+name = "intervals"
+title = "Intervals at every level"
+citation = "A. Author (2020). A paper."
+source = "Table 1"
+
+[[part]]
+name = "global"
+judgments = "chaganty"
+subset = "sms"
+human = "overall"
+level = "global"
+correlation = "spearman"
+metrics = ["rouge"]
+baseline = "rougeL-f"
+tolerance = 0.005
+
+[part.printed]
+"rouge1-f" = 0.171
+
+[[part]]
+name = "significant"
+judgments = "chaganty"
+subset = "sms"
+human = "overall"
+level = "summary"
+correlation = "spearman"
+metrics = ["rouge"]
+max_p = 0.5
+tolerance = 0.005
+
+[part.printed]
+"rouge1-f" = 0.2
+"""
+
+
+def test_run_protocol_prints_run_s_labelled_intervals_at_the_global_level(tmp_path, shared_data):
+    """Issue 35 item 3: ``run --protocol`` gives a global-level part the interval plain ``run`` prints (the same
+    numbers, over the rows, and the same label) in the table and the JSON; a ``max_p`` part, whose value averages a
+    selection of documents the bootstrap does not redo, says in both that it has none, and why."""
+    import conftest
+
+    conftest.require_metrics("rouge")
+    proto, out, plain = tmp_path / "intervals.toml", tmp_path / "protocol.json", tmp_path / "run.json"
+    proto.write_text(INTERVALS, encoding="utf-8")
+    common = ["--no-cache", "--resamples", "40", "--seed", "3", "--data-dir", str(shared_data)]
+    res = CliRunner().invoke(app, ["run", "--protocol", str(proto), "--output", str(out), *common])
+    assert res.exit_code in (0, 1), res.output  # exit 1: the made-up printed numbers do not match
+    ran = CliRunner().invoke(app, ["run", "-j", "chaganty", "--subset", "sms", "-m", "rouge", "--variants", "all",
+                                   "--level", "global", "--output", str(plain), *common])
+    assert ran.exit_code == 0, ran.output
+    doc, run_doc = json.loads(out.read_text()), json.loads(plain.read_text())
+    whole, significant = doc["parts"]
+    label = run_doc["resampling"]["label"]
+    assert "each row counted once per draw of its document and of its system; 40 resamples, seed 3" in label
+    assert whole["interval"] == label and whole["no_interval"] is None and f"CI: {label}" in res.output
+    run_ci = {r["metric"]: r["ci"] for r in run_doc["results"]}
+    assert whole["cells"][0]["variant"] == "rouge1-f" and whole["cells"][0]["ci"] == run_ci["rouge1-f"]
+    assert {r["metric"]: r["ci"] for r in whole["results"]} == run_ci  # every variant: run's interval
+    assert all(ci is not None and ci[0] < ci[1] for ci in run_ci.values())
+    assert significant["interval"] is None and "p <= 0.5" in significant["no_interval"]
+    assert significant["cells"][0]["ci"] is None and all(r["ci"] is None for r in significant["results"])
+    assert f"CI: none ({significant['no_interval']})" in " ".join(res.output.split())
+
+
 def test_protocol_refuses_flags_it_fixes():
     res = CliRunner().invoke(app, ["run", "--protocol", "sms-2019", "--level", "system"])
     assert res.exit_code == 2

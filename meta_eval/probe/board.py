@@ -117,14 +117,19 @@ def _taken(options: list[str], names) -> list[str]:
 def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
                 **kwargs) -> list[Path]:
     """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
-    command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`. The folder
-    goes through :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data
-    folder, writable)."""
+    command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`, ``variants``
+    (``--variants``) included: the variants probed are chosen as ``meta-eval probe`` chooses them (the same parser
+    and rule, :func:`meta_eval.scoring.selection.resolve_metric_choice`; default: every variant but ROUGE's precision
+    and recall, whatever variants the board shows). The folder goes through
+    :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data folder, writable);
+    an empty ``variants`` fails before that."""
     import meta_eval.metrics.registry as registry
     from meta_eval.metrics.redact import MASK
     from meta_eval.probe.run import probe
     from meta_eval.report.outputs import OutputPlan
+    from meta_eval.scoring.selection import parse_variants
 
+    parse_variants(kwargs.get("variants"))  # an empty --variants: one clear error before the folder is touched
     # before any probing: the board folder is never in the judgment data folder, and can be written
     folder = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache")).add_folder(
         folder, "leaderboard probe", (FILE, "README.md", "index.html"), exists=True)

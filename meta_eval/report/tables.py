@@ -472,6 +472,8 @@ def print_skipped(skipped, console: Console, verbose: bool = False) -> None:
 def print_protocol(doc: dict, out: Console) -> None:
     """Each part of a :func:`meta_eval.task.run_protocol` result: meta-eval's number beside the paper's, the status
     of each cell, signatures and what did not run; then the counts."""
+    from meta_eval.stats import CORRELATIONS
+
     proto = doc["_protocol"]
     out.print(f"[bold]{escape(proto.name)}[/]: {escape(proto.title)}", highlight=False)
     out.print(f"  {proto.citation}", highlight=False, markup=False)
@@ -483,17 +485,18 @@ def print_protocol(doc: dict, out: Console) -> None:
         by_variant = {r.metric: r for r in objects["results"]}
         table = Table(title=plain(f"{proto.name} / {part.name}: {p['judgments']} ({p['subset']}, n={p['n']}), "
                                   f"{part.level}-level {part.correlation} with human '{part.human}'", "table.title"))
-        test = "Williams p" if part.level == "global" else "perm. p"
-        for col in ("paper's row", "variant", "meta-eval", "printed", "difference",
+        test = "Williams p" if part.level == "global" and part.correlation in CORRELATIONS else "perm. p"
+        conf = f"{100 * float((p.get('resampling') or {}).get('confidence') or 0.95):g}"
+        for col in ("paper's row", "variant", "meta-eval", f"{conf}% CI", "printed", "difference",
                     *([f"{test} vs {baseline}"] if baseline else []), "status"):
             table.add_column(plain(col), justify="left" if col in ("paper's row", "variant", "status") else "right")
         for c in cells:
             r = by_variant.get(c.variant)
-            p_value = None if r is None else (r.williams_p_vs_baseline if part.level == "global"
+            p_value = None if r is None else (r.williams_p_vs_baseline if test == "Williams p"
                                               else r.perm_p_vs_baseline)
             p_cell = ["(baseline)" if c.variant == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
             digits = min(max(3, c.precision + 1), 8)  # a decimal beyond the printed ones: the rounding can be read
-            table.add_row(plain(c.label), plain(c.variant), fmt(c.meta_eval, digits), plain(c.text),
+            table.add_row(plain(c.label), plain(c.variant), fmt(c.meta_eval, digits), _ci_cell(r, p), plain(c.text),
                           "-" if c.difference is None else f"{c.difference:+.{digits}f}", *(p_cell if baseline else []),
                           f"[{style[c.verdict]}]{c.status}[/]")
         shown = {c.variant for c in cells}
@@ -501,10 +504,13 @@ def print_protocol(doc: dict, out: Console) -> None:
             if r.metric in shown:
                 continue
             value = r.value if r.value is not None else getattr(r, part.correlation, None)
-            p_value = r.williams_p_vs_baseline if part.level == "global" else r.perm_p_vs_baseline
+            p_value = r.williams_p_vs_baseline if test == "Williams p" else r.perm_p_vs_baseline
             p_cell = ["(baseline)" if r.metric == baseline else f"{fmt(p_value)} {stars(p_value)}".strip()]
-            table.add_row("-", plain(r.metric), fmt(value), "-", "-", *(p_cell if baseline else []), "no printed number")
+            table.add_row("-", plain(r.metric), fmt(value), _ci_cell(r, p), "-", "-", *(p_cell if baseline else []),
+                          "no printed number")
         out.print(table)
+        out.print(f"CI: {p['interval']}" if p.get("interval") else f"CI: none ({p.get('no_interval')})",
+                  highlight=False, markup=False, soft_wrap=True)
         if baseline:
             out.print(f"** p < 0.01, * p < 0.05: one-sided {test} against {baseline}, unadjusted (no correction over the "
                       "comparisons), as papers print them", highlight=False, markup=False)
@@ -522,6 +528,13 @@ def print_protocol(doc: dict, out: Console) -> None:
         for metric_name, reason in objects["skipped"]:
             out.print(f"[red]not run[/] {escape(metric_name)}: {escape(reason)}", highlight=False)
     out.print(protocol_summary(doc), highlight=False, markup=False)
+
+
+def _ci_cell(result, part: dict) -> str:
+    """A protocol cell's interval as ``run`` prints it; ``-`` where the part has none (its ``no_interval``) or the
+    variant has no value."""
+    ci = None if result is None or not part.get("interval") else result.ci
+    return "-" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]"
 
 
 def protocol_summary(doc: dict) -> str:
