@@ -52,11 +52,10 @@ Examples
 --------
 >>> import numpy as np
 >>> Z = np.array([[1., 2, 3, 4], [2, 1, 4, 3], [1, 3, 2, 4]])
->>> check_statistic("spa", "summary")
+>>> check_statistic("spa", "summary")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-meta_eval.stats.StatisticError: spa is defined only at the system level (WMT24's soft pairwise accuracy compares
-systems through permutation tests over their segments), not at the summary level
+meta_eval.stats.StatisticError: spa is defined only at the system level (...), not at the summary level
 >>> est = point(np.stack([Z, -Z]), Z, "accuracy", "system")
 >>> est.values.tolist(), describe("accuracy", "system")["grouping"]
 ([1.0, 0.0], 'system')
