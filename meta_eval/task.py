@@ -167,7 +167,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         failing.
     scores_out : path, optional
         Also write every row's metric scores with the set's row keys (``id``, ``doc_id``, ``system``) as JSONL,
-        CSV or TSV (by extension): the format ``scores`` reads back.
+        CSV or TSV (by extension): the format ``scores`` reads back. What made it (each metric's signature and
+        variants, the variant choice, the ``provenance``) is its first JSONL line, or for CSV/TSV the sidecar
+        ``<file>.meta.json`` (:func:`meta_eval.scoring.score_files.file_header`).
     plugins : list of paths
         Python files whose metrics are registered first (``--plugin FILE.py``; docs/plugins.md).
     spa_seed : int, optional

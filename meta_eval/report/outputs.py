@@ -2,7 +2,8 @@
 written atomically, never half-written.
 
 :class:`OutputPlan` is the one write path of every command: built once, before any loading or scoring, from all the
-command's inputs and all its outputs (``--output``, ``--save``, every ``--plot``, ``--scores-out``, a board's folder),
+command's inputs and all its outputs (``--output``, ``--save``, every ``--plot``, ``--scores-out``, the sidecar
+``<file>.meta.json`` of a CSV/TSV score file, a board's folder),
 it refuses an output that is an input of the run or lies in the judgment data folder (even with ``force``), one that
 replaces a file meta-eval did not write (unless ``force``), two outputs on one path, and a place where nothing can be
 written; it uses :func:`check_output` for each file and :func:`check_output_folder` for a folder.
