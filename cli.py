@@ -410,7 +410,7 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
         cls = registry.get_class(name)
         needs = ", ".join(n for n, flag in (("references", cls.needs_references), ("source", cls.needs_source))
                           if flag) or "-"
-        reason = cls.unavailable_reason()
+        reason = __import__("meta_eval.torch_build", fromlist=["_"]).install_choice(cls.unavailable_reason())
         if reason is not None:
             notes.append((name, reason))
         only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else \

@@ -133,6 +133,7 @@ class CategoricalResult:
     metrics_requested: list | None = None
     unparsed: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    provenance: dict | None = None
 
     @property
     def complete(self) -> bool:
@@ -181,7 +182,7 @@ class CategoricalResult:
                 "signatures": {ms.metric: ms.signature for ms in self.scores},
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
                                        "cached": ms.cached} for ms in self.scores},
-                "wall_seconds": round(self.wall_seconds, 3)}
+                "wall_seconds": round(self.wall_seconds, 3), "provenance": self.provenance}
 
 
 def _lower(labels) -> list[str]:
@@ -409,7 +410,8 @@ def second_examples(jset):
 
 def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variants, options, baseline, resamples,
                     seed, correction, pairwise, data_dir, cache, no_cache, batch_size, engine, progress, say, output,
-                    started, tables=(), full=None, scores_missing="error", scores_out=None, figures=()):
+                    started, tables=(), full=None, scores_missing="error", scores_out=None, figures=(),
+                    provenance=None):
     """``meta-eval run`` on categorical / pairwise property `prop` of set `loaded` (called by
     :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`.
 
@@ -543,13 +545,16 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     if baseline is None:  # as a graded run says it (#35): once, before the table
         result.warnings.append({"kind": "no-baseline", "message": f"no test against a baseline: {baseline_note}"})
     result.figures = list(figures)
+    result.provenance = provenance  # meta_eval.provenance.record: the command, version, inputs' SHA-256 (#39)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
     if scores_out is not None:  # through the one write path, as a graded run writes it
         from meta_eval.report.outputs import atomic_write
-        from meta_eval.scoring.score_files import write_row_scores
+        from meta_eval.scoring.score_files import file_header, write_row_scores, write_sidecar
 
         labels = {"human": [r.labels[dim] for r in jset.rows]}
-        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, labels=labels))
+        header = file_header(scored, None, provenance, judgments=jset.name, subset=jset.subset)
+        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, labels=labels, header=header))
+        write_sidecar(scores_out, header)
     return result

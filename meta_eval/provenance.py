@@ -14,11 +14,16 @@ object (:func:`record`)::
   other keys hold every setting.
 - ``version``: meta-eval's version (the ``written_by`` marker says it too).
 - ``inputs``: every user file the command read, as its :class:`~meta_eval.report.outputs.OutputPlan` lists them
-  (the judgment file, ``--scores``, ``--plugin``, ``-o KEY=FILE`` files such as a saved model or a template,
-  ``--candidates``/``--references``/``--sources``/``--input``), each with the SHA-256 of its bytes when the
-  document is written; the score cache is meta-eval's store, not an input, and is left out. A built-in set is
-  recorded by the pinned SHA-256 of its data files (:class:`judgments.files.DataFile`: the download is checked
-  against it, so the file read has those bytes), with ``"built_in": true``.
+  (the judgment file, ``--scores``, ``--plugin``, ``-o KEY=FILE`` files such as a saved model or a template, the
+  model file of a ``learned:MODEL`` metric, ``--candidates``/``--references``/``--sources``/``--input``), each
+  with the SHA-256 of its bytes when the document is written; the score cache is meta-eval's store, not an input,
+  and is left out. A built-in set is recorded by the pinned SHA-256 of its data files
+  (:class:`judgments.files.DataFile`: the download is checked against it, so the file read has those bytes), with
+  ``"built_in": true``.
+
+The files meta-eval writes to be reused record the same object: a learned model (``learn --save``,
+:mod:`metrics.learned_format`) and a score file (``score --output``, ``run --scores-out``: the JSONL's first line, a
+CSV/TSV's sidecar ``<file>.meta.json``, :mod:`meta_eval.scoring.score_files`).
 
 ``leaderboard publish`` records its command in ``results.json`` as before (unchanged: the committed boards are
 compared byte for byte with a fresh rendering).

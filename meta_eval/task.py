@@ -167,7 +167,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         failing.
     scores_out : path, optional
         Also write every row's metric scores with the set's row keys (``id``, ``doc_id``, ``system``) as JSONL,
-        CSV or TSV (by extension): the format ``scores`` reads back.
+        CSV or TSV (by extension): the format ``scores`` reads back. What made it (each metric's signature and
+        variants, the variant choice, the ``provenance``) is its first JSONL line, or for CSV/TSV the sidecar
+        ``<file>.meta.json`` (:func:`meta_eval.scoring.score_files.file_header`).
     plugins : list of paths
         Python files whose metrics are registered first (``--plugin FILE.py``; docs/plugins.md).
     spa_seed : int, optional
@@ -217,9 +219,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     figures = [figure_request(item) for item in ([plots] if isinstance(plots, (str, Path)) else plots)]
     # every output at once, before any loading or scoring: a bad output is found in a second, not after hours
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                         options=option_list, plugins=plugins,
+                         options=option_list, plugins=plugins, metrics=metrics,
                          files=[(f"the --scores file of {spec.name}", spec.path) for spec in specs])
     output, scores_out = outputs.add(output, "--output"), outputs.add(scores_out, "--scores-out")
+    from meta_eval.scoring.score_files import sidecar
+
+    outputs.add(sidecar(scores_out), "--scores-out (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
     for _, _, path in figures:
         outputs.add(path, "--plot")
     selection.load_plugins(plugins)
@@ -306,7 +311,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
                 pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
                 engine=engine, progress=progress, say=say, output=output, started=started, tables=tables,
-                full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures)
+                full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures,
+                provenance=record(plan, judgments))
         if statistic in categorical.NAMES:
             raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "
@@ -482,9 +488,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         write_json(output, result.to_dict())
     if scores_out is not None:
         from meta_eval.report.outputs import atomic_write
-        from meta_eval.scoring.score_files import write_row_scores
+        from meta_eval.scoring.score_files import file_header, write_row_scores, write_sidecar
 
-        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored))
+        header = file_header(scored, variant_record, result.provenance, judgments=jset.name, subset=jset.subset)
+        atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, header=header))
+        write_sidecar(scores_out, header)
     return result
 
 
@@ -781,7 +789,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
-    from meta_eval.scoring.score_files import read_jsonl, read_line_files, write_scores
+    from meta_eval.scoring.score_files import file_header, read_jsonl, read_line_files, sidecar, write_scores, \
+        write_sidecar
     from meta_eval.scoring.selection import (choose_metrics, group_skips, named_skips, parse_options,
                                              requested_names)
 
@@ -803,8 +812,10 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     texts = [("the candidates file", candidates), ("the input file", input), ("the sources file", sources),
              *(("a references file", r) for r in references)]
     texts = [(what, as_path(p, "--" + what.split()[-2])) for what, p in texts]
-    plan = OutputPlan(force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list, plugins=plugins)
+    plan = OutputPlan(force=force, cache=cache, no_cache=no_cache, files=texts, options=option_list, plugins=plugins,
+                      metrics=metrics)
     plan.add(output, "--output")
+    plan.add(sidecar(output), "--output (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
     selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:
@@ -843,7 +854,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     result.rows = row_choice.as_dict() if row_choice is not None else None
     result.provenance = record(plan)
     index = list(row_choice.positions) if row_choice is not None else None
-    header = {**({"rows": result.rows} if result.rows else {}), "provenance": result.provenance}
+    header = file_header(scored, variant_record, result.provenance, **({"rows": result.rows} if result.rows else {}))
     if output is not None:
-        atomic_write(output, lambda tmp: write_scores(tmp, columns, [ms.signature for ms in scored], index, header))
+        atomic_write(output, lambda tmp: write_scores(tmp, columns, header["signatures"], index, header))
+        write_sidecar(output, header)
     return result

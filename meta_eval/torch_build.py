@@ -19,11 +19,18 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["CPU_INSTALL", "CUDA_INSTALL", "describe", "format_line", "gpus", "installed"]
+__all__ = ["CPU_INSTALL", "CUDA_INSTALL", "describe", "format_line", "gpus", "install_choice", "installed"]
 
 CPU_INSTALL = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 CUDA_INSTALL = "pip install torch"
 _GPUS = Path("/proc/driver/nvidia/gpus")
+#: The install hint of the neural metrics' own files (``metrics/encoder.py`` NEURAL_HINT, ``metrics/qa.py``
+#: QA_HINT, ``metrics/bertscore.py`` BERTSCORE_HINT): ``pip install torch==2.13.0 && pip install 'meta-eval[...]'
+#: (install the CPU torch first...)``. Stale (that torch command, with no index, installs PyPI's build: the multi-GB
+#: CUDA one on Linux) but frozen: those files' bytes are hashed into the committed boards' signatures. So what the
+#: user reads is rewritten where it is shown (:func:`install_choice`).
+_FROZEN_HINT = re.compile(r"pip install torch==[0-9][0-9.]* && (pip install '[^']+')"
+                          r"(?: \(install the CPU torch first[^)]*\))?")
 
 
 def installed() -> tuple[str | None, str | None]:
@@ -77,7 +84,7 @@ def format_line(version: str | None, build: str | None, gpu_names: list[str]) ->
     """The line ``meta-eval metrics`` prints (see :func:`describe`)."""
     if version is None:
         return (f"torch not installed: the neural metrics are unavailable; CPU build: {CPU_INSTALL}; CUDA build "
-                f"(Linux): {CUDA_INSTALL} (docs/getting-started.md)")
+                f"(Linux): {CUDA_INSTALL} (docs/install.md)")
     seen = (f"{len(gpu_names)} GPU{'s' if len(gpu_names) > 1 else ''}: {', '.join(dict.fromkeys(gpu_names))}"
             if gpu_names else "no GPU")
     if build == "cpu":
@@ -87,6 +94,20 @@ def format_line(version: str | None, build: str | None, gpu_names: list[str]) ->
         return f"torch {version} (build unknown; {seen})"
     where = "the neural metrics' device=auto uses it" if gpu_names else "the neural metrics run on the CPU"
     return f"torch {version} ({build} build; {seen}: {where})"
+
+
+def install_choice(text: str | None) -> str | None:
+    """``text`` (a metric's unavailable reason, or its error) with the frozen install hint of the neural metrics'
+    files (see ``_FROZEN_HINT``) replaced by the choice the README gives: ``install torch first, the CPU build
+    (pip install torch --index-url https://download.pytorch.org/whl/cpu) or the CUDA build on Linux (pip install
+    torch); then pip install 'meta-eval[neural]'``. Any other text (None included) comes back unchanged. Called
+    where a reason is shown: ``meta-eval metrics``, the skipped metrics of every command
+    (:func:`meta_eval.scoring.selection.choose_metrics`) and a metric that fails while scoring
+    (:func:`meta_eval.scoring.runner.score_all`)."""
+    if not text:
+        return text
+    return _FROZEN_HINT.sub(lambda m: f"install torch first, the CPU build ({CPU_INSTALL}) or the CUDA build on Linux "
+                                      f"({CUDA_INSTALL}); then {m.group(1)}", text)
 
 
 def describe() -> str:

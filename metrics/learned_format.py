@@ -14,11 +14,15 @@ The file is JSON with ``"format": "meta-eval-learned-model"`` and ``"schema": 1`
 - **What it was fitted on**, so a run on the same rows can be flagged as in-sample (:mod:`metrics.learned`):
   ``judgments`` (set name; the file stem for a JSONL file), ``subset``, ``target`` (the human dimension or
   ``geomean:...`` spec) and ``rows``: the sorted :func:`row_fingerprint` of every row fitted on.
+- **What made it**: ``provenance``, the object every result of a command records
+  (:func:`meta_eval.provenance.record`): the ``command`` line (``null`` from a library call), meta-eval's
+  ``version`` and the ``inputs`` it read, each with its SHA-256 (the judgment file, or a built-in set's pinned data
+  files; ``--plugin`` files; ``-o KEY=FILE`` files).
 
-Reading older files: every field of the second group is optional. A missing ``judgments``, ``subset`` or
-``target`` loads as ``None`` (*unknown*), and a missing ``rows`` as ``None`` (then only the set name can tell
-whether a run is in-sample). The schema number stays 1 because these additions are optional; a file with another
-schema number is refused with a message saying to refit.
+Reading older files: every field of the second and third groups is optional. A missing ``judgments``, ``subset``
+or ``target`` loads as ``None`` (*unknown*), a missing ``rows`` as ``None`` (then only the set name can tell
+whether a run is in-sample), and a missing ``provenance`` as ``None``. The schema number stays 1 because these
+additions are optional; a file with another schema number is refused with a message saying to refit.
 
 Choices: ``rows`` holds 12 hex digits (48 bits) of the SHA-256 of each row's scored inputs (candidate, references,
 source), so the file stays small (about 16 bytes a row) and never contains the texts; two different rows collide
@@ -121,6 +125,9 @@ class LearnedModel:
         :meth:`meta_eval.learning.ridge.RidgeResult.as_dict` of the same features (held-out correlations).
     rows : list of str or None
         Sorted :func:`row_fingerprint` of the rows fitted on; None: unknown (an older file without them).
+    provenance : dict or None
+        The command line, meta-eval's version and the SHA-256 of every input of the ``learn`` that fitted it
+        (:func:`meta_eval.provenance.record`); None: not recorded (an older file, or a model built by hand).
     meta_eval_version, created : str
     sha256 : str
         SHA-256 of the file it was loaded from or saved to ("" before); not part of the file.
@@ -140,6 +147,7 @@ class LearnedModel:
     documents: int
     heldout: dict[str, Any]
     rows: list[str] | None = None
+    provenance: dict[str, Any] | None = None
     meta_eval_version: str = field(default_factory=_version)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     sha256: str = field(default="", compare=False)
@@ -178,15 +186,23 @@ class LearnedModel:
                                                                                 "stds": list(self.stds)},
                "weights": list(self.weights), "intercept": self.intercept,
                "raw": {"weights": self.raw_weights, "intercept": self.raw_intercept}, "heldout": self.heldout}
+        if self.provenance is not None:
+            doc["provenance"] = dict(self.provenance)
         if self.rows is not None:  # last: the long list stays out of the way of a reader of the file
             doc["rows"] = list(self.rows)
         return doc
 
+    def to_bytes(self) -> bytes:
+        """The file's bytes: :meth:`as_dict` as indented JSON (UTF-8, a final newline)."""
+        return (json.dumps(self.as_dict(), indent=2) + "\n").encode("utf-8")
+
     def save(self, path: str | Path) -> Path:
-        """Write the model as JSON, atomically (a temporary file in the same folder, then renamed)."""
+        """Write the model as JSON, atomically (a temporary file in the same folder, then renamed). ``meta-eval learn
+        --save`` writes through meta-eval's one write path instead
+        (:func:`meta_eval.learning.pipeline.save_model`); the bytes are the same (:meth:`to_bytes`)."""
         path = Path(path).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(self.as_dict(), indent=2) + "\n").encode("utf-8")
+        data = self.to_bytes()
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             tmp.write_bytes(data)
@@ -259,11 +275,14 @@ class LearnedModel:
         if rows is not None and not (isinstance(rows, list) and all(isinstance(r, str) and r for r in rows)):
             raise LearnedModelError("'rows' should be a list of row fingerprints (strings)")
         documents = doc.get("documents", 0)
+        provenance = doc.get("provenance")
+        if provenance is not None and not isinstance(provenance, dict):
+            raise LearnedModelError(f"'provenance' should be an object, got {type(provenance).__name__}")
         return cls(features=list(features), components=components, means=means, stds=stds, weights=weights,
                    intercept=float(intercept), alpha=float(alpha), target=_optional_str(doc, "target"),
                    judgments=_optional_str(doc, "judgments"), subset=_optional_str(doc, "subset"),
                    n=_need(doc, "n", int), documents=int(documents) if isinstance(documents, int) else 0,
-                   heldout=heldout, rows=None if rows is None else list(rows),
+                   heldout=heldout, rows=None if rows is None else list(rows), provenance=provenance,
                    meta_eval_version=str(doc.get("meta_eval_version", "")), created=str(doc.get("created", "")))
 
 

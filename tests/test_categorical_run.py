@@ -319,3 +319,20 @@ def test_the_library_call_returns_the_json_of_the_command(tmp_path):
     for key in ("results", "human_agreement", "split", "statistic", "n", "labels", "baseline"):
         assert mine[key] == doc[key], key
     assert result.values == {r["metric"]: r["kappa"]["value"] for r in doc["results"]}
+
+
+def test_a_categorical_run_records_its_provenance_in_the_json_and_the_score_files_sidecar(tmp_path):
+    """Issue #39 item 4 on the categorical path: the command, meta-eval's version and the SHA-256 of the judgment
+    file, in the run's JSON and in its --scores-out file's sidecar (the same object)."""
+    import hashlib
+
+    path = _categorical_file(tmp_path / "tiny.json")
+    out, scores = tmp_path / "r.json", tmp_path / "s.csv"
+    res = _run(["-j", str(path), "-m", "verdict", "--output", str(out), "--scores-out", str(scores)], tmp_path)
+    assert res.exit_code == 0, res.output
+    prov = json.loads(out.read_text())["provenance"]
+    assert prov["command"].startswith("meta-eval run -j ") and str(path) in prov["command"]
+    digests = {Path(i["path"]).name: i["sha256"] for i in prov["inputs"] if "path" in i}
+    assert digests["tiny.json"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    side = json.loads((tmp_path / "s.csv.meta.json").read_text())
+    assert side["provenance"] == prov and side["sha256"] == hashlib.sha256(scores.read_bytes()).hexdigest()

@@ -250,7 +250,8 @@ def test_score_exits_1_when_a_metric_fails_and_writes_the_others(tmp_path, regis
     header = out.read_text().splitlines()[0].split(",")
     assert header[0] == "index" and "rougeL-f" in header and "test-broken" not in header
     assert "results for the other metrics were written to" in _flat(res.output)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cands.txt", "scores.csv"]
+    # no temporary file left; the CSV's record is its sidecar (meta_eval/scoring/score_files.py)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cands.txt", "scores.csv", "scores.csv.meta.json"]
 
 
 def test_nothing_could_run_is_still_an_error(jsonl, registered):

@@ -260,17 +260,24 @@ def final_model(best, columns: Mapping[str, np.ndarray], y: np.ndarray,
 
 
 def save_model(model: learning.LearnedModel, path: Path) -> None:
-    """Save ``model`` to ``path`` (atomically).
+    """Save ``model`` to ``path`` through the one write path (:func:`meta_eval.report.outputs.atomic_write`: a
+    temporary file beside it, renamed into place), and set its ``sha256`` to the bytes written.
 
     Raises
     ------
     ValueError
         If the file cannot be written (the message names it).
     """
+    import hashlib
+
+    from meta_eval.report.outputs import OutputError, atomic_write
+
+    data = model.to_bytes()
     try:
-        model.save(path)
-    except OSError as exc:
+        atomic_write(Path(path), lambda tmp: tmp.write_bytes(data))
+    except (OSError, OutputError) as exc:
         raise ValueError(f"cannot save the model to {path}: {exc}") from None
+    model.sha256 = hashlib.sha256(data).hexdigest()
 
 
 def output_document(data: LearnData, outcome: learning.SearchOutcome | None, model: learning.LearnedModel,
@@ -280,10 +287,11 @@ def output_document(data: LearnData, outcome: learning.SearchOutcome | None, mod
     """The ``--output`` JSON: the data, the settings, the protocol and its results (``nested``: the nested
     cross-validation's held-out estimate, interval, tests, per-fold choices and weights; ``paper``: the search and
     every finalist's repeated-split results), the model (as saved, without its row fingerprints, which only the
-    saved file needs), and the metrics' signatures and timing."""
+    saved file needs, and its provenance, which is the document's own), and the metrics' signatures and timing."""
     jset = data.jset
     model_doc = model.as_dict()
     model_doc.pop("rows", None)
+    model_doc.pop("provenance", None)
     doc = {"judgments": jset.name, "subset": jset.subset, "target": data.spec, "n": len(jset),
            "rows_without_target": data.dropped, "documents": jset.documents(), **dict(settings)}
     if nested is not None:
@@ -490,7 +498,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     check_judgments_argument(judgments)
     # every output at once, before any loading, scoring or fitting
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                         options=option_list, plugins=plugins,
+                         options=option_list, plugins=plugins, metrics=metrics,
                          files=[(f"the --scores file of {text.split('=', 1)[0]}", text.split("=", 1)[1])
                                 for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
     outputs.add(save_path, "--save")
@@ -592,6 +600,10 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
                             "exist only for this set's rows, so the model cannot score new texts; its weights are "
                             "in the results (--output), or learn without them to save a model")
+    from meta_eval.provenance import record
+
+    provenance = record(outputs, judgments)
+    model.provenance = provenance  # the saved file records what made it, as the --output document does
     if save_path is not None:
         try:
             save_model(model, save_path)
@@ -605,9 +617,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                     "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
                          save_path, learn_seconds, 0.0, nested_result)
-    from meta_eval.provenance import record
-
-    result.provenance = record(outputs, judgments)
+    result.provenance = provenance
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

@@ -442,7 +442,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     # every output at once (one OutputPlan), before any loading: never an input, the data folder, a user's file
     # without --force, nor both on one path
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
-                         options=option_list, plugins=plugins)
+                         options=option_list, plugins=plugins, metrics=metrics)
     output, plot = outputs.add(output, "--output"), outputs.add(plot, "--plot")
     selection.load_plugins(plugins)
     try:

@@ -2,7 +2,8 @@
 written atomically, never half-written.
 
 :class:`OutputPlan` is the one write path of every command: built once, before any loading or scoring, from all the
-command's inputs and all its outputs (``--output``, ``--save``, every ``--plot``, ``--scores-out``, a board's folder),
+command's inputs and all its outputs (``--output``, ``--save``, every ``--plot``, ``--scores-out``, the sidecar
+``<file>.meta.json`` of a CSV/TSV score file, a board's folder),
 it refuses an output that is an input of the run or lies in the judgment data folder (even with ``force``), one that
 replaces a file meta-eval did not write (unless ``force``), two outputs on one path, and a place where nothing can be
 written; it uses :func:`check_output` for each file and :func:`check_output_folder` for a folder.
@@ -228,14 +229,16 @@ def as_path(value, option: str) -> Path | None:
 
 
 def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = False, files=(), options=(),
-               plugins=()) -> tuple[list, list]:
+               plugins=(), metrics=None) -> tuple[list, list]:
     """The ``(inputs, protected)`` pairs of a job for :func:`check_output`: the judgment data folder ``data_dir`` and
     the default one (``$META_EVAL_DATA``, else the user cache), always, whatever ``judgments`` names; the judgment
     file(s) named by ``judgments`` (comma-separated; a built-in set's name, with or without ``:subset``, reads the
     data folder);
     the score cache (the given or the default one, ``no_cache`` or not: it is meta-eval's store, never a result);
-    the ``files`` read (pairs ``(what, path)``); the ``--plugin`` files; and any ``-o KEY=VALUE`` naming an
-    existing file (a saved model, a baseline file)."""
+    the ``files`` read (pairs ``(what, path)``); the ``--plugin`` files; any ``-o KEY=VALUE`` naming an
+    existing file (a saved model, a baseline file); and the model file of every ``learned:MODEL`` in ``metrics``
+    (``--metrics``, a comma-separated str or a sequence of names) that exists (a bad name is the metric choice's
+    error, later)."""
     from meta_eval import judgments as judgment_sets
     from meta_eval.scoring.cache import default_cache_path
 
@@ -254,6 +257,18 @@ def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = Fa
         value = item.split("=", 1)[1] if "=" in item else ""
         if value and Path(value).expanduser().is_file():
             inputs.append((f"an input given by -o {item.split('=', 1)[0]}", Path(value).expanduser()))
+    names = metrics.split(",") if isinstance(metrics, str) else metrics if isinstance(metrics, (list, tuple)) else ()
+    for name in names:
+        spec = name.strip() if isinstance(name, str) else ""
+        if spec.startswith("learned:"):
+            from meta_eval.metrics.learned import model_path
+
+            try:
+                model = model_path(spec[len("learned:"):])
+            except ValueError:
+                continue
+            if model.is_file():
+                inputs.append((f"the model of {spec}", model))
     return inputs, protected
 
 

@@ -403,8 +403,9 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                 raise MetaEvalError(str(exc)) from None
             except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
                 from meta_eval.metrics.redact import redact
+                from meta_eval.torch_build import install_choice  # the frozen torch hint, as the README's choice
 
-                failed.append((metric.name, redact(f"{type(exc).__name__}: {exc}")))
+                failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}"))))
             finally:
                 release_done(metric, order[i + 1:])
                 if engine is not None:

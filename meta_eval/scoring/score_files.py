@@ -11,6 +11,14 @@ names the file and the line, and the examples come back labelled with their line
 
 Outputs: ``.jsonl`` (one object per example: its index and every variant's score), ``.csv`` or ``.tsv``
 (a header row of variant names), chosen by the file extension.
+
+What made a score file (``meta-eval score --output``, ``meta-eval run --scores-out``) is recorded with it
+(:func:`file_header`): each metric's signature and the variants it wrote, the variant choice (``--variants``), the
+rows chosen (``--limit``/``--sample``) and the ``provenance`` (:mod:`meta_eval.provenance`: the command line,
+meta-eval's version, the SHA-256 of every input). In a JSONL file it is the first line, which
+:mod:`meta_eval.scoring.imported` skips as a header; a CSV/TSV file stays a plain table (any tool reads it) and the
+record goes beside it, into the sidecar ``<file>.meta.json`` (:func:`sidecar`, :func:`write_sidecar`), which also
+holds the table's SHA-256, so that a sidecar tells whether the table is still the one it describes.
 """
 from __future__ import annotations
 
@@ -26,7 +34,11 @@ from meta_eval.judgments.limits import max_line_bytes, read_bytes
 from meta_eval.judgments.text import check_encodable, decode_lines, repair_text
 from meta_eval.metrics.base import Example
 
-__all__ = ["read_line_files", "read_jsonl", "write_row_scores", "write_scores"]
+__all__ = ["SIDECAR", "file_header", "read_line_files", "read_jsonl", "sidecar", "write_row_scores", "write_scores",
+           "write_sidecar"]
+
+#: The suffix added to a CSV/TSV score file's name for its sidecar (``scores.csv`` -> ``scores.csv.meta.json``).
+SIDECAR = ".meta.json"
 
 
 def _lines(path: Path) -> list[str]:
@@ -90,13 +102,53 @@ def read_jsonl(path: Path) -> LabelledExamples:
     return LabelledExamples(examples, labels)
 
 
+def file_header(scored: Sequence, variants: Mapping | None = None, provenance: Mapping | None = None,
+                **more) -> dict:
+    """What a score file records about itself: ``{"signatures": [...], **more, "metrics": [{"name", "signature",
+    "variants"}, ...], "variants": ..., "provenance": ...}``.
+
+    ``scored``: the :class:`~meta_eval.scoring.runner.MetricScores` written (each metric's signature, and the
+    variants it wrote, which are the file's columns); ``variants``: the variant choice
+    (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`: as given, the rule, the variants shown and hidden);
+    ``provenance``: :func:`meta_eval.provenance.record`; ``more``: e.g. ``judgments``/``subset`` (``--scores-out``),
+    ``rows`` (``--limit``/``--sample``). ``signatures`` comes first: it is how meta-eval recognises its own score
+    files (:func:`meta_eval.report.outputs.written_by_meta_eval`) and the JSONL reader its header line.
+    """
+    return {"signatures": [ms.signature for ms in scored], **more,
+            "metrics": [{"name": ms.metric, "signature": ms.signature, "variants": list(ms.scores)} for ms in scored],
+            "variants": dict(variants) if variants is not None else None,
+            "provenance": dict(provenance) if provenance is not None else None}
+
+
+def sidecar(path: Path | None) -> Path | None:
+    """The sidecar of a CSV/TSV score file (``<file>.meta.json``), which holds its :func:`file_header`; None for a
+    JSONL file (its first line holds it) or no file."""
+    if path is None or Path(path).suffix.lower() not in (".csv", ".tsv"):
+        return None
+    return Path(path).with_name(Path(path).name + SIDECAR)
+
+
+def write_sidecar(path: Path, header: Mapping) -> None:
+    """Write the sidecar of the CSV/TSV score file ``path`` (already written; nothing for a JSONL file) through the
+    one write path (:func:`meta_eval.report.outputs.write_json`: the ``written_by`` marker first, atomically):
+    ``{"written_by", "scores_file": <its name>, "format": "csv"|"tsv", "sha256": <its bytes' SHA-256>, **header}``."""
+    from meta_eval.provenance import digest
+    from meta_eval.report.outputs import write_json
+
+    side = sidecar(path)
+    if side is None:
+        return
+    write_json(side, {"scores_file": Path(path).name, "format": Path(path).suffix.lower()[1:],
+                      "sha256": digest(path), **header})
+
+
 def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Sequence[str],
                  index: Sequence[int] | None = None, header: Mapping | None = None) -> None:
     """Write per-example scores as .jsonl, .csv or .tsv (atomically: a temporary file, then a rename).
 
     ``index``: each example's position in the input (default 0, 1, ...; a ``--sample`` keeps the drawn rows'
     positions, so the file still joins as ``--scores`` by ``index``); ``header``: more keys of the JSONL's first
-    line after ``signatures`` (``rows``, ``provenance``)."""
+    line after ``signatures`` (:func:`file_header`'s; a CSV/TSV file's go to its sidecar, :func:`write_sidecar`)."""
     names = list(scores)
     n = len(next(iter(scores.values()))) if scores else 0
     index = list(range(n)) if index is None else list(index)
@@ -107,7 +159,8 @@ def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Seque
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
         if suffix == ".jsonl":
-            fh.write(json.dumps({"signatures": list(signatures), **(header or {})}) + "\n")
+            fh.write(json.dumps({"signatures": list(signatures),
+                                 **{k: v for k, v in (header or {}).items() if k != "signatures"}}) + "\n")
             for i in range(n):
                 fh.write(json.dumps({"index": index[i], **{v: float(scores[v][i]) for v in names}}) + "\n")
         else:
@@ -118,7 +171,7 @@ def write_scores(path: Path, scores: Mapping[str, np.ndarray], signatures: Seque
     tmp.replace(path)
 
 
-def write_row_scores(path: Path, jset, scored, labels: dict | None = None) -> None:
+def write_row_scores(path: Path, jset, scored, labels: dict | None = None, header: Mapping | None = None) -> None:
     """``meta-eval run --scores-out``: every row's metric scores with the set's row keys, as ``.jsonl``, ``.csv`` or
     ``.tsv``, the format ``--scores`` reads back (:mod:`meta_eval.scoring.imported`).
 
@@ -131,7 +184,8 @@ def write_row_scores(path: Path, jset, scored, labels: dict | None = None) -> No
 
     ``labels``: column -> one text per row, written after the keys (a categorical run's ``human``: the row's label,
     which ``--scores`` does not read as a score); a label metric's score is the index of its answer in its
-    ``label_space``, as the run reads it.
+    ``label_space``, as the run reads it. ``header``: more keys of the JSONL's first line (:func:`file_header`'s:
+    ``metrics``, ``variants``, ``provenance``; a CSV/TSV file's go to its sidecar, :func:`write_sidecar`).
     """
     columns = {v: s for ms in scored for v, s in ms.scores.items()}
     names = list(columns)
@@ -140,7 +194,9 @@ def write_row_scores(path: Path, jset, scored, labels: dict | None = None) -> No
     with open(path, "w", encoding="utf-8", newline="") as fh:
         if suffix == ".jsonl":
             fh.write(json.dumps({"signatures": [ms.signature for ms in scored], "judgments": jset.name,
-                                 "subset": jset.subset}) + "\n")
+                                 "subset": jset.subset, **{k: v for k, v in (header or {}).items()
+                                                           if k not in ("signatures", "judgments", "subset")}})
+                     + "\n")
             for i, row in enumerate(jset.rows):
                 fh.write(json.dumps({"id": row.id, "doc_id": row.doc_id, "system": row.system,
                                      **{k: values[i] for k, values in labels.items()},

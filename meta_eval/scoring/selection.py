@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from meta_eval.errors import MetaEvalError
+from meta_eval.torch_build import install_choice
 
 __all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
            "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins", "match_variants",
@@ -221,7 +222,7 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
         if not device_checked and "device" in metric_config(cls, {"device": "auto"}):
             check_device(options)  # once, before the first metric that computes on a device is built
             device_checked = True
-        reason = cls.unavailable_reason(**metric_config(cls, options, cls.unavailable_reason))
+        reason = install_choice(cls.unavailable_reason(**metric_config(cls, options, cls.unavailable_reason)))
         if reason is None:  # what a metric needs can depend on its options (ref=source): ask the instance
             try:
                 metric = build(cls, metric_config(cls, options))
