@@ -80,7 +80,17 @@ def _built_in(judgments) -> list[dict]:
 
     out = []
     names = str(os.fspath(judgments)).split(",") if isinstance(judgments, (str, os.PathLike)) else []
-    for name in dict.fromkeys(n.strip().split(":")[0] for n in names):
+    for given in dict.fromkeys(n.strip() for n in names):
+        name = given.split(":")[0]
+        if name == "judge-bench" and ":" in given:  # judge-bench:<file>: that file's pin
+            from meta_eval.judgments.judge_bench import SETS
+
+            pinned = SETS.get(given.split(":", 1)[1])
+            if pinned is not None:
+                f = pinned.data_file()
+                out.append({"what": f"the built-in set {given}", "path": f.relpath, "sha256": f.sha256,
+                            "built_in": True})
+            continue
         if name not in judgment_sets.BUILTIN:
             continue
         module = importlib.import_module(judgment_sets.BUILTIN[name])

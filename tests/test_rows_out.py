@@ -292,3 +292,19 @@ def test_the_torch_line_says_the_build_and_what_meta_eval_does_with_it(version, 
     from meta_eval.torch_build import format_line
 
     assert format_line(version, build, gpus).startswith(line)
+
+
+def test_a_judge_bench_set_is_recorded_by_its_files_pin(tmp_path, shared_data):
+    """``-j judge-bench:<file>`` records that file's pinned SHA-256 as a built-in set does (it recorded nothing)."""
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+    from meta_eval.judgments.judge_bench import SETS
+
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["run", "-j", "judge-bench:cola", "-m", "length", "--no-cache", "--resamples", "20",
+                                   "--data-dir", str(shared_data), "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    f = SETS["cola"].data_file()
+    assert json.loads(out.read_text(encoding="utf-8"))["provenance"]["inputs"] == [
+        {"what": "the built-in set judge-bench:cola", "path": f.relpath, "sha256": f.sha256, "built_in": True}]
