@@ -49,6 +49,16 @@ MODEL_SCHEMA = 1
 _FINGERPRINT_HEX = 12
 
 
+def _is_model_file(path: Path) -> bool:
+    """Whether ``path`` holds a learned-model file (JSON whose ``format`` is :data:`MODEL_FORMAT`)."""
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read(1 << 26))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT
+
+
 class LearnedModelError(ValueError):
     """A learned-model file is missing, corrupt, or does not follow the schema."""
 
@@ -196,11 +206,20 @@ class LearnedModel:
         """The file's bytes: :meth:`as_dict` as indented JSON (UTF-8, a final newline)."""
         return (json.dumps(self.as_dict(), indent=2) + "\n").encode("utf-8")
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the model as JSON, atomically (a temporary file in the same folder, then renamed). ``meta-eval learn
         --save`` writes through meta-eval's one write path instead
-        (:func:`meta_eval.learning.pipeline.save_model`); the bytes are the same (:meth:`to_bytes`)."""
+        (:func:`meta_eval.learning.pipeline.save_model`); the bytes are the same (:meth:`to_bytes`).
+
+        As that path, it never replaces a file meta-eval did not write: an existing ``path`` is replaced only if it
+        is a learned-model file (its ``format`` is :data:`MODEL_FORMAT`), or with ``overwrite=True``; otherwise
+        :class:`FileExistsError` naming it, and the file is left as it was."""
         path = Path(path).expanduser()
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a folder, not a model file")
+        if path.exists() and not overwrite and not _is_model_file(path):
+            raise FileExistsError(f"{path} exists and is not a meta-eval learned-model file (format "
+                                  f"{MODEL_FORMAT!r}): not replaced; pass overwrite=True to replace it")
         path.parent.mkdir(parents=True, exist_ok=True)
         data = self.to_bytes()
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

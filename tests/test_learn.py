@@ -570,3 +570,22 @@ def test_cli_learn_one_document_skipped_metric_and_no_search(shared_data, tmp_pa
     # only metrics the set cannot feed: nothing to learn from
     res = runner.invoke(app, base + ["--metrics", "textrank,novelty"])
     assert res.exit_code == 2 and "no metric of --metrics can run" in " ".join(res.output.split())
+
+
+def test_save_never_replaces_a_file_meta_eval_did_not_write(tmp_path):
+    """``LearnedModel.save`` (the library method) keeps the write guard's promise: an existing file that is not a
+    learned model is left as it was unless ``overwrite=True``; a model file is replaced; a folder is refused."""
+    model = hand_model()
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": true}\n')
+    with pytest.raises(FileExistsError, match="not a meta-eval learned-model file"):
+        model.save(notes)
+    assert notes.read_text() == '{"mine": true}\n'
+    path = model.save(tmp_path / "m.json")
+    model.intercept += 1.0
+    model.save(path)  # a model file: replaced
+    assert json.loads(path.read_text())["intercept"] == model.intercept
+    model.save(notes, overwrite=True)
+    assert json.loads(notes.read_text())["format"] == "meta-eval-learned-model"
+    with pytest.raises(IsADirectoryError):
+        model.save(tmp_path)
