@@ -237,7 +237,22 @@ def board_figure(set_block: dict, level_block: dict):
 
 
 def board_figure_name(set_block: dict, level_block: dict) -> str:
-    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure (a ``:`` in the set's
-    name, ``judge-bench:newsroom``, as ``-``: no colon in a file name)."""
-    return (f"figures/{set_block['judgments'].replace(':', '-')}-{set_block['subset']}-{level_block['level']}-"
-            f"{level_block['statistic']}.svg")
+    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure.
+
+    A set named ``<collection>:<file>`` (``judge-bench:roscoe-cosmos``, whose subset is the file's name again) is
+    written ``<collection>-<file without hyphens>``, once: no colon in a file name, and no figure named like the
+    set's data file (``roscoe-cosmos-overall.json``), which the repository must never look as if it held.
+
+    >>> board_figure_name({"judgments": "judge-bench:roscoe-cosmos", "subset": "roscoe-cosmos"},
+    ...                   {"level": "global", "statistic": "spearman"})
+    'figures/judge-bench-roscoecosmos-global-spearman.svg'
+    >>> board_figure_name({"judgments": "chaganty", "subset": "sms"}, {"level": "summary", "statistic": "kendall"})
+    'figures/chaganty-sms-summary-kendall.svg'
+    """
+    collection, _, part = set_block["judgments"].partition(":")
+    if part:
+        subset = set_block["subset"]
+        stem = f"{collection}-{part.replace('-', '')}" + ("" if subset in (None, part) else f"-{subset}")
+    else:
+        stem = f"{collection}-{set_block['subset']}"
+    return f"figures/{stem}-{level_block['level']}-{level_block['statistic']}.svg"
