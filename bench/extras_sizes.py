@@ -94,7 +94,7 @@ def main() -> None:
         name, _, reqs = item.partition("=")
         chosen[name] = reqs.split(",") if reqs else INSTALLS[name]
     rows = []
-    print(f"| install | pip install | distributions | download | installed |\n|---|---|---:|---:|---:|")
+    print("| install | pip install | distributions | download | installed |\n|---|---|---:|---:|---:|")
     for name, reqs in chosen.items():
         down = inst = 0
         sdists = []

@@ -36,7 +36,6 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.errors import MetaEvalError
-from meta_eval.stats import describe
 from meta_eval.stats.clusters import family_label, significance_clusters
 from meta_eval.stats.significance import williams_pvalues
 from meta_eval.evaluate import global_interval, global_values, units_warning

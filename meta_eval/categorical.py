@@ -425,11 +425,11 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     import time
 
     from meta_eval.judgments.judge_bench import human_agreement
-    from meta_eval.report.outputs import check_stores, write_json
+    from meta_eval.report.outputs import write_json
     from meta_eval.scoring import selection
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.runner import Scoring, score_all
-    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+    from meta_eval.scoring.selection import named_skips, requested_names
 
     statistic = choose_statistic(asked_statistic, prop, loaded.name)
     kind = "pairwise" if prop.pairwise else "categorical"
@@ -459,20 +459,11 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     if len(loaded.dimensions) > 1:
         say("out", f"human: {dim} ({kind}: {', '.join(prop.labels)}; pass --human to choose: "
                    f"{', '.join(loaded.dimensions)})")
-    from meta_eval.scoring.imported import check_names, metric_scores, without_imported
+    from meta_eval.scoring.imported import metric_scores
 
-    requested, only_imported = without_imported(requested_names(metrics), imported)
-    asked = requested
-    requested, shown = selection.resolve_metric_choice(requested, variants)
-    if baseline is not None:
-        shown.always.add(baseline)
-    chosen, skipped = ([], []) if only_imported else choose_metrics(
-        requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
-        has_references=jset.max_references > 0, language=jset.language, judged=(jset, dim))
-    check_names(imported, chosen)
-    shown.check(selection.available_variants(chosen, skipped, imported))
-    chosen = shown.narrow(chosen, skipped, requested)
-    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)
+    asked, _, shown, chosen, skipped = selection.choose_for_set(
+        requested_names(metrics), variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache,
+        no_cache=no_cache)
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human: {dim} ({kind})"
         + (f" ({dropped} rows without a {dim} label left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,

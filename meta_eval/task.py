@@ -286,14 +286,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                                     evaluate_level, level_warning)
     from meta_eval.judgments.rows import select_rows
     from meta_eval.provenance import record
-    from meta_eval.report.outputs import check_stores, write_json
+    from meta_eval.report.outputs import write_json
     from meta_eval.results import RunResult, sorted_results
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
-    from meta_eval.scoring.imported import (check_levels, check_names, join_scores, merge_tables, metric_scores,
-                                            read_table, without_imported)
+    from meta_eval.scoring.imported import check_levels, join_scores, merge_tables, metric_scores, read_table
     from meta_eval.scoring.runner import Scoring, degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import choose_metrics, named_skips, parse_options, requested_names
+    from meta_eval.scoring.selection import named_skips, requested_names
     from meta_eval.scoring.system_scores import add_system_scores
 
     requested = requested_names(metrics)
@@ -354,18 +353,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
-    requested, only_imported = without_imported(requested, imported)
-    asked = requested
-    requested, shown = selection.resolve_metric_choice(requested, variants)
-    if baseline is not None:
-        shown.always.add(baseline)
-    chosen, skipped = ([], []) if only_imported else choose_metrics(
-        requested, parse_options(options), what=jset.name, has_sources=jset.has_sources,
-        has_references=jset.max_references > 0, language=jset.language, judged=(jset, dim))
-    check_names(imported, chosen)
-    shown.check(selection.available_variants(chosen, skipped, imported))
-    chosen = shown.narrow(chosen, skipped, requested)
-    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
+    asked, requested, shown, chosen, skipped = selection.choose_for_set(
+        requested, variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache, no_cache=no_cache)
     if baseline is not None:  # checked before the scoring, not after it
         planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
         if baseline not in planned:

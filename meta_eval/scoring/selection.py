@@ -22,7 +22,7 @@ from meta_eval.errors import MetaEvalError
 from meta_eval.torch_build import install_choice
 
 __all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
-           "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins", "match_variants",
+           "choose_for_set", "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins", "match_variants",
            "metric_config", "named_skips", "option_list", "parse_options", "parse_variants", "refuse_set_template",
            "requested_names", "resolve_metric_choice", "use_device", "variant_families"]
 
@@ -156,6 +156,34 @@ def refuse_set_template(requested: str | Sequence[str] | None, options, command:
     if "llm-judge" in named and parse_options(option_list(options)).get("template") == "set":
         raise MetaEvalError(f"-m llm-judge -o template=set does not run in meta-eval {command}: {why}; it runs in "
                             f"{SET_TEMPLATE_COMMANDS}")
+
+
+def choose_for_set(requested: str | None, variants, baseline: str | None, imported: Sequence, options, jset,
+                   dimension: str, *, data_dir=None, cache=None, no_cache: bool = False):
+    """The metrics a command that judges ``jset``'s ``dimension`` scores (``meta-eval run`` on a graded or a label
+    property): the names without the imported ones (:func:`meta_eval.scoring.imported.without_imported`), the
+    variant choice (:func:`resolve_metric_choice`, the baseline always shown), the built metrics
+    (:func:`choose_metrics` with ``judged``), checked against the imported names and the choice, narrowed to it,
+    and their answer stores checked (:func:`meta_eval.report.outputs.check_stores`) before any request.
+
+    Returns ``(asked, names, shown, chosen, skipped)``: the names as asked (imported ones removed), the metric
+    names they resolve to (variants and families named by their metric), the :class:`VariantChoice`, the metrics to
+    score and the skipped ``(name, reason)``."""
+    from meta_eval.report.outputs import check_stores
+    from meta_eval.scoring.imported import check_names, without_imported
+
+    asked, only_imported = without_imported(requested, imported)
+    names, shown = resolve_metric_choice(asked, variants)
+    if baseline is not None:
+        shown.always.add(baseline)
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        names, parse_options(options), what=jset.name, has_sources=jset.has_sources,
+        has_references=jset.max_references > 0, language=jset.language, judged=(jset, dimension))
+    check_names(imported, chosen)
+    shown.check(available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, names)
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
+    return asked, names, shown, chosen, skipped
 
 
 def named_skips(skipped: Sequence[tuple[str, str]], requested: str | None) -> list[tuple[str, str]]:
