@@ -65,14 +65,13 @@ Choices (all in the signature through :meth:`config`):
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 from typing import Sequence
 
 from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
-from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, model_unavailable_reason,
-                             prepare_torch)
+from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, EncoderError, encoder_ident, local_source,
+                             model_unavailable_reason, prepare_torch)
 from meta_eval.metrics.memo import on_release
 from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.placed import Placed
@@ -112,7 +111,7 @@ class MaskedLM:
         self.device, self.dtype = device, dtype
         import transformers
 
-        source = os.path.expanduser(model)
+        source = str(local_source(model, "masked LM"))  # a local folder, never the hub (metrics.encoder.local_source)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source)
             self.model, info = transformers.AutoModelForMaskedLM.from_pretrained(source, output_loading_info=True)

@@ -128,7 +128,7 @@ from meta_eval.metrics.base import Example, Metric, MetricError, boolean, file_s
 from meta_eval.metrics.device import (TOKEN_BUDGET, device_config, padded_batches, precision, resolve_device,
                                       resolve_dtype, run_with_backoff)
 from meta_eval.metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
-                             map_in_threads, model_unavailable_reason, prepare_torch)
+                             local_source, map_in_threads, model_unavailable_reason, prepare_torch)
 from meta_eval.metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
 from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.registry import register
@@ -173,16 +173,7 @@ def resolve_model(model: str) -> Path:
     reason = model_unavailable_reason(model)
     if reason is not None:
         raise MetricError(f"bertscore: {reason}")
-    if model == MINILM:
-        from meta_eval.metrics.encoder import _minilm_path
-
-        return _minilm_path()
-    folder = Path(os.path.expanduser(model))
-    if folder.is_dir():
-        return folder.resolve()
-    from huggingface_hub import try_to_load_from_cache
-
-    return Path(try_to_load_from_cache(model, "config.json")).parent  # the snapshot folder (files are symlinks)
+    return local_source(model)
 
 
 def _model_config(folder: Path) -> dict:

