@@ -277,11 +277,9 @@ def test_signature_does_not_import_torch(tiny):
 
 
 def test_unavailable_without_the_default_model(tiny, tmp_path, monkeypatch):
-    import huggingface_hub.constants
-
     from meta_eval.metrics.qa import QASupervised, QAUnsupervised
 
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # read at each check (model_names.hub_cache_dir)
     for cls in (QASupervised, QAUnsupervised):
         reason = cls.unavailable_reason()
         assert DEFAULT_QA_MODEL in reason and "model=<local folder" in reason
@@ -291,5 +289,5 @@ def test_unavailable_without_the_default_model(tiny, tmp_path, monkeypatch):
     (repo / "refs" / "main").write_text("abc123")
     (repo / "snapshots" / "abc123").mkdir(parents=True)
     (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     assert QASupervised.unavailable_reason() is None
