@@ -12,7 +12,7 @@
 # platformdirs, bert-score and matplotlib (bert-score imports it). No GloVe, spaCy or MiniLM package: those metrics
 # are skipped, and the models are random weights of the real shapes (bench/bench_gpu.py says so in its output).
 #
-# Writes under $OUT (default ./gpu-check-out): pip.log, env.txt, pytest-cuda.log, run-wmt23.log, bench.log,
+# Writes under $OUT (default ./gpu-check-out): pip.log, env.txt, pytest-cuda.log, run-wmt23.log, run-hub-name.log, bench.log,
 # bench.json (every number), summary.txt. Budget: about 7 minutes on an H200; every step has its own time limit, and
 # a step that fails does not stop the next ones.
 set -u
@@ -70,6 +70,17 @@ say "random models in $WORK: exit $?"
 timeout 60 python3 -m meta_eval.cli run -j wmt23 -m bertscore -o model="$WORK/minilm-shape" --device cuda \
   --no-cache --format md >"$OUT/run-wmt23.log" 2>&1
 say "meta-eval run -j wmt23 -m bertscore -o model=<MiniLM shape> --device cuda: exit $?"
+
+# 4b. a hub name from the local Hugging Face cache, with the offline variables unset: the machine reaches no hub, so
+# a load by hub name would spend about 100 s in transformers' retries (metrics.encoder.local_source loads the cached
+# snapshot folder instead); the whole run should take seconds
+HUB=/tmp/bench-gpu-hub; SNAP=$HUB/models--someorg--minilm-shape/snapshots/0123456789abcdef0123456789abcdef01234567
+mkdir -p "$SNAP" "$HUB/models--someorg--minilm-shape/refs" && cp -r "$WORK/minilm-shape/." "$SNAP/" && \
+  printf 0123456789abcdef0123456789abcdef01234567 >"$HUB/models--someorg--minilm-shape/refs/main"
+T0=$(date +%s)
+env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE HF_HUB_CACHE="$HUB" timeout 150 python3 -m meta_eval.cli run \
+  -j chaganty -m wms-ctx -o model=someorg/minilm-shape --device cuda --no-cache >"$OUT/run-hub-name.log" 2>&1
+say "meta-eval run -j chaganty -m wms-ctx -o model=someorg/minilm-shape (cached hub name, no offline variables): exit $? in $(( $(date +%s) - T0 )) s"
 
 # 5. the benchmark: BERTScore on wmt23 (roberta-large shape) CPU/GPU fp32/TF32/bf16 and bert-score; -m all on chaganty
 timeout 300 python3 bench/bench_gpu.py --work "$WORK" --out "$OUT/bench.json" --timeout 100 --cpu-pairs 128 \
