@@ -403,6 +403,7 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
         _fail(str(exc))
     table = Table(title="Registered metrics")
     from meta_eval.metrics.model_names import default_model_cell
+    from meta_eval.torch_build import install_choice
     for col in ("name", "variants", "needs", "default model", "higher is better", "status"):
         table.add_column(col)
     notes = []
@@ -410,7 +411,7 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
         cls = registry.get_class(name)
         needs = ", ".join(n for n, flag in (("references", cls.needs_references), ("source", cls.needs_source))
                           if flag) or "-"
-        reason = __import__("meta_eval.torch_build", fromlist=["_"]).install_choice(cls.unavailable_reason())
+        reason = install_choice(cls.unavailable_reason())
         if reason is not None:
             notes.append((name, reason))
         only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else \
