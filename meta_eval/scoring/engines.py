@@ -193,6 +193,17 @@ class Engine(abc.ABC):
         for i, task in enumerate(tasks):
             yield i, fn(*shared, *task)
 
+    def submit_batches(self, metric: Metric, batches: Sequence[list[Example]]) -> list[Future] | None:
+        """Hand every batch of the fitted ``metric`` to this engine's workers at once and return one future per
+        batch, for a run that scores other metrics in the driver meanwhile (:func:`meta_eval.scoring.runner.score_all`
+        on a GPU); :meth:`collect` gives each future's scores. None where the engine cannot (the default: no
+        workers)."""
+        return None
+
+    def collect(self, future: Future, what: str) -> tuple[BatchScores, float]:
+        """The scores of a future of :meth:`submit_batches` and the seconds its batch took in the worker."""
+        raise NotImplementedError
+
     def idle(self, remaining: Sequence[Metric]) -> None:
         """Called between metrics with the metrics still to run: an engine may stop workers none of them needs
         (they start again when needed). Default: nothing."""
@@ -248,6 +259,13 @@ def _score_recording(metric: Metric, examples: list[Example]) -> tuple[BatchScor
 
 def _score_in_worker(token: str, blob: bytes, examples: list[Example]) -> tuple[BatchScores, list]:
     return _score_recording(_worker_metric(token, blob), examples)
+
+
+def _score_timed_in_worker(token: str, blob: bytes, examples: list[Example]) -> tuple[tuple[BatchScores, float], list]:
+    """:func:`_score_in_worker` and the seconds the batch took here (a metric scored beside the driver's)."""
+    started = time.perf_counter()
+    scores, caught = _score_in_worker(token, blob, examples)
+    return (scores, time.perf_counter() - started), caught
 
 
 def _call_recording(fn: Callable, args: tuple) -> tuple[object, list]:
@@ -345,6 +363,21 @@ class LocalEngine(Engine):
         yield from self._spread(len(batches), lambda i: metric.score(batches[i]), ship,
                                 lambda shipped, i: self._executor().submit(_score_in_worker, *shipped, batches[i]),
                                 f"scoring {metric.name}")
+
+    def submit_batches(self, metric, batches):
+        """Every batch of a CPU metric (``parallel="process"``) to the pool at once, started now: the driver scores
+        none of them. None with one worker, for a metric that is not spread over processes, or one that cannot be
+        pickled (it is then scored in the driver, as always)."""
+        if self.workers == 1 or getattr(metric, "parallel", "process") != "process":
+            return None
+        blob, _ = _pickled(metric)
+        if blob is None:
+            return None
+        token = hashlib.sha256(blob).hexdigest()
+        return [self._executor().submit(_score_timed_in_worker, token, blob, batch) for batch in batches]
+
+    def collect(self, future, what):
+        return self._result(future, what)
 
     def _score_alone(self, metric, batches):
         """A neural metric in the driver with ``workers`` torch threads: metrics are scored one after the other,

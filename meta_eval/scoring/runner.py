@@ -34,10 +34,12 @@ holds it: ``run -m all`` over chaganty peaks at the largest of its neural metric
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import re
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -48,7 +50,7 @@ from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
 __all__ = ["MetricScores", "Scoring", "answer_counts", "check_examples", "degenerate_lines", "degenerate_report",
-           "release_done", "run_order", "score_all", "score_examples", "shared_totals"]
+           "on_gpu_device", "release_done", "run_order", "score_all", "score_examples", "shared_totals"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -169,9 +171,92 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     MetricError
         From :func:`check_examples`, before anything is fitted, looked up or scored.
     """
+    job = _prepare(metric, examples, cache, batch_size, on_progress, labels, engine)
+    try:
+        for index, out in (engine or InProcess()).score_batches(metric, job.batch_examples()):
+            job.commit(index, out)
+    except (NonFiniteScore, MetricError) as exc:
+        located = job.locate(exc)
+        if located is None:
+            raise
+        raise located from None
+    return job.result()
+
+
+@dataclass
+class _Job:
+    """One metric's scoring of a set between its cache lookup and its scores: the steps of :func:`score_examples`,
+    apart so that :func:`score_all` can hand a CPU metric's batches to the workers and commit them later."""
+
+    metric: Metric
+    cache: ScoreCache | None
+    labels: Sequence[str] | None
+    keys: list[str]
+    distinct: dict[str, Example]
+    found: dict[str, dict[str, float]]
+    batches: list[list[str]]
+    signature: str
+    on_progress: ProgressCallback | None
+    started: float
+    shared_before: dict[str, float]
+    done: int = 0
+    worked: float | None = None  # seconds its batches took in the workers, when they ran beside the driver's
+
+    def batch_examples(self) -> list[list[Example]]:
+        return [[self.distinct[k] for k in batch] for batch in self.batches]
+
+    def commit(self, index: int, out: dict[str, np.ndarray]) -> None:
+        """File batch ``index``'s scores in the cache (one commit) and count it."""
+        batch = self.batches[index]
+        fresh = {k: {v: float(out[v][j]) for v in self.metric.variants} for j, k in enumerate(batch)}
+        if self.cache is not None:
+            self.cache.put_many(self.signature, fresh)
+        self.found.update(fresh)
+        self.done += len(batch)
+        if self.on_progress:
+            self.on_progress(self.done, len(self.distinct))
+
+    def locate(self, exc: Exception) -> Exception | None:
+        """``exc`` (about one example of a batch) naming the example's row instead, or None to raise it as is."""
+        metric = self.metric
+        if isinstance(exc, NonFiniteScore):  # name the row, not the example's place in a batch
+            if exc.example is None:
+                return None
+            rows = self._rows(example_key(exc.example))
+            where = rows[0] if rows else "an example"
+            return MetricError(f"{metric.name}/{exc.variant}: non-finite score ({exc.value}) for {where}"
+                               + (f" (and {len(rows) - 1} more row(s) with the same texts)" if len(rows) > 1 else "")
+                               + "; a metric must return a finite number for every example")
+        # an error about one example in a batch (``example``, ``where``): name its row
+        example, where = getattr(exc, "example", None), getattr(exc, "where", None)
+        rows = self._rows(example_key(example)) if isinstance(example, Example) and where else []
+        if not rows or where not in str(exc):
+            return None
+        return MetricError(str(exc).replace(where, rows[0] + (f" (and {len(rows) - 1} more row(s) with the same "
+                                                             "texts)" if len(rows) > 1 else "")))
+
+    def _rows(self, key: str) -> list[str]:
+        return [_name(i, self.labels) for i, k in enumerate(self.keys) if k == key]
+
+    def result(self) -> MetricScores:
+        variants = self.metric.variants
+        scores = {v: np.array([self.found[k][v] for k in self.keys], dtype=np.float64) for v in variants}
+        shared = {k: v - self.shared_before.get(k, 0.0) for k, v in _shared_seconds().items()}
+        shared = {k: v for k, v in shared.items() if v > 0}
+        todo = sum(len(b) for b in self.batches)
+        seconds = (self.worked if self.worked is not None else
+                   max(0.0, time.perf_counter() - self.started - sum(shared.values())))
+        return MetricScores(self.metric.name, self.signature, self.metric.higher_is_better, scores, computed=todo,
+                            cached=len(self.distinct) - todo, seconds=seconds,
+                            shared=shared if self.worked is None else {})
+
+
+def _prepare(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None, batch_size: int,
+             on_progress: ProgressCallback | None, labels: Sequence[str] | None, engine: Engine | None) -> _Job:
+    """:func:`score_examples` up to the batches: check, fit, sign, look the cache up, cut what is missing."""
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
-    start = time.perf_counter()
+    started = time.perf_counter()
     shared_before = _shared_seconds()
     if labels is None:
         labels = getattr(examples, "labels", None)
@@ -191,47 +276,14 @@ def score_examples(metric: Metric, examples: Sequence[Example], cache: ScoreCach
     found = cache.get_many(signature, distinct) if cache is not None else {}
     found = {k: v for k, v in found.items() if set(v) == set(metric.variants)}
     todo = [k for k in distinct if k not in found]
-    total = len(distinct)
     if on_progress:
-        on_progress(total - len(todo), total)
+        on_progress(len(distinct) - len(todo), len(distinct))
     if on_gpu(signature):  # few long calls of texts of like length: the GPU's padded batches waste little
         todo.sort(key=lambda k: _text_chars(distinct[k]))
         batch_size = max(batch_size, GPU_BATCH_ROWS)
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
-    done = total - len(todo)
-    try:
-        for index, out in (engine or InProcess()).score_batches(metric, [[distinct[k] for k in b] for b in batches]):
-            batch = batches[index]
-            fresh = {k: {v: float(out[v][j]) for v in metric.variants} for j, k in enumerate(batch)}
-            if cache is not None:
-                cache.put_many(signature, fresh)
-            found.update(fresh)
-            done += len(batch)
-            if on_progress:
-                on_progress(done, total)
-    except NonFiniteScore as exc:  # name the row, not the example's place in a batch
-        if exc.example is None:
-            raise
-        key = example_key(exc.example)
-        rows = [_name(i, labels) for i, k in enumerate(keys) if k == key]
-        where = rows[0] if rows else "an example"
-        raise MetricError(f"{metric.name}/{exc.variant}: non-finite score ({exc.value}) for {where}"
-                          + (f" (and {len(rows) - 1} more row(s) with the same texts)" if len(rows) > 1 else "")
-                          + "; a metric must return a finite number for every example") from None
-    except MetricError as exc:  # an error about one example in a batch (``example``, ``where``): name its row
-        example, where = getattr(exc, "example", None), getattr(exc, "where", None)
-        key = example_key(example) if isinstance(example, Example) and where else None
-        rows = [_name(i, labels) for i, k in enumerate(keys) if k == key] if key is not None else []
-        if not rows or where not in str(exc):
-            raise
-        raise MetricError(str(exc).replace(where, rows[0] + (f" (and {len(rows) - 1} more row(s) with the same "
-                                                             "texts)" if len(rows) > 1 else ""))) from None
-    scores = {v: np.array([found[k][v] for k in keys], dtype=np.float64) for v in metric.variants}
-    shared = {k: v - shared_before.get(k, 0.0) for k, v in _shared_seconds().items()}
-    shared = {k: v for k, v in shared.items() if v > 0}
-    return MetricScores(metric.name, signature, metric.higher_is_better, scores, computed=len(todo),
-                        cached=total - len(todo), seconds=max(0.0, time.perf_counter() - start - sum(shared.values())),
-                        shared=shared)
+    return _Job(metric, cache, labels, keys, distinct, found, batches, signature, on_progress, started,
+                shared_before, done=len(distinct) - len(todo))
 
 
 #: distinct examples per ``metric.score`` call, at least, for a metric that computes on a GPU (:func:`on_gpu`)
@@ -349,7 +401,8 @@ def answer_counts(metric: Metric, examples: Sequence[Example], cache: ScoreCache
 
 
 def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None, batch_size: int = 256,
-              *, engine: Engine | None = None, progress: bool = True, degenerate: bool = True) -> Scoring:
+              *, engine: Engine | None = None, progress: bool = True, degenerate: bool = True,
+              beside: bool | None = None) -> Scoring:
     """Score ``examples`` with every metric of ``chosen``; a metric whose scoring raises does not stop the others.
 
     The metrics run in :func:`run_order`, each resource (model, word vectors) released when no metric still to run
@@ -363,6 +416,13 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     an LLM judge's requests/s and tokens) on stderr when it is a terminal. An engine that cannot start
     (Ray unreachable) raises :class:`~meta_eval.errors.MetaEvalError`; Ctrl-C (KeyboardInterrupt) propagates,
     every finished batch being in the cache. The cache is closed at the end.
+
+    ``beside``: score the CPU metrics (``parallel="process"``) in the engine's worker processes *while* the driver
+    scores the neural ones, instead of before them (:class:`_Beside`). Default (None): when a neural metric computes
+    on a GPU (:func:`on_gpu_device`), where the driver's own work is mostly waiting for the GPU and the machine's
+    other cores would be idle; on a CPU-only run the neural metrics use every core as torch threads, so the metrics
+    run one after the other as before. The scores are the same either way (the same batches, filed by the driver);
+    a metric scored beside reports as its ``seconds`` the sum of its batches' times in the workers.
     """
     from meta_eval.errors import MetaEvalError
     from meta_eval.scoring.engines import EngineError
@@ -372,49 +432,211 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     scored, failed, found, unparsed, dropped = [], [], {}, {}, {}
     order = run_order(chosen)
     rank = {id(m): k for k, m in enumerate(chosen)}
+    if beside is None:
+        beside = any(m.parallel == "single" and on_gpu_device(m) for m in order)
+    aside = _Beside(engine) if beside and engine is not None else None
+
+    def setup(metric: Metric) -> None:
+        if cache is None and callable(getattr(metric, "no_store", None)):
+            metric.no_store()
+        if cache is not None and cache.path is not None and callable(getattr(metric, "store_beside", None)):
+            metric.store_beside(cache.path)  # the LLM judge's answer store: beside the score cache
+
+    def account(metric: Metric, result: MetricScores) -> None:
+        if degenerate:
+            found[metric.name] = metric.degenerate(examples, result.scores)
+            counts = getattr(metric, "unparsed_counts", None)
+            counts = counts(examples) if callable(counts) else None
+            if callable(getattr(metric, "row_counts", None)):
+                rows = answer_counts(metric, examples, cache, result.signature)
+                seen = {example_key(ex): c for ex, c in zip(examples, rows) if c is not None}
+                if seen:
+                    counts = {"unparsed": sum(u for _, u in seen.values()),
+                              "answers": sum(a for a, _ in seen.values())}
+                if getattr(metric, "drop_unparsed", False):
+                    dropped[metric.name] = [c is not None and c[0] > 0 and c[0] == c[1] for c in rows]
+            if counts is not None:
+                unparsed[metric.name] = counts
+        scored.append((rank[id(metric)], result))
+
+    @contextlib.contextmanager
+    def reported(metric: Metric):
+        try:
+            yield
+        except KeyboardInterrupt:
+            raise
+        except EngineError as exc:
+            raise MetaEvalError(str(exc)) from None
+        except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
+            from meta_eval.metrics.redact import redact
+            from meta_eval.torch_build import install_choice  # the frozen torch hint, as the README's choice
+
+            failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}"))))
+
+    def bar(metric: Metric):
+        note = getattr(metric, "progress_note", None)
+        return progress_bar(escape(metric.name), progress, note if callable(note) else None)
+
     try:
+        if aside is not None:  # the CPU metrics' batches go to the workers first, all at once
+            settled = set()  # handed to the workers, or failed before
+            for metric in [m for m in order if m.parallel == "process"]:
+                settled.add(id(metric))
+                with reported(metric):
+                    setup(metric)
+                    job = _prepare(metric, examples, cache, batch_size, None, None, engine)
+                    futures = engine.submit_batches(metric, job.batch_examples())
+                    if futures is None:  # not for the workers (it cannot be pickled): in the driver, below
+                        settled.discard(id(metric))
+                    else:
+                        aside.add(job, futures)
+            order = [m for m in order if id(m) not in settled]
         for i, metric in enumerate(order):
             try:
-                if cache is None and callable(getattr(metric, "no_store", None)):
-                    metric.no_store()
-                if cache is not None and cache.path is not None and callable(getattr(metric, "store_beside", None)):
-                    metric.store_beside(cache.path)  # the LLM judge's answer store: beside the score cache
-                note = getattr(metric, "progress_note", None)
-                with progress_bar(escape(metric.name), progress, note if callable(note) else None) as advance:
-                    result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
-                if degenerate:
-                    found[metric.name] = metric.degenerate(examples, result.scores)
-                    counts = getattr(metric, "unparsed_counts", None)
-                    counts = counts(examples) if callable(counts) else None
-                    if callable(getattr(metric, "row_counts", None)):
-                        rows = answer_counts(metric, examples, cache, result.signature)
-                        seen = {example_key(ex): c for ex, c in zip(examples, rows) if c is not None}
-                        if seen:
-                            counts = {"unparsed": sum(u for _, u in seen.values()),
-                                      "answers": sum(a for a, _ in seen.values())}
-                        if getattr(metric, "drop_unparsed", False):
-                            dropped[metric.name] = [c is not None and c[0] > 0 and c[0] == c[1] for c in rows]
-                    if counts is not None:
-                        unparsed[metric.name] = counts
-                scored.append((rank[id(metric)], result))
-            except KeyboardInterrupt:
-                raise
-            except EngineError as exc:
-                raise MetaEvalError(str(exc)) from None
-            except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
-                from meta_eval.metrics.redact import redact
-                from meta_eval.torch_build import install_choice  # the frozen torch hint, as the README's choice
-
-                failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}"))))
+                with reported(metric):
+                    setup(metric)
+                    with bar(metric) as advance:
+                        if aside is not None:
+                            advance = aside.draining(advance)
+                        result = score_examples(metric, examples, cache, batch_size, advance, engine=engine)
+                    account(metric, result)
             finally:
-                release_done(metric, order[i + 1:])
-                if engine is not None:
+                release_done(metric, order[i + 1:] + (aside.metrics() if aside is not None else []))
+                if engine is not None and aside is None:
                     engine.idle(order[i + 1:])
+        if aside is not None:
+            for job in list(aside.jobs):
+                metric = job.metric
+                try:
+                    with reported(metric):
+                        with bar(metric) as advance:
+                            job.on_progress = advance
+                            advance(job.done, len(job.distinct))
+                            result = aside.finish(job)
+                        account(metric, result)
+                finally:
+                    release_done(metric, aside.metrics())
+            if engine is not None:
+                engine.idle([])
     finally:
+        if aside is not None:
+            aside.cancel()
         if cache is not None:
             cache.close()
     return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found, unparsed,
                    dropped)
+
+
+def on_gpu_device(metric: Metric) -> bool:
+    """Whether ``metric`` takes the ``device`` option and it resolves to a CUDA GPU here
+    (:func:`metrics.device.resolve_device`; ``auto`` without a CUDA build of torch costs no torch import).
+
+    >>> from meta_eval.metrics.registry import create
+    >>> on_gpu_device(create("rouge")), on_gpu_device(create("wms-ctx", device="cpu"))
+    (False, False)
+    """
+    from meta_eval.metrics.device import resolve_device
+    from meta_eval.scoring.engines import gpu_metric
+
+    if not gpu_metric(metric):
+        return False
+    try:
+        return resolve_device(getattr(metric, "device", None)).startswith("cuda")
+    except Exception:  # a device this machine does not have: the metric itself says so when it runs
+        return False
+
+
+class _Beside:
+    """CPU metrics whose batches the engine's workers score while the driver scores the others (``beside`` of
+    :func:`score_all`). Only the driver commits: each finished batch when the driver's metric reports progress
+    (:meth:`draining`) and the rest at :meth:`finish`, where a batch no worker has started yet is scored by the
+    driver itself. A killed run loses at most the batches finished since the last commit; it resumes from the
+    cache as any run."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.jobs: list[_Job] = []
+        self._pending: dict[int, dict[int, Future]] = {}
+        self._errors: dict[int, BaseException] = {}
+
+    def add(self, job: _Job, futures: Sequence[Future]) -> None:
+        job.worked = 0.0
+        self.jobs.append(job)
+        self._pending[id(job)] = dict(enumerate(futures))
+
+    def metrics(self) -> list[Metric]:
+        """The metrics not yet finished."""
+        return [job.metric for job in self.jobs]
+
+    def draining(self, advance: ProgressCallback) -> ProgressCallback:
+        """``advance`` that also commits the workers' finished batches."""
+        def both(done: int, total: int) -> None:
+            advance(done, total)
+            self.drain()
+        return both
+
+    def drain(self) -> None:
+        """Commit every finished batch (an error is kept for :meth:`finish`)."""
+        for job in self.jobs:
+            pending = self._pending[id(job)]
+            for index in [i for i, f in pending.items() if f.done()]:
+                self._take(job, index)
+
+    def _take(self, job: _Job, index: int) -> None:
+        future = self._pending[id(job)].pop(index)
+        if id(job) in self._errors:
+            future.cancel()
+            return
+        try:
+            out, seconds = self.engine.collect(future, f"scoring {job.metric.name}")
+            job.worked += seconds
+            job.commit(index, out)
+        except Exception as exc:
+            self._errors[id(job)] = exc
+            for other in self._pending[id(job)].values():
+                other.cancel()
+
+    def finish(self, job: _Job) -> MetricScores:
+        """The job's scores once every batch is committed; its error (the row named) if a batch raised."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        pending = self._pending[id(job)]
+        try:
+            while pending and id(job) not in self._errors:
+                done = [i for i, f in pending.items() if f.done()]
+                for index in done:
+                    self._take(job, index)
+                if done or not pending:
+                    continue
+                waiting = sorted(pending, reverse=True)
+                index = next((i for i in waiting if pending[i].cancel()), None)
+                if index is None:  # every remaining batch is running in a worker
+                    wait(list(pending.values()), return_when=FIRST_COMPLETED)
+                    continue
+                del pending[index]  # not started anywhere: the driver scores it
+                started = time.perf_counter()
+                try:
+                    out = job.metric.score([job.distinct[k] for k in job.batches[index]])
+                except Exception as exc:
+                    self._errors[id(job)] = exc
+                    break
+                job.worked += time.perf_counter() - started
+                job.commit(index, out)
+        finally:
+            self.jobs.remove(job)
+            for future in self._pending.pop(id(job)).values():
+                future.cancel()
+        error = self._errors.pop(id(job), None)
+        if error is not None:
+            located = job.locate(error) if isinstance(error, (NonFiniteScore, MetricError)) else None
+            raise (located or error)
+        return job.result()
+
+    def cancel(self) -> None:
+        """Cancel every batch not started (after an error or Ctrl-C in the driver)."""
+        for pending in self._pending.values():
+            for future in pending.values():
+                future.cancel()
 
 
 def degenerate_report(scoring: Scoring) -> dict[str, dict]:

@@ -1,0 +1,177 @@
+"""CPU metrics scored in the workers *beside* the driver's neural metrics (``score_all(beside=...)``, issue #37).
+
+On a GPU run the driver mostly waits for the GPU while the machine's other cores are idle, so the CPU metrics'
+batches go to the local engine's worker processes at once and are committed by the driver as they finish. Checked
+here with real worker processes (no mocks): the scores, the failures and the cache are those of the run without
+``beside``; the workers' batches are committed while the driver's metric is still running (so Ctrl-C in it loses
+none of them); a CPU-only run (``beside`` left to its default) keeps the old order and starts no pool for small work.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from meta_eval.metrics import Metric, create
+from meta_eval.scoring.cache import ScoreCache, example_key
+from meta_eval.scoring.engines import LocalEngine
+from meta_eval.scoring.runner import on_gpu_device, score_all
+
+ROWS = 120
+BATCH = 16
+_DRIVER = os.getpid()
+
+
+class WorkerSide(Metric):
+    """A CPU metric: each example's candidate length and the id of the process that scored it; it leaves a file in
+    ``marks`` per batch scored (module level: workers import it)."""
+
+    name = "beside-cpu"
+    variants = ("len", "pid")
+    needs_references = False
+
+    def __init__(self, marks: str = "", nan_at: str = "", **options) -> None:
+        super().__init__(**options)
+        self.marks, self.nan_at = marks, nan_at
+
+    def _score(self, examples):
+        lengths = [float("nan") if self.nan_at and self.nan_at == ex.candidate else float(len(ex.candidate))
+                   for ex in examples]
+        if self.marks:
+            Path(self.marks, f"{os.getpid()}-{time.perf_counter_ns()}").touch()
+        return {"len": lengths, "pid": [float(os.getpid())] * len(examples)}
+
+
+class DriverSide(Metric):
+    """Declared as a neural metric (``parallel="single"``: scored in the driver). Its first batch waits until
+    ``expect`` batches of :class:`WorkerSide` have left their files in ``marks`` (at most 120 s) and 1 s more; with
+    ``interrupt`` its second batch raises KeyboardInterrupt (Ctrl-C)."""
+
+    name = "beside-gpu"
+    variants = ("words",)
+    needs_references = False
+    parallel = "single"
+    holds = ("beside-test-model",)  # as a neural metric's model: its group runs after the CPU metrics
+
+    def __init__(self, marks: str = "", expect: int = 0, interrupt: bool = False, **options) -> None:
+        super().__init__(**options)
+        self.marks, self.expect, self.interrupt, self.calls = marks, expect, interrupt, 0
+
+    def _score(self, examples):
+        self.calls += 1
+        if self.calls == 1 and self.expect:
+            deadline = time.monotonic() + 120
+            while len(os.listdir(self.marks)) < self.expect and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.0)
+        if self.calls == 2 and self.interrupt:
+            raise KeyboardInterrupt
+        return {"words": [float(len(ex.candidate.split())) for ex in examples]}
+
+
+@pytest.fixture(scope="module")
+def examples(shared_data):
+    from meta_eval import judgments
+
+    rows = judgments.load("chaganty", shared_data).examples()
+    return type(rows)(list(rows)[:ROWS], labels=list(rows.labels)[:ROWS])
+
+
+def _batches(examples) -> int:
+    return -(-len({example_key(ex) for ex in examples}) // BATCH)
+
+
+def _bits(scoring) -> dict[str, dict[str, list[int]]]:
+    return {ms.metric: {v: s.view(np.int64).tolist() for v, s in ms.scores.items() if v != "pid"}
+            for ms in scoring.scored}
+
+
+def test_beside_gives_the_scores_cache_and_order_of_the_run_without_it(examples, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    chosen = lambda: [DriverSide(marks=str(marks), expect=_batches(examples)), create("rouge"),  # noqa: E731
+                      WorkerSide(marks=str(marks)), create("chrf")]
+    with LocalEngine(2) as engine:
+        alone = score_all(chosen(), examples, ScoreCache(tmp_path / "a.sqlite"), BATCH, engine=engine,
+                          progress=False, beside=False)
+    for mark in marks.iterdir():
+        mark.unlink()
+    with LocalEngine(2) as engine:
+        both = score_all(chosen(), examples, ScoreCache(tmp_path / "b.sqlite"), BATCH, engine=engine,
+                         progress=False, beside=True)
+    assert not alone.failed and not both.failed
+    assert [ms.metric for ms in both.scored] == ["beside-gpu", "rouge", "beside-cpu", "chrf"]  # as chosen
+    assert _bits(both) == _bits(alone)
+    assert [ms.signature for ms in both.scored] == [ms.signature for ms in alone.scored]
+    pids = {ms.metric: set(ms.scores["pid"].tolist()) for ms in both.scored if "pid" in ms.scores}
+    assert pids["beside-cpu"] and _DRIVER not in pids["beside-cpu"]  # every batch in the worker
+    assert set({ms.metric: set(ms.scores["pid"].tolist()) for ms in alone.scored
+                if "pid" in ms.scores}["beside-cpu"]) == {_DRIVER}  # the default pool never started for this
+    cpu = next(ms for ms in both.scored if ms.metric == "beside-cpu")
+    assert cpu.computed == len({example_key(ex) for ex in examples}) and cpu.cached == 0
+    assert cpu.seconds > 0 and cpu.shared == {}
+    a, b = ScoreCache(tmp_path / "a.sqlite"), ScoreCache(tmp_path / "b.sqlite")
+    distinct = {example_key(ex): ex for ex in examples}
+    for ms in alone.scored:
+        got_a, got_b = a.get_many(ms.signature, distinct), b.get_many(ms.signature, distinct)
+        assert len(got_a) == len(distinct)
+        if ms.metric == "beside-cpu":
+            got_a = {k: {"len": v["len"]} for k, v in got_a.items()}
+            got_b = {k: {"len": v["len"]} for k, v in got_b.items()}
+        assert got_b == got_a
+    a.close()
+    b.close()
+
+
+def test_the_workers_batches_are_committed_while_the_drivers_metric_runs(examples, tmp_path):
+    """Ctrl-C in the driver's metric after the workers finished: their batches are in the cache already."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    cpu = WorkerSide(marks=str(marks))
+    gpu = DriverSide(marks=str(marks), expect=_batches(examples), interrupt=True)
+    cache = ScoreCache(tmp_path / "c.sqlite")
+    signature = cpu.signature()
+    with LocalEngine(2) as engine, pytest.raises(KeyboardInterrupt):
+        score_all([cpu, gpu], examples, cache, BATCH, engine=engine, progress=False, beside=True)
+    reopened = ScoreCache(tmp_path / "c.sqlite")
+    distinct = {example_key(ex): ex for ex in examples}
+    kept = reopened.get_many(signature, distinct)
+    assert len(kept) == len(distinct)
+    assert all(v["len"] == len(distinct[k].candidate) for k, v in kept.items())
+    reopened.close()
+
+
+def test_a_failure_beside_is_reported_as_without_it(examples, tmp_path):
+    bad = examples[7].candidate
+    results = []
+    for beside in (False, True):
+        with LocalEngine(2) as engine:
+            results.append(score_all([DriverSide(), WorkerSide(nan_at=bad), create("chrf")], examples, None, BATCH,
+                                     engine=engine, progress=False, beside=beside))
+    alone, both = results
+    assert both.failed == alone.failed
+    assert len(both.failed) == 1 and both.failed[0][0] == "beside-cpu"
+    assert "non-finite score (nan) for chaganty row" in both.failed[0][1]
+    assert [ms.metric for ms in both.scored] == ["beside-gpu", "chrf"]
+    assert _bits(both) == _bits(alone)
+
+
+def test_beside_is_chosen_only_for_a_neural_metric_on_a_gpu():
+    assert not on_gpu_device(create("rouge"))
+    assert not on_gpu_device(DriverSide())  # takes no device option
+    assert not on_gpu_device(create("wms-ctx", device="cpu"))
+    try:
+        import torch
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    assert on_gpu_device(create("wms-ctx", device="auto")) is cuda
+
+
+@pytest.mark.cuda
+def test_a_neural_metric_on_the_gpu_chooses_beside():
+    assert on_gpu_device(create("wms-ctx", device="auto")) and on_gpu_device(create("moverscore", device="cuda"))
+    assert not on_gpu_device(create("bertscore", model="minilm", device="cpu"))
