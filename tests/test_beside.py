@@ -172,6 +172,64 @@ def test_beside_is_chosen_only_for_a_neural_metric_on_a_gpu():
 
 
 @pytest.mark.cuda
-def test_a_neural_metric_on_the_gpu_chooses_beside():
+def test_on_a_gpu_beside_is_the_default_and_changes_no_bit(examples, tmp_path):
+    """The GPU check (bench/gpu_check.sh runs it): a contextual mover and BERTScore on the GPU (a tiny random BERT),
+    ROUGE and chrF beside them by default; the same bits as the CPU metrics before them (the neural metrics' memos
+    emptied before each run, so both runs encode)."""
+    from conftest import make_tiny_bert
+    from meta_eval.metrics import bertscore, contextual_mover
+    from meta_eval.scoring.runner import beside_choice
+
+    base = str(make_tiny_bert(tmp_path / "tiny-base", seed=1))
     assert on_gpu_device(create("wms-ctx", device="auto")) and on_gpu_device(create("moverscore", device="cuda"))
-    assert not on_gpu_device(create("bertscore", model="minilm", device="cpu"))
+    assert not on_gpu_device(create("bertscore", model=base, device="cpu"))
+    chosen = lambda: [create("rouge"), create("wms-ctx", model=base, device="cuda"), create("chrf"),  # noqa: E731
+                      create("bertscore", model=base, device="cuda")]
+    assert beside_choice(chosen())
+    runs = []
+    for beside in (None, False):
+        bertscore._states.clear()
+        contextual_mover._cache.clear()
+        with LocalEngine(2) as engine:
+            runs.append(score_all(chosen(), examples, None, BATCH, engine=engine, progress=False, beside=beside))
+    assert not runs[0].failed and not runs[1].failed
+    assert _bits(runs[0]) == _bits(runs[1])
+
+
+def test_the_variable_turns_beside_on_or_off_and_a_bad_value_is_named(monkeypatch):
+    from meta_eval.errors import MetaEvalError
+    from meta_eval.scoring.runner import BESIDE_ENV, beside_choice
+
+    cpu_only = [create("rouge"), create("wms-ctx", device="cpu")]
+    assert beside_choice(cpu_only) is False
+    monkeypatch.setenv(BESIDE_ENV, "on")
+    assert beside_choice(cpu_only) is True
+    monkeypatch.setenv(BESIDE_ENV, " OFF ")
+    assert beside_choice(cpu_only) is False
+    monkeypatch.setenv(BESIDE_ENV, "sometimes")
+    with pytest.raises(MetaEvalError, match="META_EVAL_BESIDE must be auto, on or off, got 'sometimes'"):
+        beside_choice(cpu_only)
+
+
+def test_the_command_line_scores_beside_with_the_same_numbers(shared_data, tmp_path, monkeypatch):
+    """``META_EVAL_BESIDE=on meta-eval score`` with a CPU and a neural metric (MiniLM on the CPU): the same JSONL."""
+    from typer.testing import CliRunner
+
+    from conftest import require_metrics
+    from meta_eval.cli import app
+
+    require_metrics("wms-ctx")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        '{"candidate": "%s", "references": ["%s"]}\n' % (c, r) for c, r in
+        [("the cat sat on the mat", "a cat was on the mat"), ("it rained all day", "the day was wet"),
+         ("stocks fell sharply", "markets dropped a lot"), ("he won the race", "she lost the game")] * 3))
+    outputs = []
+    for mode in ("off", "on"):
+        monkeypatch.setenv("META_EVAL_BESIDE", mode)
+        out = tmp_path / f"{mode}.jsonl"
+        result = CliRunner().invoke(app, ["score", "--input", str(rows), "-m", "chrf,wms-ctx", "-o", "model=minilm",
+                                          "--no-cache", "--batch-size", "2", "--workers", "2", "--output", str(out)])
+        assert result.exit_code == 0, result.output
+        outputs.append([line for line in out.read_text().splitlines()[1:]])  # the first line: the run's record
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 12

@@ -49,8 +49,9 @@ from meta_eval.scoring.cache import ScoreCache, example_key
 from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
-__all__ = ["MetricScores", "Scoring", "answer_counts", "check_examples", "degenerate_lines", "degenerate_report",
-           "on_gpu_device", "release_done", "run_order", "score_all", "score_examples", "shared_totals"]
+__all__ = ["BESIDE_ENV", "MetricScores", "Scoring", "answer_counts", "beside_choice", "check_examples",
+           "degenerate_lines", "degenerate_report", "on_gpu_device", "release_done", "run_order", "score_all",
+           "score_examples", "shared_totals"]
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -418,11 +419,11 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     every finished batch being in the cache. The cache is closed at the end.
 
     ``beside``: score the CPU metrics (``parallel="process"``) in the engine's worker processes *while* the driver
-    scores the neural ones, instead of before them (:class:`_Beside`). Default (None): when a neural metric computes
-    on a GPU (:func:`on_gpu_device`), where the driver's own work is mostly waiting for the GPU and the machine's
-    other cores would be idle; on a CPU-only run the neural metrics use every core as torch threads, so the metrics
-    run one after the other as before. The scores are the same either way (the same batches, filed by the driver);
-    a metric scored beside reports as its ``seconds`` the sum of its batches' times in the workers.
+    scores the neural ones, instead of before them (:class:`_Beside`). Default (None): :func:`beside_choice`, which
+    says yes when a neural metric computes on a GPU, where the driver's own work is mostly waiting for the GPU and
+    the machine's other cores would be idle; on a CPU-only run the neural metrics use every core as torch threads,
+    so the metrics run one after the other as before. The scores are the same either way (the same batches, filed
+    by the driver); a metric scored beside reports as its ``seconds`` the sum of its batches' times in the workers.
     """
     from meta_eval.errors import MetaEvalError
     from meta_eval.scoring.engines import EngineError
@@ -433,8 +434,9 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
     order = run_order(chosen)
     rank = {id(m): k for k, m in enumerate(chosen)}
     if beside is None:
-        beside = any(m.parallel == "single" and on_gpu_device(m) for m in order)
-    aside = _Beside(engine) if beside and engine is not None else None
+        beside = beside_choice(order)
+    takes = engine is not None and engine.workers > 1 and type(engine).submit_batches is not Engine.submit_batches
+    aside = _Beside(engine) if beside and takes else None  # a local engine with workers; not Ray (its own actors)
 
     def setup(metric: Metric) -> None:
         if cache is None and callable(getattr(metric, "no_store", None)):
@@ -525,6 +527,30 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
             cache.close()
     return Scoring([result for _, result in sorted(scored, key=lambda item: item[0])], failed, found, unparsed,
                    dropped)
+
+
+BESIDE_ENV = "META_EVAL_BESIDE"
+
+
+def beside_choice(metrics: Sequence[Metric]) -> bool:
+    """Whether :func:`score_all` scores the CPU metrics beside the neural ones by default: ``$META_EVAL_BESIDE``
+    (``on``, ``off``, or ``auto``, the default when unset), ``auto`` meaning when one of ``metrics`` is a neural
+    metric (``parallel="single"``) that computes on a GPU (:func:`on_gpu_device`).
+
+    >>> from meta_eval.metrics.registry import create
+    >>> beside_choice([create("rouge"), create("wms-ctx", device="cpu")])
+    False
+    """
+    import os
+
+    from meta_eval.errors import MetaEvalError
+
+    value = os.environ.get(BESIDE_ENV, "").strip().lower() or "auto"
+    if value not in ("auto", "on", "off"):
+        raise MetaEvalError(f"{BESIDE_ENV} must be auto, on or off, got {value!r}")
+    if value != "auto":
+        return value == "on"
+    return any(m.parallel == "single" and on_gpu_device(m) for m in metrics)
 
 
 def on_gpu_device(metric: Metric) -> bool:
