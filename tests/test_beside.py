@@ -144,6 +144,21 @@ def test_the_workers_batches_are_committed_while_the_drivers_metric_runs(example
     reopened.close()
 
 
+def test_batches_no_worker_started_are_scored_by_the_driver_at_the_end(examples, tmp_path):
+    """The driver's metric done before the fresh pool's worker has even started (a spawned interpreter takes a
+    second): the driver takes back every batch still queued (a cancelled future) and scores it itself; the scores
+    are the same, every row is committed once."""
+    cache = ScoreCache(tmp_path / "d.sqlite")
+    with LocalEngine(2) as engine:
+        both = score_all([DriverSide(), WorkerSide()], examples, cache, BATCH, engine=engine, progress=False,
+                         beside=True)
+    cpu = next(ms for ms in both.scored if ms.metric == "beside-cpu")
+    assert _DRIVER in set(cpu.scores["pid"].tolist())  # taken back
+    assert cpu.scores["len"].tolist() == [float(len(ex.candidate)) for ex in examples]
+    distinct = {example_key(ex): ex for ex in examples}
+    assert len(ScoreCache(tmp_path / "d.sqlite").get_many(cpu.signature, distinct)) == len(distinct)
+
+
 def test_a_failure_beside_is_reported_as_without_it(examples, tmp_path):
     bad = examples[7].candidate
     results = []
