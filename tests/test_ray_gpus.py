@@ -146,3 +146,26 @@ def test_a_gpu_actor_is_granted_the_gpu_and_signs_the_scores():
         assert set(shared.scores["gpus"]) == {1.0}
     finally:
         ray.shutdown()
+
+
+@pytest.mark.cuda
+def test_on_a_real_gpu_the_actor_encodes_there_and_agrees_with_the_driver(tmp_path):
+    """The GPU check of ``--gpus-per-actor`` (bench/ray_gpu_check.sh runs it where a GPU is lent): a contextual mover
+    on a tiny random BERT, scored by a Ray actor granted the real GPU, is signed with the GPU's name (the actor's
+    signature, not the driver's) and agrees with the same metric on the GPU in the driver within the GPU's batch
+    tolerance (1e-5, docs/engines.md)."""
+    ray = require_module("ray", RAY_HINT)
+    from conftest import make_tiny_bert
+    from meta_eval.metrics import contextual_mover
+
+    import torch
+
+    base = str(make_tiny_bert(tmp_path / "tiny-base", seed=1))
+    here = score_examples(create("wms-ctx", model=base, device="cuda"), EXAMPLES, None, 4)
+    contextual_mover._cache.clear()
+    with make_engine("ray", workers=2, gpus_per_actor=1) as engine:
+        there = score_examples(create("wms-ctx", model=base), EXAMPLES, None, 4, engine=engine)
+    assert not ray.is_initialized()
+    assert f"device:cuda({torch.cuda.get_device_name(0)})" in there.signature
+    (variant,) = there.scores
+    assert np.allclose(there.scores[variant], here.scores[variant], rtol=0, atol=1e-5)
