@@ -329,6 +329,10 @@ class LocalEngine(Engine):
     batches held by the pool are left, the driver scores the most recently handed-out one again itself and keeps
     whichever result comes first (a backup task; the results are bit-identical, so it does not matter which). At
     most two batches per pool process are handed out at a time, which bounds memory on huge sets.
+
+    On a GPU run the runner instead hands every batch of the CPU metrics to the pool at once
+    (:meth:`submit_batches`) and the driver scores the neural metrics meanwhile
+    (:func:`meta_eval.scoring.runner.score_all`'s ``beside``).
     """
 
     name = "local"
