@@ -181,7 +181,7 @@ class CategoricalResult:
                 "metrics_requested": self.metrics_requested, "complete": self.complete, "unparsed": self.unparsed,
                 "signatures": {ms.metric: ms.signature for ms in self.scores},
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
-                                       "cached": ms.cached} for ms in self.scores},
+                                       "cached": ms.cached, "beside": ms.beside} for ms in self.scores},
                 "wall_seconds": round(self.wall_seconds, 3), "provenance": self.provenance}
 
 

@@ -263,7 +263,7 @@ class RunResult:
                 "metrics_requested": self.metrics_requested, "variants": self.variants,
                 "complete": self.complete,
                 "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed,
-                                       "cached": ms.cached} for ms in self.scores},
+                                       "cached": ms.cached, "beside": ms.beside} for ms in self.scores},
                 "shared_timing": {k: round(v, 3) for k, v in shared_totals(self.scores).items()},
                 "degenerate": self.degenerate, "rows": self.rows, "provenance": self.provenance,
                 "wall_seconds": round(self.wall_seconds, 3)}

@@ -112,7 +112,9 @@ def test_beside_gives_the_scores_cache_and_order_of_the_run_without_it(examples,
                 if "pid" in ms.scores}["beside-cpu"]) == {_DRIVER}  # the default pool never started for this
     cpu = next(ms for ms in both.scored if ms.metric == "beside-cpu")
     assert cpu.computed == len({example_key(ex) for ex in examples}) and cpu.cached == 0
-    assert cpu.seconds > 0 and cpu.shared == {}
+    assert cpu.seconds > 0 and cpu.shared == {} and cpu.beside
+    assert [ms.beside for ms in both.scored] == [False, True, True, True]
+    assert not any(ms.beside for ms in alone.scored)
     a, b = ScoreCache(tmp_path / "a.sqlite"), ScoreCache(tmp_path / "b.sqlite")
     distinct = {example_key(ex): ex for ex in examples}
     for ms in alone.scored:
@@ -226,25 +228,32 @@ def test_the_variable_turns_beside_on_or_off_and_a_bad_value_is_named(monkeypatc
         beside_choice(cpu_only)
 
 
-def test_the_command_line_scores_beside_with_the_same_numbers(shared_data, tmp_path, monkeypatch):
-    """``META_EVAL_BESIDE=on meta-eval score`` with a CPU and a neural metric (MiniLM on the CPU): the same JSONL."""
+def test_the_command_line_runs_beside_with_the_same_numbers(tmp_path, monkeypatch):
+    """``META_EVAL_BESIDE=on`` then ``off``, ``meta-eval run`` with a CPU and a neural metric (MiniLM on the CPU) on
+    a small set: the same JSON but for the timings and the command; the timing says which metric ran beside."""
+    import json
+
     from typer.testing import CliRunner
 
-    from conftest import require_metrics
+    from conftest import require_metrics, small_set
     from meta_eval.cli import app
+    from meta_eval.report.tables import BESIDE_NOTE
 
     require_metrics("wms-ctx")
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("".join(
-        '{"candidate": "%s", "references": ["%s"]}\n' % (c, r) for c, r in
-        [("the cat sat on the mat", "a cat was on the mat"), ("it rained all day", "the day was wet"),
-         ("stocks fell sharply", "markets dropped a lot"), ("he won the race", "she lost the game")] * 3))
-    outputs = []
-    for mode in ("off", "on"):
+    data = small_set(tmp_path / "s.jsonl", 24)
+    docs = {}
+    for mode in ("on", "off"):
         monkeypatch.setenv("META_EVAL_BESIDE", mode)
-        out = tmp_path / f"{mode}.jsonl"
-        result = CliRunner().invoke(app, ["score", "--input", str(rows), "-m", "chrf,wms-ctx", "-o", "model=minilm",
-                                          "--no-cache", "--batch-size", "2", "--workers", "2", "--output", str(out)])
+        out = tmp_path / f"{mode}.json"
+        result = CliRunner().invoke(app, ["run", "-j", str(data), "-m", "chrf,wms-ctx", "-o", "model=minilm",
+                                          "--no-cache", "--batch-size", "4", "--workers", "2", "--resamples", "50",
+                                          "--output", str(out)])
         assert result.exit_code == 0, result.output
-        outputs.append([line for line in out.read_text().splitlines()[1:]])  # the first line: the run's record
-    assert outputs[0] == outputs[1] and len(outputs[0]) == 12
+        said = " ".join(result.output.split())
+        assert "chrf: 24 computed, 0 from cache" in said and (BESIDE_NOTE.strip() in said) == (mode == "on")
+        docs[mode] = json.loads(out.read_text(encoding="utf-8"))
+    assert {m: t["beside"] for m, t in docs["on"]["timing"].items()} == {"chrf": True, "wms-ctx": False}
+    assert not any(t["beside"] for t in docs["off"]["timing"].values())
+    clocks = ("timing", "shared_timing", "wall_seconds", "provenance")  # times, and the command in the provenance
+    assert {k: v for k, v in docs["on"].items() if k not in clocks} == \
+        {k: v for k, v in docs["off"].items() if k not in clocks}

@@ -305,8 +305,8 @@ def output_document(data: LearnData, outcome: learning.SearchOutcome | None, mod
     doc.update({"skipped": [{"metric": n, "reason": r} for n, r in skipped], "model": model_doc,
                 "saved": None if saved is None else str(saved),
                 "signatures": {ms.metric: ms.signature for ms in scored},
-                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached}
-                           for ms in scored},
+                "timing": {ms.metric: {"seconds": round(ms.seconds, 3), "computed": ms.computed, "cached": ms.cached,
+                                       "beside": ms.beside} for ms in scored},
                 "learn_seconds": round(learn_seconds, 3), "wall_seconds": round(wall_seconds, 3)})
     return doc
 

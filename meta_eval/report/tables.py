@@ -235,6 +235,8 @@ def render_table(table: RunTable, form: str) -> str:
 #: Two values closer than this are tied (the rounding of equal sums added in another order; the tolerance of
 #: :mod:`meta_eval.stats.resampling`): the reading line names every variant tied with the best.
 TIE_TOLERANCE = 1e-12
+#: after a metric's timing line when it was scored in the workers beside the neural metrics (``MetricScores.beside``)
+BESIDE_NOTE = " (its batches' time in the workers, beside the neural metrics)"
 
 
 def _names(names: list[str]) -> str:
@@ -447,7 +449,8 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     for ms in result.scores:
         err.print(f"  {ms.metric}: " + (f"read from its file in {ms.seconds:.2f}s" if ms.metric in imported else
                                          f"{ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s")
-                  + (" (+ shared encoder)" if ms.shared else ""), highlight=False, markup=False)
+                  + (" (+ shared encoder)" if ms.shared else "") + (BESIDE_NOTE if ms.beside else ""),
+                  highlight=False, markup=False)
     for component, seconds in shared_totals(result.scores).items():
         users = ", ".join(ms.metric for ms in result.scores if component in ms.shared)
         err.print(f"  {component} (shared; loading and encoding, paid while scoring {users}): {seconds:.2f}s",
@@ -969,6 +972,6 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
     notes.print("Signatures:")
     for ms in result.scores:
         say(f"  {ms.signature}")
-        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s",
-                  highlight=False, markup=False)
+        err.print(f"  {ms.metric}: {ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s"
+                  + (BESIDE_NOTE if ms.beside else ""), highlight=False, markup=False)
     print_skipped(result.skipped, notes, verbose)
