@@ -176,6 +176,20 @@ def test_a_failure_beside_is_reported_as_without_it(examples, tmp_path):
     assert _bits(both) == _bits(alone)
 
 
+def test_a_metric_refused_before_scoring_beside_is_reported_as_without_it(examples):
+    from meta_eval.metrics import Example
+
+    bare = [Example(ex.candidate, ()) for ex in examples[:20]]  # no reference: chrF refuses every row up front
+    results = []
+    for beside in (False, True):
+        with LocalEngine(2) as engine:
+            results.append(score_all([create("chrf"), DriverSide(), WorkerSide()], bare, None, BATCH, engine=engine,
+                                     progress=False, beside=beside))
+    assert results[1].failed == results[0].failed and [name for name, _ in results[1].failed] == ["chrf"]
+    assert "chrf needs a reference for every row" in results[1].failed[0][1]
+    assert [ms.metric for ms in results[1].scored] == ["beside-gpu", "beside-cpu"]
+
+
 def test_beside_is_chosen_only_for_a_neural_metric_on_a_gpu():
     assert not on_gpu_device(create("rouge"))
     assert not on_gpu_device(DriverSide())  # takes no device option

@@ -484,9 +484,10 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
 
     try:
         if aside is not None:  # the CPU metrics' batches go to the workers first, all at once
-            settled = set()  # handed to the workers, or failed before
+            settled, lost = set(), []  # handed to the workers or failed before; the latter
             for metric in [m for m in order if m.parallel == "process"]:
                 settled.add(id(metric))
+                lost.append(metric)
                 with reported(metric):
                     setup(metric)
                     job = _prepare(metric, examples, cache, batch_size, None, None, engine)
@@ -495,7 +496,10 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                         settled.discard(id(metric))
                     else:
                         aside.add(job, futures)
+                    lost.pop()
             order = [m for m in order if id(m) not in settled]
+            for metric in lost:
+                release_done(metric, order + aside.metrics())
         for i, metric in enumerate(order):
             try:
                 with reported(metric):
