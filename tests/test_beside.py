@@ -115,6 +115,10 @@ def test_beside_gives_the_scores_cache_and_order_of_the_run_without_it(examples,
     assert cpu.seconds > 0 and cpu.shared == {} and cpu.beside
     assert [ms.beside for ms in both.scored] == [False, True, True, True]
     assert not any(ms.beside for ms in alone.scored)
+    with LocalEngine(2) as engine:  # again on the filled cache: nothing computed, so nothing said to run beside
+        again = score_all(chosen(), examples, ScoreCache(tmp_path / "b.sqlite"), BATCH, engine=engine,
+                          progress=False, beside=True)
+    assert _bits(again) == _bits(alone) and not any(ms.beside or ms.computed for ms in again.scored)
     a, b = ScoreCache(tmp_path / "a.sqlite"), ScoreCache(tmp_path / "b.sqlite")
     distinct = {example_key(ex): ex for ex in examples}
     for ms in alone.scored:

@@ -77,8 +77,9 @@ class MetricScores:
     """How the system-level score is formed: ``"mean"`` (of the row scores), ``"corpus"`` (the metric's
     ``corpus_score`` over each system's rows) or ``"file"`` (system scores read from a score file)."""
     beside: bool = False
-    """Scored in the engine's workers beside the driver's neural metrics (:func:`score_all`'s ``beside``): then
-    ``seconds`` is the sum of its batches' times there, not a stretch of the driver's clock."""
+    """Computed in the engine's workers beside the driver's neural metrics (:func:`score_all`'s ``beside``; False
+    when everything came from the cache): then ``seconds`` is the sum of its batches' times there, not a stretch of
+    the driver's clock."""
 
 
 _SHOWN = 3  # examples named in a message
@@ -252,7 +253,8 @@ class _Job:
                    max(0.0, time.perf_counter() - self.started - sum(shared.values())))
         return MetricScores(self.metric.name, self.signature, self.metric.higher_is_better, scores, computed=todo,
                             cached=len(self.distinct) - todo, seconds=seconds,
-                            shared=shared if self.worked is None else {}, beside=self.worked is not None)
+                            shared=shared if self.worked is None else {},
+                            beside=self.worked is not None and todo > 0)
 
 
 def _prepare(metric: Metric, examples: Sequence[Example], cache: ScoreCache | None, batch_size: int,
