@@ -82,7 +82,9 @@ mkdir -p "$SNAP" "$HUB/models--someorg--minilm-shape/refs" && cp -r "$WORK/minil
 T0=$(date +%s)
 env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE HF_HUB_CACHE="$HUB" timeout 150 python3 -m meta_eval.cli run \
   -j chaganty -m wms-ctx -o model=someorg/minilm-shape --device cuda --no-cache >"$LOGS/run-hub-name.log" 2>&1
-say "meta-eval run -j chaganty -m wms-ctx -o model=someorg/minilm-shape (cached hub name, no offline variables): exit $? in $(( $(date +%s) - T0 )) s"
+rc=$?
+say "meta-eval run -j chaganty -m wms-ctx -o model=someorg/minilm-shape (cached hub name, no offline variables):" \
+  "exit $rc in $(( $(date +%s) - T0 )) s"
 
 # 5. the benchmark: BERTScore on wmt23 (roberta-large shape) CPU/GPU fp32/TF32/bf16 and bert-score; -m all on chaganty
 timeout 300 python3 bench/bench_gpu.py --work "$WORK" --out "$OUT/bench.json" --timeout 100 --cpu-pairs 128 \

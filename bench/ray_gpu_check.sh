@@ -65,10 +65,13 @@ files="/tmp/ray-parts/$RAY_WHEEL"
 for w in $missing; do files="$files $(ls .ray-b/${w}-*.whl)"; done
 timeout 180 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   $files .whl/*.whl >/tmp/ray-pip.log 2>&1
-say "pip install of Ray and [$missing] and $(ls .whl/*.whl 2>/dev/null | wc -l) wheels: exit $? ($(tail -1 /tmp/ray-pip.log))"
+rc=$?  # before any command substitution below resets $?
+say "pip install of Ray, [$missing] and $(ls .whl/*.whl 2>/dev/null | wc -l) wheels: exit $rc" \
+  "($(tail -1 /tmp/ray-pip.log))"
 export PYTHONPATH=/tmp/site:$PWD
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-say "$(python3 -c 'import ray, torch; print("ray", ray.__version__, "| torch", torch.__version__, "| GPUs", torch.cuda.device_count())' 2>&1 | tail -1)"
+say "$(python3 -c 'import ray, torch; print("ray", ray.__version__, "| torch", torch.__version__,
+                                           "| GPUs", torch.cuda.device_count())' 2>&1 | tail -1)"
 
 # 3. the CUDA tests of the Ray GPU actors
 timeout 180 python3 -m pytest -q -p no:cacheprovider -m cuda -rs tests/test_ray_gpus.py >"$OUT/pytest-ray-cuda.log" 2>&1

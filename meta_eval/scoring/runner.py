@@ -206,6 +206,8 @@ class _Job:
     shared_before: dict[str, float]
     done: int = 0
     worked: float | None = None  # seconds its batches took in the workers, when they ran beside the driver's
+    pending: dict[int, Future] = field(default_factory=dict)  # beside: batch index -> its worker's future
+    error: Exception | None = None  # beside: what a batch raised (for _Beside.finish)
 
     def batch_examples(self) -> list[list[Example]]:
         return [[self.distinct[k] for k in batch] for batch in self.batches]
@@ -591,13 +593,10 @@ class _Beside:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.jobs: list[_Job] = []
-        self._pending: dict[int, dict[int, Future]] = {}
-        self._errors: dict[int, BaseException] = {}
 
     def add(self, job: _Job, futures: Sequence[Future]) -> None:
-        job.worked = 0.0
+        job.worked, job.pending = 0.0, dict(enumerate(futures))
         self.jobs.append(job)
-        self._pending[id(job)] = dict(enumerate(futures))
 
     def metrics(self) -> list[Metric]:
         """The metrics not yet finished."""
@@ -613,13 +612,12 @@ class _Beside:
     def drain(self) -> None:
         """Commit every finished batch (an error is kept for :meth:`finish`)."""
         for job in self.jobs:
-            pending = self._pending[id(job)]
-            for index in [i for i, f in pending.items() if f.done()]:
+            for index in [i for i, f in job.pending.items() if f.done()]:
                 self._take(job, index)
 
     def _take(self, job: _Job, index: int) -> None:
-        future = self._pending[id(job)].pop(index)
-        if id(job) in self._errors:
+        future = job.pending.pop(index)
+        if job.error is not None:
             future.cancel()
             return
         try:
@@ -627,24 +625,22 @@ class _Beside:
             job.worked += seconds
             job.commit(index, out)
         except Exception as exc:
-            self._errors[id(job)] = exc
-            for other in self._pending[id(job)].values():
-                other.cancel()
+            job.error = exc
+            self._cancel(job)
 
     def finish(self, job: _Job) -> MetricScores:
         """The job's scores once every batch is committed; its error (the row named) if a batch raised."""
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        pending = self._pending[id(job)]
+        pending = job.pending
         try:
-            while pending and id(job) not in self._errors:
+            while pending and job.error is None:
                 done = [i for i, f in pending.items() if f.done()]
                 for index in done:
                     self._take(job, index)
                 if done or not pending:
                     continue
-                waiting = sorted(pending, reverse=True)
-                index = next((i for i in waiting if pending[i].cancel()), None)
+                index = next((i for i in sorted(pending, reverse=True) if pending[i].cancel()), None)
                 if index is None:  # every remaining batch is running in a worker
                     wait(list(pending.values()), return_when=FIRST_COMPLETED)
                     continue
@@ -653,25 +649,27 @@ class _Beside:
                 try:
                     out = job.metric.score([job.distinct[k] for k in job.batches[index]])
                 except Exception as exc:
-                    self._errors[id(job)] = exc
+                    job.error = exc
                     break
                 job.worked += time.perf_counter() - started
                 job.commit(index, out)
         finally:
             self.jobs.remove(job)
-            for future in self._pending.pop(id(job)).values():
-                future.cancel()
-        error = self._errors.pop(id(job), None)
-        if error is not None:
-            located = job.locate(error) if isinstance(error, (NonFiniteScore, MetricError)) else None
-            raise (located or error)
+            self._cancel(job)
+        if job.error is not None:
+            located = job.locate(job.error) if isinstance(job.error, (NonFiniteScore, MetricError)) else None
+            raise (located or job.error)
         return job.result()
+
+    @staticmethod
+    def _cancel(job: _Job) -> None:
+        for future in job.pending.values():
+            future.cancel()
 
     def cancel(self) -> None:
         """Cancel every batch not started (after an error or Ctrl-C in the driver)."""
-        for pending in self._pending.values():
-            for future in pending.values():
-                future.cancel()
+        for job in self.jobs:
+            self._cancel(job)
 
 
 def degenerate_report(scoring: Scoring) -> dict[str, dict]:

@@ -23,8 +23,8 @@ from meta_eval.torch_build import install_choice
 
 __all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
            "choose_for_set", "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins",
-           "match_variants", "metric_config", "named_skips", "option_list", "parse_options", "parse_variants", "refuse_set_template",
-           "requested_names", "resolve_metric_choice", "use_device", "variant_families"]
+           "match_variants", "metric_config", "named_skips", "option_list", "parse_options", "parse_variants",
+           "refuse_set_template", "requested_names", "resolve_metric_choice", "use_device", "variant_families"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
