@@ -40,7 +40,8 @@ Device (``device=``, ``dtype=``; :mod:`metrics.device`, through the shared encod
 the CPU (the default where torch sees no CUDA GPU) everything above holds and the signature gains nothing; on a CUDA
 GPU the encoder runs length-sorted padded batches there (a sentence's states then depend on its batch in the last
 bits, see :mod:`metrics.encoder`), the transport stays on the CPU, and the signature adds the GPU's name, the dtype
-and the CUDA version.
+and the CUDA version. Either way the pairs of a call are solved on the encoder's torch threads, idle by then
+(:func:`metrics.transport.mover_distances`: each pair alone on one thread, the same bits as one after the other).
 
 The kept word vectors of a sentence are memoised per process, keyed by the encoder's identity (with the device and
 dtype on a GPU), the layer and the sentence (at most 256 MB, least recently used out first), so the three metrics on the same texts encode every sentence
@@ -66,9 +67,10 @@ from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
 from meta_eval.metrics.device import device_config, resolve_device, resolve_dtype
 from meta_eval.metrics.model_names import tagged
 from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder,
-                                      model_unavailable_reason)
+                                      model_unavailable_reason, torch_threads)
 from meta_eval.metrics.memo import BytesLRU, on_release, return_free_memory
-from meta_eval.metrics.mover import _Bags, _distribution, mover_distance
+from meta_eval.metrics.mover import _Bags, _distribution
+from meta_eval.metrics.transport import mover_distances
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.text import STOPWORDS, split_sentences
 
@@ -235,20 +237,29 @@ class _ContextualMover(Metric):
             bags = self._bags(text, vectors)
             return None if bags is None else _distribution(bags, self.kind)
 
-        # the references' float64 bags are kept for the call (shared by rows), a candidate's only for its row, and
-        # the freed heap is handed back after the call: the working set is one batch's references, not all texts
+        # the references' float64 bags are kept for the call (shared by rows), a candidate's only while its pairs are
+        # with the threads (a few rows), and the freed heap is handed back after the call: the working set is one
+        # batch's references, not all texts
         refs = {r: distribution(r) for ex in examples for r in ex.references}
+
+        def problems():  # every (row, reference) pair in order, a candidate's bags built as the threads need them
+            for ex in examples:
+                cand = distribution(ex.candidate)
+                for ref in ex.references:
+                    other = refs[ref]
+                    yield None if cand is None or other is None else (cand[1], cand[0], other[1], other[0])
+
+        distances = mover_distances(problems(), torch_threads())  # the encoder's threads, idle meanwhile
         scores = []
         for ex in examples:
-            cand = distribution(ex.candidate)
             best = 0.0
-            for ref in ex.references:
-                other = refs[ref]
-                if cand is None or other is None:
-                    continue
-                best = max(best, float(np.exp(-mover_distance(cand[1], cand[0], other[1], other[0]))))
+            for _, distance in zip(ex.references, distances):
+                if distance is not None:
+                    best = max(best, float(np.exp(-distance)))
             scores.append(best)
-        del refs, vectors
+        distances.close()  # rows without a reference may leave the pairs' builder unfinished
+        refs.clear()
+        vectors.clear()
         return_free_memory()
         return {self.variants[0]: scores}
 

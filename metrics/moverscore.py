@@ -57,7 +57,8 @@ stop_words=[], n_gram=1, remove_subwords=True)``. Every choice, in the order the
 - transport: the exact earth mover's distance (``ot.emd2``, network simplex) between the reference's weights and the
   candidate's weights, each divided by its sum. The reference solves the same problem with pyemd's
   ``emd_with_flow`` on the joint (reference + candidate) token space, where each side has zero mass on the other's
-  tokens, which is the same optimum;
+  tokens, which is the same optimum. The pairs of a call are solved on the encoder's torch threads, idle by then
+  (:func:`metrics.transport.mover_distances`: each pair alone on one thread, the same bits as one after the other);
 - score: ``similarity="1-emd"`` (default): 1 - EMD, what ``moverscore==1.0.3`` returns; the unit vectors are at most
   2 apart, so scores lie in [-1, 1] and identical texts score 1. ``"1/(1+emd)"``: what later versions of
   ``moverscore_v2.py`` on GitHub master return (range [1/3, 1]). Both decrease with the EMD, so rank correlations
@@ -127,10 +128,11 @@ import numpy as np
 
 from meta_eval.metrics import device as placement
 from meta_eval.metrics.base import Example, Metric, MetricError, file_sha256, positive_int
-from meta_eval.metrics.encoder import NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason
+from meta_eval.metrics.encoder import (NEURAL_HINT, encoder_ident, load_encoder, model_unavailable_reason,
+                                      torch_threads)
 from meta_eval.metrics.memo import BytesLRU, on_release
 from meta_eval.metrics.model_names import tagged
-from meta_eval.metrics.mover import mover_distance
+from meta_eval.metrics.transport import mover_distances
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.text import STOPWORDS
 
@@ -552,17 +554,23 @@ class MoverScore(Metric):
                     memo[key] = (w[keep] / w[keep].sum(), vecs)
             return memo[key]
 
+        def problems():  # every (row, reference) pair in order, built as the transport threads need them
+            for ex in examples:
+                hyp = side(ex.candidate, "hyp")
+                for ref in ex.references:
+                    other = side(ref, "ref")
+                    yield None if hyp is None or other is None else (other[0], other[1], hyp[0], hyp[1])
+
         to_score = _SIMILARITIES[self.similarity]
+        distances = mover_distances(problems(), torch_threads())  # the encoder's threads, idle meanwhile
         scores = []
         for ex in examples:
-            hyp = side(ex.candidate, "hyp")
             best = self.empty_score
-            for ref in ex.references:
-                other = side(ref, "ref")
-                if hyp is None or other is None:
-                    continue
-                best = max(best, float(to_score(mover_distance(other[0], other[1], hyp[0], hyp[1]))))
+            for _, distance in zip(ex.references, distances):
+                if distance is not None:
+                    best = max(best, float(to_score(distance)))
             scores.append(best)
+        next(distances, None)  # runs the pairs' builder to its end: rows without a reference still get side()
         if degenerate:
             warnings.warn(f"moverscore: {len(degenerate)} text(s) of this batch have content, but every piece has "
                           f"IDF 0 (it occurs in every document of the IDF table); they score {self.empty_score:g}. "

@@ -265,3 +265,31 @@ def test_minilm_on_chaganty_correlates_positively(shared_data):
           f"{1000 * seconds / len(examples):.1f} ms per pair")
     assert rho > 0.05
     assert ((got > -1) & (got < 1)).all()
+
+
+@pytest.mark.parametrize("module, name", [("moverscore", "moverscore"), ("contextual_mover", "wms-ctx"),
+                                          ("contextual_mover", "sms-ctx"), ("contextual_mover", "s+wms-ctx")])
+def test_the_transport_uses_the_granted_threads_and_changes_no_bit(tiny, monkeypatch, module, name):
+    import importlib
+
+    from meta_eval.metrics import create
+    from meta_eval.metrics.encoder import set_torch_threads
+
+    target = importlib.import_module(f"meta_eval.metrics.{module}")
+    real, asked = target.mover_distances, []
+
+    def spy(problems, threads=1):
+        asked.append(threads)
+        return real(problems, threads)
+
+    monkeypatch.setattr(target, "mover_distances", spy)
+    examples = pairs() + [Example(TEXTS[0], (TEXTS[1], TEXTS[2], "")), Example("", (TEXTS[3],))]
+    one = create(name, model=tiny).score(examples)
+    previous = set_torch_threads(3)
+    try:
+        three = create(name, model=tiny).score(examples)
+    finally:
+        set_torch_threads(previous)
+    assert asked == [1, 3]
+    for variant, values in one.items():
+        assert np.array_equal(values, three[variant]) and len(values) == len(examples)
