@@ -198,4 +198,3 @@ def test_the_mover_metrics_do_not_import_torch_through_pot():
         full = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo,
                               env=dict(env, META_EVAL_POT_BACKENDS="all"))
         assert full.stdout.split()[0] == "True"
-
