@@ -71,6 +71,23 @@ def test_digits_unknown_words_and_stopwords_are_not_words(tiny):
     assert sentence_word_vectors(st, "mean", load_encoder(tiny).tokenizer).shape == (0, 32)
 
 
+@pytest.mark.parametrize("layer", ["mean", 0])
+def test_the_words_memo_gives_the_same_bits_and_is_what_decides(tiny, layer):
+    tokenizer = load_encoder(tiny).tokenizer
+    st = states(tiny, "the cats sat.")
+    words: dict = {}
+    with_memo = sentence_word_vectors(st, layer, tokenizer, words)
+    np.testing.assert_array_equal(with_memo, sentence_word_vectors(st, layer, tokenizer))
+    assert with_memo.dtype == np.float32
+    # one entry per word, by its pieces: "cats" is two pieces, "the" a stopword, "." not alphabetic
+    assert words == {("the",): False, ("cat", "##s"): True, ("sat",): True, (".",): False}
+    # a one-piece word's vector is its piece's row, exactly the mean of one row
+    vectors = st.hidden[1:].mean(axis=0) if layer == "mean" else st.hidden[layer]
+    np.testing.assert_array_equal(with_memo[1], vectors[4])
+    # the memo is read, not recomputed: a word marked dropped in it is dropped
+    assert sentence_word_vectors(st, layer, tokenizer, {**words, ("sat",): False}).shape == (1, 32)
+
+
 def test_wms_single_words_by_hand(tiny):
     d = np.linalg.norm(word(tiny, "cat.", [1]) - word(tiny, "dog.", [1]))
     for name in CLASSES:  # one word a side: every bag is that word's vector
