@@ -39,10 +39,22 @@ else
 fi
 export PYTHONPATH=/tmp/site:$PWD
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# bytecode kept between this script's processes, as in an installed environment: in session 24 the lent machine's
+# processes compiled every module they imported (2,502 compilations, 6.5 s of a profiled -m all) each time
+PYTHON_SETTINGS=$(env | grep '^PYTHON' | grep -v '^PYTHONPATH=' | tr '\n' ' ')
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=/tmp/gpu-check-pyc
 
-# 2. what is here; meta_eval imports without GloVe, spaCy and MiniLM
+# 2. what is here; meta_eval imports without GloVe, spaCy and MiniLM; the fixed costs of a process (importing
+# transformers' modeling code, starting CUDA), twice: the second with the bytecode of the first
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
+  echo "Python settings found: ${PYTHON_SETTINGS:-none}"
+  for i in 1 2; do
+    python3 -c "import time, torch; t = time.perf_counter(); import transformers.modeling_utils; a = time.perf_counter() - t
+t = time.perf_counter(); torch.zeros(1, device='cuda'); torch.cuda.synchronize()
+print(f'import transformers.modeling_utils {a:.2f} s, then starting CUDA {time.perf_counter() - t:.2f} s')" 2>&1 | tail -1
+  done
   python3 - <<'EOF'
 import importlib.util, platform
 import torch, transformers
