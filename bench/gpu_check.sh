@@ -16,10 +16,11 @@
 # number), bench-beside-off.log and summary.txt (7 files: the lending tool brings back at most 8); the other logs go
 # to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 8 minutes on an H200; every
 # step has its own time limit, and a step that fails does not stop the next ones. GPU_CHECK_QUICK=1 leaves out the
-# hub-name step (4b) and BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu): about 4 minutes.
+# hub-name step (4b) and BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu): about 4.5 minutes.
 set -u
 OUT=${OUT:-$PWD/gpu-check-out}
 LOGS=${LOGS:-/tmp/gpu-check-logs}
+QUICK=${GPU_CHECK_QUICK:-0}
 mkdir -p "$OUT" "$LOGS"
 START=$(date +%s)
 say() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/summary.txt"; }
@@ -89,7 +90,6 @@ say "meta-eval run -j wmt23 -m bertscore -o model=<MiniLM shape> --device cuda: 
 # 4b. a hub name from the local Hugging Face cache, with the offline variables unset: the machine reaches no hub, so
 # a load by hub name would spend about 100 s in transformers' retries (metrics.encoder.local_source loads the cached
 # snapshot folder instead); the whole run should take seconds
-QUICK=${GPU_CHECK_QUICK:-0}
 HUB=/tmp/bench-gpu-hub; SNAP=$HUB/models--someorg--minilm-shape/snapshots/0123456789abcdef0123456789abcdef01234567
 mkdir -p "$SNAP" "$HUB/models--someorg--minilm-shape/refs" && cp -r "$WORK/minilm-shape/." "$SNAP/" && \
   printf 0123456789abcdef0123456789abcdef01234567 >"$HUB/models--someorg--minilm-shape/refs/main"
