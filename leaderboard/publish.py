@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Sequence
 
@@ -429,12 +430,14 @@ class PublishError(MetaEvalError, ValueError):
 class BoardLock:
     """Holds ``out_dir`` for one publisher from its check (before any scoring) until its board is written.
 
-    ``out_dir`` is created if missing (and removed again on release if this publisher made it and left it empty),
-    and locked with ``flock`` on the folder itself, so no lock file is left in the user's tree. A second publisher
-    into the same folder gets a :class:`PublishError` at once, before it scores anything; with ``force`` it waits
-    for the first one and then replaces that board completely. :func:`check_out_dir` runs under the lock, so two
-    publishers can never both find a new folder empty and write one after the other. A folder that cannot be made
-    (under a regular file, on ``/proc``, read-only) is a :class:`PublishError` here too, before any scoring.
+    ``out_dir`` is created if missing (and removed again on release, before the lock is let go, if this publisher
+    made it and left it empty), and locked with ``flock`` on the folder itself, so no lock file is left in the
+    user's tree; a publisher that waited for the lock and finds the folder it locked removed makes it again. A
+    second publisher into the same folder gets a :class:`PublishError` at once, before it scores anything; with
+    ``force`` it waits for the first one and then replaces that board completely. :func:`check_out_dir` runs under
+    the lock, so two publishers can never both find a new folder empty and write one after the other. A folder that
+    cannot be made (under a regular file, on ``/proc``, read-only) is a :class:`PublishError` here too, before any
+    scoring.
     """
 
     def __init__(self, out_dir: str | Path, force: bool = False) -> None:
@@ -445,8 +448,34 @@ class BoardLock:
     def __enter__(self) -> "BoardLock":
         import fcntl
 
-        if self.out.exists() and not self.out.is_dir():
-            raise PublishError(f"--out {self.out} is a file, not a folder")
+        while True:
+            self._open()
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | (0 if self.force else fcntl.LOCK_NB))
+            except BlockingIOError:
+                self.__exit__(None, None, None)
+                raise PublishError(f"--out {self.out}: another meta-eval is publishing a leaderboard there right "
+                                   "now; wait for it and choose another folder, or pass --force to replace its "
+                                   "board when it is done") from None
+            if self._holds_out():
+                break
+            # the publisher we waited for made the folder, wrote nothing and removed it: make it and lock it again
+            os.close(self._fd)
+            self._fd = None
+        try:
+            check_out_dir(self.out, self.force)
+        except ValueError as exc:
+            self.__exit__(None, None, None)
+            raise PublishError(str(exc)) from None
+        return self
+
+    def _open(self) -> None:
+        """Make the missing folders (noting those made here), open ``out`` and check that it takes a file."""
+        try:
+            if not stat.S_ISDIR(os.stat(self.out).st_mode):
+                raise PublishError(f"--out {self.out} is a file, not a folder")
+        except (FileNotFoundError, NotADirectoryError):  # missing (made below), or under a file (refused below)
+            pass
         folder = self.out.absolute()
         missing = []
         while not folder.exists() and folder != folder.parent:
@@ -454,7 +483,10 @@ class BoardLock:
             folder = folder.parent
         try:
             for new in reversed(missing):
-                new.mkdir()
+                try:
+                    new.mkdir()
+                except FileExistsError:  # another publisher made it meanwhile: not ours to remove
+                    continue
                 self._made.append(new)
             self._fd = os.open(self.out, os.O_RDONLY)
             probe = self.out / f".publish-probe.{os.getpid()}-{secrets.token_hex(4)}"
@@ -464,30 +496,26 @@ class BoardLock:
             self.__exit__(None, None, None)
             raise PublishError(f"--out {self.out}: cannot write a leaderboard there: {exc.strerror or exc}"
                                + (f" ({exc.filename})" if exc.filename else "")) from None
+
+    def _holds_out(self) -> bool:
+        """Whether the folder locked is the one at ``out`` now (not one removed while this publisher waited)."""
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | (0 if self.force else fcntl.LOCK_NB))
-        except BlockingIOError:
-            self.__exit__(None, None, None)
-            raise PublishError(f"--out {self.out}: another meta-eval is publishing a leaderboard there right now; "
-                               "wait for it and choose another folder, or pass --force to replace its board when "
-                               "it is done") from None
-        try:
-            check_out_dir(self.out, self.force)
-        except ValueError as exc:
-            self.__exit__(None, None, None)
-            raise PublishError(str(exc)) from None
-        return self
+            return os.path.samestat(os.fstat(self._fd), os.stat(self.out))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
 
     def __exit__(self, *exc_info) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # releases the lock
-            self._fd = None
-        for made in reversed(self._made):  # a folder this publisher made and nothing was written to
+        # the folders this publisher made and wrote nothing to are removed while it still holds the lock, so a
+        # publisher waiting for it finds them gone when it gets the lock (and makes them again), never after
+        for made in reversed(self._made):
             try:
                 made.rmdir()
             except OSError:
                 break
         self._made = []
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+            self._fd = None
 
     def written(self) -> None:
         """The board is in place: the folders made for it stay."""

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -65,6 +66,28 @@ def test_a_second_publisher_is_refused_at_once_and_with_force_waits_and_replaces
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "figures", "index.html", "results.json"]
     again = _publish(data, out, "--no-cache")  # a finished board is replaced only with --force
     assert again.exit_code == 2 and "already holds a leaderboard" in _flat(again.output)
+
+
+def test_a_waiting_publisher_holds_the_folder_that_is_there_when_the_first_removes_the_one_it_made(tmp_path):
+    # the first publisher made the folders and wrote nothing: it removes them when it is done; a --force publisher
+    # waiting for it must then hold a folder that exists at --out (it once held the removed one, or saw the folder
+    # vanish between its checks: "is a file, not a folder", seen in CI)
+    out = tmp_path / "new" / "board"
+    first = BoardLock(out).__enter__()
+    seen: dict = {}
+
+    def second() -> None:
+        with BoardLock(out, force=True) as lock:
+            seen["folder"] = out.is_dir()
+            seen["held is the one at --out"] = os.path.samestat(os.fstat(lock._fd), os.stat(out))
+
+    waiting = threading.Thread(target=second)
+    waiting.start()
+    time.sleep(0.5)  # the second is blocked on the first's lock
+    first.__exit__(None, None, None)
+    waiting.join(10)
+    assert seen == {"folder": True, "held is the one at --out": True}
+    assert not out.parent.exists()  # the second made them again and, having written nothing, removed them
 
 
 def test_a_write_that_fails_leaves_the_old_board_and_no_temporary(tmp_path, monkeypatch):
