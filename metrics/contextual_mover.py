@@ -67,7 +67,7 @@ import numpy as np
 from meta_eval.metrics.base import Example, Metric, MetricError, positive_int
 from meta_eval.metrics.device import device_config, resolve_device, resolve_dtype
 from meta_eval.metrics.model_names import tagged
-from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, TokenStates, encoder_ident, load_encoder,
+from meta_eval.metrics.encoder import (MINILM, NEURAL_HINT, TokenStates, check_layer, encoder_ident, load_encoder,
                                       model_unavailable_reason, torch_threads)
 from meta_eval.metrics.memo import BytesLRU, on_release, return_free_memory
 from meta_eval.metrics.mover import _Bags, _distribution
@@ -103,16 +103,12 @@ def sentence_word_vectors(states: TokenStates, layer: int | str, tokenizer,
     the tokenizer's decoder for each cost more than the GPU's forward passes, issue #37). A word of one piece takes
     that piece's row as is, which is what the mean of one row gives, bit for bit.
     """
-    n_states = states.hidden.shape[0]
-    if layer == "mean":
-        vectors = states.hidden[1:].mean(axis=0)
-    elif layer == "all":
-        vectors = states.hidden.mean(axis=0)
-    else:
-        if not -n_states <= layer < n_states:
-            raise MetricError(f"layer {layer} out of range: the encoder has {n_states} hidden states "
-                              f"(0 = embeddings, {n_states - 1} = last)")
-        vectors = states.hidden[layer]
+    if states.held is None:
+        try:
+            check_layer(layer, states.hidden.shape[0])
+        except ValueError as exc:
+            raise MetricError(str(exc)) from None
+    vectors = states.layer(layer)  # the same bits whether the encoder pooled it (layer=) or it is pooled here
     if words is None:
         words = {}
     groups: dict[int, list[int]] = {}
@@ -195,9 +191,13 @@ class _ContextualMover(Metric):
                 out[s] = hit
         if todo:
             encoder = load_encoder(self.model, device=self.device, dtype=self.dtype)
+            try:
+                check_layer(self.layer, encoder.n_states)
+            except ValueError as exc:
+                raise MetricError(str(exc)) from None
             words: dict[tuple[str, ...], bool] = {}  # which words are kept, by their pieces: for this call
-            kept = encoder.embed(todo, batch_size=self.batch_size, each=lambda states: sentence_word_vectors(
-                states, self.layer, encoder.tokenizer, words))
+            kept = encoder.embed(todo, batch_size=self.batch_size, layer=self.layer, each=lambda states:
+                                 sentence_word_vectors(states, self.layer, encoder.tokenizer, words))
             for s, vectors in zip(todo, kept):
                 out[s] = vectors
                 _cache.put((ident, self.layer, s), vectors)

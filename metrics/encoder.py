@@ -117,10 +117,13 @@ class TokenStates:
     input_ids : ndarray of int
     word_ids : list of int or None
         For each token, the index of the word it belongs to; None for special tokens.
-    hidden : ndarray, shape (n_layers + 1, n_tokens, dim)
-        Hidden states of the embedding layer and every layer, float32.
+    hidden : ndarray, shape (n_layers + 1, n_tokens, dim), or (1, n_tokens, dim) when ``held`` is set
+        Hidden states of the embedding layer and every layer, float32; or only the one :meth:`Encoder.embed` was
+        asked for (``layer=``).
     special : ndarray of bool
         True for special tokens.
+    held : int, "mean", "all" or None
+        None when ``hidden`` holds every hidden state; else the one layer it holds (:meth:`layer`'s ``which``).
     """
 
     tokens: list[str]
@@ -128,12 +131,40 @@ class TokenStates:
     word_ids: list[int | None]
     hidden: np.ndarray
     special: np.ndarray
+    held: int | str | None = None
 
     def layer(self, which: int | str = -1) -> np.ndarray:
-        """States of one layer (int index into hidden, -1 = last) or ``"mean"`` of all transformer layers."""
-        if which == "mean":
-            return self.hidden[1:].mean(axis=0)
-        return self.hidden[int(which)]
+        """States of one layer: an int index into the hidden states (0 = embeddings, -1 = last), ``"mean"`` of the
+        transformer layers or ``"all"``, the mean of every hidden state, embeddings included. States encoded with
+        ``layer=`` hold that one only (asking them for another raises ValueError)."""
+        if self.held is not None:
+            if which != self.held:
+                raise ValueError(f"these states hold layer {self.held!r} only (Encoder.embed(layer=...)), "
+                                 f"not {which!r}")
+            return self.hidden[0]
+        return pool_layers(self.hidden, which)
+
+
+def pool_layers(hidden: np.ndarray, which: int | str) -> np.ndarray:
+    """One layer of ``hidden`` (shape (n_states, n_tokens, dim)): an int index, ``"mean"`` of ``hidden[1:]`` (the
+    transformer layers) or ``"all"``, the mean of every entry; the float32 means NumPy gives (one code path for
+    every caller, so the CPU's states are the same bits whoever pools them)."""
+    if which == "mean":
+        return hidden[1:].mean(axis=0)
+    if which == "all":
+        return hidden.mean(axis=0)
+    return hidden[int(which)]
+
+
+def check_layer(which: object, n_states: int) -> int | str:
+    """``which`` as :meth:`Encoder.embed` takes it (``"mean"``, ``"all"`` or an int in ``[-n_states, n_states)``),
+    else ValueError naming the range."""
+    if which in ("mean", "all"):
+        return str(which)
+    if isinstance(which, (int, np.integer)) and not isinstance(which, bool) and -n_states <= int(which) < n_states:
+        return int(which)
+    raise ValueError(f"layer {which!r} out of range: the encoder has {n_states} hidden states "
+                     f"(0 = embeddings, {n_states - 1} = last; or 'mean', 'all')")
 
 
 def _minilm_path() -> Path:
@@ -413,6 +444,11 @@ class Encoder:
                                   getattr(self.model.config, "max_position_embeddings", 512)))
         self.ident = encoder_ident(model)
 
+    @property
+    def n_states(self) -> int:
+        """Hidden states a forward pass gives: the embedding layer's output and each transformer layer's."""
+        return int(self.model.config.num_hidden_layers) + 1
+
     # -- encoding ----------------------------------------------------------------------------------------------
     def _pieces(self, text: str) -> tuple[list[int], list[int | None]]:
         enc = self.tokenizer(text, add_special_tokens=False)
@@ -424,9 +460,17 @@ class Encoder:
             return [(ids[:room], words[:room])]
         return [(ids[i:i + room], words[i:i + room]) for i in range(0, len(ids), room)]
 
-    def embed(self, texts: Sequence[str], batch_size: int = 32, each: Callable[[TokenStates], T] | None = None
-              ) -> list[TokenStates] | list[T]:
+    def embed(self, texts: Sequence[str], batch_size: int = 32, each: Callable[[TokenStates], T] | None = None,
+              layer: int | str | None = None) -> list[TokenStates] | list[T]:
         """Hidden states of every text (all layers), or ``each(states)`` of every text, in input order.
+
+        ``layer`` (an index into the hidden states, ``"mean"`` or ``"all"``, as :meth:`TokenStates.layer`; checked
+        by :func:`check_layer`): only that layer is kept, and the states handed back hold it alone (``hidden`` of
+        shape (1, n_tokens, dim), ``held`` set). On the CPU it is the same bits as ``states.layer(layer)`` of the
+        full states (:func:`pool_layers`). On a GPU the layer is taken, or the layers averaged in float32, on the
+        device, so one layer's states cross to the host instead of every layer's (issue #37: bringing all seven of
+        MiniLM's back cost 2.9 s of ``-m all`` on chaganty on an H200, profiled); the average is then the GPU's
+        float32 sum, within float32 rounding of the CPU's.
 
         A text's states are bit-identical whatever other texts are encoded with it and whatever ``batch_size``
         (see the module notes). With ``each``, a text's states are handed to it as soon as its batch is done and
@@ -435,14 +479,16 @@ class Encoder:
         view into the batch's array: it copies what it keeps. ``each`` runs on the thread that ran the forward pass
         (so only its result, not every layer's states, waits to be collected): it must not change shared state.
         """
+        if layer is not None:
+            layer = check_layer(layer, self.n_states)
         started = time.perf_counter()
         try:
-            return self._embed(texts, batch_size, each)
+            return self._embed(texts, batch_size, each, layer)
         finally:
             return_free_memory()
             _charge(self.name, time.perf_counter() - started)
 
-    def _embed(self, texts: Sequence[str], batch_size: int, each: Callable | None) -> list:
+    def _embed(self, texts: Sequence[str], batch_size: int, each: Callable | None, layer: int | str | None) -> list:
         import torch
 
         count = prepare_torch(self.threads_given, intra_op=False)
@@ -460,16 +506,21 @@ class Encoder:
         held: dict[int, np.ndarray] = {}  # states of the windows of texts longer than one window
 
         def finish(ids: list[int], words: list[int | None], hidden: np.ndarray):
+            if layer in ("mean", "all") and hidden.shape[0] > 1:  # the CPU's states: pooled here, as layer() does
+                hidden = pool_layers(hidden, layer)[None]
             tokens = self.tokenizer.convert_ids_to_tokens(ids)
             special = np.array([w is None for w in words], dtype=bool)
-            states = TokenStates(tokens, np.asarray(ids), list(words), hidden, special)
+            states = TokenStates(tokens, np.asarray(ids), list(words), hidden, special, layer)
             return states if each is None else each(states)
 
         def forward(batch: list[int]) -> list[tuple[bool, int, object]]:
             with torch.inference_mode():
                 ids = torch.tensor([chunks[i][0] for i in batch], dtype=torch.long)
                 out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
-                hidden = torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
+                if isinstance(layer, int):  # one layer: the others are not copied
+                    hidden = out.hidden_states[layer].float().numpy()[:, None]  # batch, 1, length, dim
+                else:  # every layer ("mean" and "all" are pooled per text in finish, the bits of layer())
+                    hidden = torch.stack(out.hidden_states, dim=1).float().numpy()  # batch, layers, length, dim
             del out
             # a text of one window is finished here (`each` takes what it needs from the view right away); the
             # windows of a longer text are copied and joined once all are done
@@ -478,7 +529,8 @@ class Encoder:
 
         if self._padded:  # a GPU: length-sorted padded batches under the token budget, one pass at a time
             batches = padded_batches([len(c[0]) for c in chunks], self.max_tokens, GPU_MAX_TEXTS)
-            passes: Iterator = (self._padded_pass(batch, chunks, owner, pieces_of, finish) for batch in batches)
+            passes: Iterator = (self._padded_pass(batch, chunks, owner, pieces_of, finish, layer)
+                                for batch in batches)
         else:  # no padding (see the module notes); groups run `count` at a time, each on one intra-op thread
             groups = length_groups([len(c[0]) for c in chunks], batch_size, TOKENS_PER_PASS)
             passes = map_in_threads(forward, groups, count)
@@ -503,9 +555,10 @@ class Encoder:
         return results
 
     def _padded_pass(self, batch: list[int], chunks: list, owner: list[int], pieces_of: list[list[int]],
-                     finish: Callable) -> list[tuple[bool, int, object]]:
+                     finish: Callable, layer: int | str | None = None) -> list[tuple[bool, int, object]]:
         """One padded pass over ``batch`` (indices into ``chunks``) on the device, halved on out-of-memory
-        (:func:`metrics.device.run_with_backoff`); results as ``forward``'s in :meth:`_embed`."""
+        (:func:`metrics.device.run_with_backoff`); results as ``forward``'s in :meth:`_embed`. With ``layer``, only
+        that layer (or the float32 mean of the layers it names, taken on the device) is brought back."""
         import torch
 
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -519,8 +572,16 @@ class Encoder:
                 mask[row, :len(chunks[i][0])] = 1
             with precision(self.device, self.dtype), torch.inference_mode():
                 out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
-                hidden = torch.stack(out.hidden_states, dim=1).float().cpu().numpy()  # batch, layers, width, dim
-            del out
+                every = out.hidden_states
+                if layer is None:
+                    kept = torch.stack(every, dim=1).float()  # batch, layers, width, dim
+                elif isinstance(layer, int):
+                    kept = every[layer].float()[:, None]  # batch, 1, width, dim
+                else:  # "mean" of the transformer layers or "all": averaged here, one layer crosses to the host
+                    kept = torch.stack(every[1:] if layer == "mean" else every, dim=1).float().mean(dim=1,
+                                                                                                 keepdim=True)
+                hidden = kept.cpu().numpy()
+            del out, every, kept
             done = []
             for row, i in enumerate(part):
                 states = hidden[row, :, :len(chunks[i][0])]

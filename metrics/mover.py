@@ -36,7 +36,7 @@ import numpy as np
 from meta_eval.metrics.base import Example, Metric
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.text import TOKENIZERS, content_sentences
-from meta_eval.metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors
+from meta_eval.metrics.vectors import DEFAULT_VECTORS, WordVectors, load_vectors, vectors_unavailable_reason
 
 __all__ = ["WordMoversSimilarity", "SentenceMoversSimilarity", "SentenceWordMoversSimilarity", "mover_distance",
            "text_bags", "text_status", "unguarded_mover_distance"]
@@ -182,6 +182,13 @@ class _MoverMetric(Metric):
         self.vectors_spec = str(vectors)
         self.tokenizer = tokenizer
         self.oov = oov
+
+    @classmethod
+    def unavailable_reason(cls, vectors: str | None = None) -> str | None:
+        """Why the metric cannot run here with ``vectors`` (default: GloVe 6B 50d from its package), else None: what
+        :func:`metrics.vectors.vectors_unavailable_reason` finds missing, so ``meta-eval metrics`` and a run's
+        skip list say so before any row is scored."""
+        return super().unavailable_reason() or vectors_unavailable_reason(vectors)
 
     def _vectors(self) -> WordVectors:
         return load_vectors(self.vectors_spec)

@@ -299,10 +299,11 @@ def _embed_unpadded(encoder, texts: list[str], batch_size: int) -> list[_Encoded
 
     The encoder batches texts of the same number of pieces without padding, so a text's states do not depend on its
     batch-mates (bit for bit), and a score does not depend on which other examples are scored in the same call.
-    Each text's last layer is copied out as soon as its batch is done (the stack of every layer is not kept).
+    Only the last layer is taken from each forward pass (``layer=-1``: on a GPU only it crosses to the host), and
+    each text's is copied out as soon as its batch is done.
     """
-    return encoder.embed(texts, batch_size=batch_size,
-                         each=lambda st: _Encoded(st.tokens, st.input_ids, st.special, st.hidden[-1].copy()))
+    return encoder.embed(texts, batch_size=batch_size, layer=-1,
+                         each=lambda st: _Encoded(st.tokens, st.input_ids, st.special, st.layer(-1).copy()))
 
 
 class _StateCache(BytesLRU):

