@@ -16,7 +16,8 @@
 # number), bench-beside-off.log and summary.txt (7 files: the lending tool brings back at most 8); the other logs go
 # to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 8 minutes on an H200; every
 # step has its own time limit, and a step that fails does not stop the next ones. GPU_CHECK_QUICK=1 leaves out the
-# hub-name step (4b) and BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu): about 4.5 minutes.
+# hub-name step (4b) and BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu): about 4.5 minutes;
+# GPU_CHECK_BESIDE_OFF=0 leaves out step 6 (-m all with the CPU metrics before the neural ones).
 set -u
 OUT=${OUT:-$PWD/gpu-check-out}
 LOGS=${LOGS:-/tmp/gpu-check-logs}
@@ -56,6 +57,10 @@ export PYTHONPYCACHEPREFIX=/tmp/gpu-check-pyc
 t = time.perf_counter(); torch.zeros(1, device='cuda'); torch.cuda.synchronize()
 print(f'import transformers.modeling_utils {a:.2f} s, then starting CUDA {time.perf_counter() - t:.2f} s')" 2>&1 | tail -1
   done
+  echo "import transformers.modeling_utils (python -X importtime, us): 20 by cumulative time, then 10 by own time"
+  python3 -X importtime -c "import transformers.modeling_utils" 2>"$LOGS/importtime.log"
+  grep '^import time:' "$LOGS/importtime.log" | sort -t'|' -k2 -n -r | head -20
+  grep '^import time:' "$LOGS/importtime.log" | sort -t: -k2 -n -r | head -10
   python3 - <<'EOF'
 import importlib.util, platform
 import torch, transformers
@@ -112,10 +117,12 @@ sed -n '/^configuration/,$p' "$OUT/bench.log" | tee -a "$OUT/summary.txt"
 
 # 6. -m all on chaganty again with the CPU metrics run before the neural ones, not beside them (META_EVAL_BESIDE=off,
 # the order of a CPU-only run), for the difference that scoring them beside makes (meta_eval/scoring/runner.py)
+if [ "${GPU_CHECK_BESIDE_OFF:-1}" = 0 ]; then say "GPU_CHECK_BESIDE_OFF=0: step 6 left out"; else
 META_EVAL_BESIDE=off timeout 100 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore anchor cpu \
   >"$OUT/bench-beside-off.log" 2>&1
 say "bench/bench_gpu.py -m all with META_EVAL_BESIDE=off: exit $?"
 sed -n '/^configuration/,$p' "$OUT/bench-beside-off.log" | tee -a "$OUT/summary.txt"
+fi
 
 # 7. where the time of -m all goes now: the driver under cProfile (slower than unprofiled), 30 functions by own time
 # and 30 by cumulative time, into summary.txt

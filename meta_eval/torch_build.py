@@ -19,16 +19,15 @@ import os
 import re
 from pathlib import Path
 
+from meta_eval.metrics.device import CPU_INSTALL, CUDA_INSTALL
+
 __all__ = ["CPU_INSTALL", "CUDA_INSTALL", "describe", "format_line", "gpus", "install_choice", "installed"]
 
-CPU_INSTALL = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-CUDA_INSTALL = "pip install torch"
 _GPUS = Path("/proc/driver/nvidia/gpus")
-#: The install hint of the neural metrics' own files (``metrics/encoder.py`` NEURAL_HINT, ``metrics/qa.py``
-#: QA_HINT, ``metrics/bertscore.py`` BERTSCORE_HINT): ``pip install torch==2.13.0 && pip install 'meta-eval[...]'
-#: (install the CPU torch first...)``. Stale (that torch command, with no index, installs PyPI's build: the multi-GB
-#: CUDA one on Linux) but frozen: those files' bytes are hashed into the committed boards' signatures. So what the
-#: user reads is rewritten where it is shown (:func:`install_choice`).
+#: The install hint the neural metrics' files gave until 2026-11-28, which plugins may have copied: ``pip install
+#: torch==2.13.0 && pip install 'meta-eval[...]' (install the CPU torch first...)``. Stale (that torch command, with no
+#: index, installs PyPI's build: the multi-GB CUDA one on Linux), so where a reason is shown it is rewritten into the
+#: choice the built-in metrics now give themselves (:func:`metrics.device.install_hint`; :func:`install_choice`).
 _FROZEN_HINT = re.compile(r"pip install torch==[0-9][0-9.]* && (pip install '[^']+')"
                           r"(?: \(install the CPU torch first[^)]*\))?")
 
@@ -97,8 +96,9 @@ def format_line(version: str | None, build: str | None, gpu_names: list[str]) ->
 
 
 def install_choice(text: str | None) -> str | None:
-    """``text`` (a metric's unavailable reason, or its error) with the frozen install hint of the neural metrics'
-    files (see ``_FROZEN_HINT``) replaced by the choice the README gives: ``install torch first, the CPU build
+    """``text`` (a metric's unavailable reason, or its error) with the old install hint (``_FROZEN_HINT``: the
+    built-in metrics' before 2026-11-28, or a plugin's copy of it) replaced by the choice the README gives and
+    :func:`metrics.device.install_hint` gives: ``install torch first, the CPU build
     (pip install torch --index-url https://download.pytorch.org/whl/cpu) or the CUDA build on Linux (pip install
     torch); then pip install 'meta-eval[neural]'``. Any other text (None included) comes back unchanged. Called
     where a reason is shown: ``meta-eval metrics``, the skipped metrics of every command

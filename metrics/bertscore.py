@@ -125,8 +125,8 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, boolean, file_sha256, package_version, positive_int
-from meta_eval.metrics.device import (TOKEN_BUDGET, device_config, padded_batches, precision, resolve_device,
-                                      resolve_dtype, run_with_backoff)
+from meta_eval.metrics.device import (TOKEN_BUDGET, device_config, install_hint, padded_batches, precision,
+                                      resolve_device, resolve_dtype, run_with_backoff)
 from meta_eval.metrics.encoder import (MINILM, TOKENS_PER_PASS, TRIM_EVERY, EncoderError, encoder_ident, length_groups,
                              local_source, map_in_threads, model_unavailable_reason, prepare_torch)
 from meta_eval.metrics.memo import BytesLRU, handing_back, on_release, return_free_memory
@@ -140,8 +140,7 @@ __all__ = ["BertScore", "BERTSCORE_HINT", "DEFAULT_MODEL", "bertscore_hash", "re
 #: the one model whose variants keep the plain names ``bertscore-p/-r/-f``
 DEFAULT_MODEL = "roberta-large"
 
-BERTSCORE_HINT = ("pip install torch==2.13.0 && pip install 'meta-eval[bertscore]' (install the CPU torch first: "
-                  "an unpinned torch pulls a multi-GB CUDA build)")
+BERTSCORE_HINT = install_hint("bertscore")
 _OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 _T5_TYPES = ("t5", "mt5", "umt5", "byt5")
 _LOAD_LOCK = Lock()
@@ -170,10 +169,10 @@ def resolve_model(model: str) -> Path:
     MetricError
         If the model is not on this machine (with the reason from :func:`metrics.encoder.model_unavailable_reason`).
     """
-    reason = model_unavailable_reason(model)
-    if reason is not None:
-        raise MetricError(f"bertscore: {reason}")
-    return local_source(model)
+    try:
+        return local_source(model)  # which checks model_unavailable_reason first
+    except EncoderError:
+        raise MetricError(f"bertscore: {model_unavailable_reason(model)}") from None
 
 
 def _model_config(folder: Path) -> dict:

@@ -37,8 +37,23 @@ import os
 import re
 from typing import Callable, Iterator, Sequence
 
-__all__ = ["DEVICE_CHOICES", "DTYPES", "TOKEN_BUDGET", "resolve_device", "resolve_dtype", "device_config",
-           "precision", "padded_batches", "run_with_backoff", "is_oom"]
+__all__ = ["CPU_INSTALL", "CUDA_INSTALL", "DEVICE_CHOICES", "DTYPES", "TOKEN_BUDGET", "install_hint", "resolve_device",
+           "resolve_dtype", "device_config", "precision", "padded_batches", "run_with_backoff", "is_oom"]
+
+#: torch's two builds, as the README gives them: the CPU build (~200 MB) and, on Linux, PyPI's CUDA build
+CPU_INSTALL = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+CUDA_INSTALL = "pip install torch"
+
+
+def install_hint(extra: str) -> str:
+    """How to get a torch-backed metric: torch first (either build), then meta-eval's ``extra``.
+
+    >>> install_hint("neural")[-36:]
+    "then pip install 'meta-eval[neural]'"
+    """
+    return (f"install torch first, the CPU build ({CPU_INSTALL}) or the CUDA build on Linux ({CUDA_INSTALL}); "
+            f"then pip install 'meta-eval[{extra}]'")
+
 
 #: the values ``device`` accepts (``cuda:N``: any GPU index torch sees)
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")

@@ -124,7 +124,7 @@ MASK = "MASKED"
 MAX_ANSWER_LEN = 30
 CONFIDENCES = ("max", "answer")
 DECODINGS = ("span", "argmax")
-QA_HINT = "pip install torch==2.13.0 && pip install 'meta-eval[neural,qa]' (install the CPU torch first)"
+QA_HINT = placement.install_hint("neural,qa")
 
 _PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

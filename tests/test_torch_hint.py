@@ -1,11 +1,12 @@
 """The torch install hint a user reads gives the CPU and the CUDA choice (issue #39, item 2 leftovers).
 
-The neural metrics' files (metrics/encoder.py, qa.py, bertscore.py) say ``pip install torch==2.13.0 && pip install
-'meta-eval[...]'``, which without an index installs PyPI's build (the multi-GB CUDA one on Linux); those files are
-frozen (their bytes are in the committed boards' signatures), so the hint is rewritten where it is shown
+The neural metrics' files (metrics/encoder.py, qa.py, bertscore.py) give it themselves
+(:func:`meta_eval.metrics.device.install_hint`) since 2026-11-28; before, they said ``pip install torch==2.13.0 &&
+pip install 'meta-eval[...]'``, which without an index installs PyPI's build (the multi-GB CUDA one on Linux), and
+a hint in that old form (a plugin may have copied it) is still rewritten where it is shown
 (:func:`meta_eval.torch_build.install_choice`): ``meta-eval metrics``, the skipped metrics of a command, a metric
-failing while scoring. The command-line tests load a real plugin file whose metric uses the frozen hint, as a
-third-party neural metric would.
+failing while scoring. The command-line tests load a real plugin file whose metric uses the old hint, as a
+third-party neural metric written against it would.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ runner = CliRunner()
 
 PLUGIN = '''
 from meta_eval.metrics import Metric, MetricError, register
-from meta_eval.metrics.encoder import NEURAL_HINT
+
+NEURAL_HINT = "pip install torch==2.13.0 && pip install 'meta-eval[neural]' (install the CPU torch first)"  # the old
 
 
 @register("needs-torch")
@@ -66,12 +68,14 @@ def _choice_shown(text: str, extra: str) -> None:
 
 @pytest.mark.parametrize("hint,extra", [(NEURAL_HINT, "neural"), (QA_HINT, "neural,qa"),
                                         (BERTSCORE_HINT, "bertscore")])
-def test_each_frozen_hint_becomes_the_cpu_and_cuda_choice(hint, extra):
-    assert "torch==2.13.0" in hint  # the frozen text this rewrites
-    shown = install_choice(f"missing torch, transformers: {hint}")
-    assert shown.startswith("missing torch, transformers: ")
-    _choice_shown(shown, extra)
-    assert shown.count("(") == shown.count(")")  # the frozen parenthesis went with the stale command
+def test_each_metric_hint_is_the_cpu_and_cuda_choice_and_an_old_one_becomes_it(hint, extra):
+    _choice_shown(hint, extra)  # the metrics' own hints
+    assert install_choice(f"missing torch: {hint}") == f"missing torch: {hint}"  # nothing left to rewrite
+    old = (f"pip install torch==2.13.0 && pip install 'meta-eval[{extra}]' (install the CPU torch first: an "
+           "unpinned torch pulls a multi-GB CUDA build)")  # the form the hints had before 2026-11-28
+    shown = install_choice(f"missing torch, transformers: {old}")
+    assert shown == f"missing torch, transformers: {hint}"  # the same words as the metric's own hint
+    assert shown.count("(") == shown.count(")")  # the old parenthesis went with the stale command
     assert install_choice(None) is None and install_choice("needs source documents") == "needs source documents"
 
 

@@ -778,7 +778,10 @@ def row_bootstrap_samples(X, z, doc, system, kind: str = "spearman", n_resamples
 
     Examples
     --------
-    >>> z = np.array([1., 2, 3, 4, 5]); doc = np.array([0, 0, 1, 1, 1]); system = np.array([0, 1, 0, 1, 1])
+    A metric equal to the humans correlates 1 with them in every resample (4 documents x 3 systems; with fewer, a
+    resample can draw one cell only, whose correlation is NaN):
+
+    >>> z = np.arange(12.); doc = np.repeat(np.arange(4), 3); system = np.tile(np.arange(3), 4)
     >>> row_bootstrap_samples(z, z, doc, system, "pearson", n_resamples=3).round(6).tolist()
     [1.0, 1.0, 1.0]
     """
