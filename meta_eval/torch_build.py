@@ -19,11 +19,23 @@ import os
 import re
 from pathlib import Path
 
-from meta_eval.metrics.device import CPU_INSTALL, CUDA_INSTALL
-
 __all__ = ["CPU_INSTALL", "CUDA_INSTALL", "describe", "format_line", "gpus", "install_choice", "installed"]
 
 _GPUS = Path("/proc/driver/nvidia/gpus")
+
+
+def _installs() -> tuple[str, str]:
+    """torch's two install commands, from :mod:`metrics.device` (imported here, not at this module's import: the
+    ``meta_eval.metrics`` package imports numpy, and ``import meta_eval`` stays light)."""
+    from meta_eval.metrics.device import CPU_INSTALL, CUDA_INSTALL
+
+    return CPU_INSTALL, CUDA_INSTALL
+
+
+def __getattr__(name: str) -> str:  # CPU_INSTALL and CUDA_INSTALL, as attributes of this module (PEP 562)
+    if name in ("CPU_INSTALL", "CUDA_INSTALL"):
+        return _installs()[name == "CUDA_INSTALL"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 #: The install hint the neural metrics' files gave until 2026-11-28, which plugins may have copied: ``pip install
 #: torch==2.13.0 && pip install 'meta-eval[...]' (install the CPU torch first...)``. Stale (that torch command, with no
 #: index, installs PyPI's build: the multi-GB CUDA one on Linux), so where a reason is shown it is rewritten into the
@@ -82,8 +94,9 @@ def gpus() -> list[str]:
 def format_line(version: str | None, build: str | None, gpu_names: list[str]) -> str:
     """The line ``meta-eval metrics`` prints (see :func:`describe`)."""
     if version is None:
-        return (f"torch not installed: the neural metrics are unavailable; CPU build: {CPU_INSTALL}; CUDA build "
-                f"(Linux): {CUDA_INSTALL} (docs/install.md)")
+        cpu, cuda = _installs()
+        return (f"torch not installed: the neural metrics are unavailable; CPU build: {cpu}; CUDA build "
+                f"(Linux): {cuda} (docs/install.md)")
     seen = (f"{len(gpu_names)} GPU{'s' if len(gpu_names) > 1 else ''}: {', '.join(dict.fromkeys(gpu_names))}"
             if gpu_names else "no GPU")
     if build == "cpu":
@@ -106,8 +119,9 @@ def install_choice(text: str | None) -> str | None:
     (:func:`meta_eval.scoring.runner.score_all`)."""
     if not text:
         return text
-    return _FROZEN_HINT.sub(lambda m: f"install torch first, the CPU build ({CPU_INSTALL}) or the CUDA build on Linux "
-                                      f"({CUDA_INSTALL}); then {m.group(1)}", text)
+    cpu, cuda = _installs()
+    return _FROZEN_HINT.sub(lambda m: f"install torch first, the CPU build ({cpu}) or the CUDA build on Linux "
+                                      f"({cuda}); then {m.group(1)}", text)
 
 
 def describe() -> str:

@@ -161,8 +161,9 @@ def test_unavailable_without_bert_base_uncased(monkeypatch, tiny):
 
 def test_missing_torch_is_reported_first(monkeypatch):
     monkeypatch.setattr(BertLM, "requires", ("importlib", "surely_not_installed_module"))
-    assert BertLM.unavailable_reason().startswith("missing surely_not_installed_module: pip install")
-    assert BertLM.unavailable_reason("minilm").startswith("missing surely_not_installed_module: pip install")
+    hint = "missing surely_not_installed_module: install torch first"  # metrics.device.install_hint("neural")
+    assert BertLM.unavailable_reason().startswith(hint)
+    assert BertLM.unavailable_reason("minilm").startswith(hint)
 
 
 def test_options_are_validated():
