@@ -55,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))  # bench/timeline.py
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
 ROBERTA_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
@@ -179,11 +180,15 @@ def run_job(job: dict) -> dict:
             import cProfile
 
             profiler = cProfile.Profile()
+        import timeline  # bench/timeline.py
+
         start = time.perf_counter()
         if profiler is not None:
             profiler.enable()
-        result = meta_eval.score(job.get("metrics", "all"), examples=rows, options=options, no_cache=True,
-                                 progress=False, batch_size=job["batch"])
+        with timeline.traced() as steps:  # each step's start and end on the driver's clock
+            result = meta_eval.score(job.get("metrics", "all"), examples=rows, options=options, no_cache=True,
+                                     progress=False, batch_size=job["batch"])
+        out["timeline"] = timeline.lines(steps, time.perf_counter() - start)
         if profiler is not None:
             profiler.disable()
             out["profile"] = _profile_lines(profiler, job["profile"])
@@ -229,7 +234,8 @@ def machine() -> dict:
     import torch
 
     info = {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-            "cpu": platform.processor() or platform.machine()}
+            "cpu": platform.processor() or platform.machine(),
+            "TOKENIZERS_PARALLELISM": os.environ.get("TOKENIZERS_PARALLELISM", "unset (the tokenizers' default)")}
     if torch.cuda.is_available():
         info.update(gpu=torch.cuda.get_device_name(0), cuda=torch.version.cuda)
     return info
@@ -378,7 +384,7 @@ def _print_table(report: dict) -> None:
                 print("    failed: " + "; ".join(f"{k}: {v[:80]}" for k, v in c["failed"].items()))
             if c["skipped"]:
                 print("    skipped: " + ", ".join(c["skipped"]))
-            for line in c.get("profile", []):
+            for line in c.get("timeline", []) + c.get("profile", []):
                 print("    " + line)
     print(f"weights: {report['weights']}\ntotal {report.get('total_seconds', 0):.1f} s")
 

@@ -40,7 +40,10 @@ else
   say "no .whl/ folder: nothing installed"
 fi
 export PYTHONPATH=/tmp/site:$PWD
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# the fast tokenizer's own threads as in a user's run (sessions 24 and 26 set TOKENIZERS_PARALLELISM=false here for
+# every step: the batched tokenizer calls then took 2.2 s of -m all on one core); only pytest gets it (quiet forks)
+unset TOKENIZERS_PARALLELISM
 # bytecode kept between this script's processes, as in an installed environment: in session 24 the lent machine's
 # processes compiled every module they imported (2,502 compilations, 6.5 s of a profiled -m all) each time
 PYTHON_SETTINGS=$(env | grep '^PYTHON' | grep -v '^PYTHONPATH=' | tr '\n' ' ')
@@ -81,7 +84,7 @@ say "environment: exit $rc ($(tail -1 "$OUT/env.txt"))"
 
 # 3. the CUDA-marked tests (random-weight models built from a config: no weights package needed)
 FILES=$(grep -l "mark.cuda" tests/test_*.py | tr '\n' ' ')
-timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1; rc=$?
+TOKENIZERS_PARALLELISM=false timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1; rc=$?
 say "pytest -m cuda ($FILES): exit $rc -- $(tail -1 "$OUT/pytest-cuda.log")"
 
 # 4. the random models (reused by 5 and 6), then `meta-eval run ... --device cuda` end to end on wmt23 en-de

@@ -12,7 +12,7 @@ transfers are not there. Compare two versions of the code with it, on the same m
     python bench/gpu_proxy.py [--metrics bertscore,moverscore,wms-ctx,sms-ctx,s+wms-ctx] [--rows N] [--profile 30]
 
 Prints the seconds of :func:`meta_eval.score` (model loading included, imports of torch and the data before the
-clock), each metric's clock, and with ``--profile N`` the driver's N costliest functions by own and cumulative time.
+clock), each metric's clock, the run's steps on the driver's clock (:mod:`timeline`), and with ``--profile N`` the driver's N costliest functions by own and cumulative time.
 Needs ``$META_EVAL_DATA`` (chaganty) and MiniLM's tokenizer files (``.gpu/minilm-tok``, :mod:`bench_gpu`).
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import meta_eval.metrics  # noqa: E402,F401  (the numeric mode, before torch computes)
 import bench_gpu  # noqa: E402
+import timeline  # noqa: E402
 
 NEURAL = "bertscore,moverscore,wms-ctx,sms-ctx,s+wms-ctx"
 
@@ -78,8 +79,9 @@ def main(argv: list[str] | None = None) -> float:
     start = time.perf_counter()
     if profiler is not None:
         profiler.enable()
-    result = meta_eval.score(args.metrics, examples=rows, options=[f"model={model}"], no_cache=True, progress=False,
-                             batch_size=256)
+    with timeline.traced() as steps:
+        result = meta_eval.score(args.metrics, examples=rows, options=[f"model={model}"], no_cache=True,
+                                 progress=False, batch_size=256)
     if profiler is not None:
         profiler.disable()
     seconds = time.perf_counter() - start
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> float:
     print({ms.metric: round(ms.seconds + sum(ms.shared.values()), 3) for ms in result.scores})
     if result.skipped or result.failed:
         print("skipped:", dict(result.skipped), "failed:", {n: r[:200] for n, r in result.failed})
+    print("timeline (start, end, seconds from the call):", *timeline.lines(steps, seconds), sep="\n")
     if profiler is not None:
         import pstats
 

@@ -42,6 +42,15 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
     # --profile: the driver's 5 costliest functions by own and by cumulative time, in the JSON and the table
     assert [line.split()[0] for line in scored["profile"]] == ["own"] * 5 + ["cumulative"] * 5
     assert any("(score_all)" in line for line in scored["profile"]) and scored["profile"][5] in done.stdout
+    # the timeline (bench/timeline.py): each metric's scoring on the driver's clock, within the run, in order
+    steps = {line.split("s  ", 1)[1]: [float(x) for x in line.split()[:3]] for line in scored["timeline"]
+             if " s  " in line and line.split()[0][0].isdigit() and "garbage" not in line}
+    assert {"score bertscore", "choose and create the metrics", "release after bertscore"} <= set(steps)
+    start, end, seconds = steps["score bertscore"]
+    assert 0 <= start <= end and abs(end - start - seconds) < 0.011
+    assert steps["release after bertscore"][0] >= end - 0.005
+    assert len([line for line in scored["timeline"] if line.endswith("outside every traced step")]) == 1
+    assert scored["timeline"][0] in done.stdout
 
 
 def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkeypatch):
@@ -62,3 +71,32 @@ def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkey
     assert "12 rows, bertscore,moverscore,wms-ctx:" in done.stdout and "skipped" not in done.stdout
     assert "(_padded_pass)" in done.stdout and "(_gpu_embeddings)" in done.stdout  # the GPU paths ran (profiled)
     assert "'bertscore': " in done.stdout and "'moverscore': " in done.stdout and "'wms-ctx': " in done.stdout
+    assert "timeline (start, end, seconds from the call):" in done.stdout and "  score moverscore" in done.stdout
+
+
+def test_timeline_lines_give_the_steps_in_order_and_the_time_no_step_covers():
+    sys.path.insert(0, str(REPO / "bench"))
+    import timeline
+
+    calls = [{"step": "b", "thread": "MainThread", "start": 2.0, "end": 5.0},
+             {"step": "a", "thread": "MainThread", "start": 1.0, "end": 3.0},  # overlaps b: the union is 1..5
+             {"step": "c", "thread": "worker", "start": 7.0, "end": 8.0},
+             {"step": "garbage collection, generation 2 (3 runs)", "seconds": 0.25}]
+    lines = timeline.lines(calls, total=10.0)
+    assert [line.split()[-1] for line in lines[:2]] == ["a", "b"] and lines[2].endswith("c  [worker]")
+    assert lines[3] == "   10.00 s in all; 5.00 s outside every traced step"  # 10 - (4 + 1)
+    assert lines[4].strip() == "0.25 s  garbage collection, generation 2 (3 runs)"
+
+    def named(x, y=0):
+        return x + y
+
+    module = type(sys)("timeline_probe")
+    module.named = named
+    sys.modules["timeline_probe"] = module
+    try:
+        with timeline.traced([("timeline_probe", "named", lambda x, y=0: f"named {x}")]) as steps:
+            assert module.named(2, y=3) == 5
+        assert module.named is named and [s["step"] for s in steps] == ["named 2"]  # put back; one call recorded
+        assert 0 <= steps[0]["start"] <= steps[0]["end"]
+    finally:
+        del sys.modules["timeline_probe"]

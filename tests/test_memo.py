@@ -207,3 +207,68 @@ def test_rouge_scores_with_the_collector_paused_and_restarts_it(monkeypatch):
     with pytest.raises(RuntimeError):
         create("rouge", split="newline").score(rows)
     assert gc.isenabled()
+
+
+class _Cycle:
+    """A resource with a reference cycle, as a model's modules have: only a collection frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _holding(name: str, holds: tuple[str, ...], seen: list):
+    from meta_eval.metrics import Metric
+
+    class Holding(Metric):
+        variants = ("n",)
+        needs_references = False
+        parallel = "single"
+
+        def _score(self, examples):
+            import gc
+
+            seen.append((self.name, gc.get_freeze_count()))
+            return {"n": [1.0] * len(examples)}
+
+    Holding.name, Holding.holds = name, holds
+    return Holding()
+
+
+def test_the_long_lived_heap_is_frozen_between_metrics_only_when_no_loaded_resource_is_still_held():
+    import gc
+    import weakref
+
+    from meta_eval.metrics import Example
+    from meta_eval.metrics.memo import on_release
+    from meta_eval.scoring.runner import score_all
+
+    loaded: dict[str, object] = {}
+    for resource in ("ll-a", "ll-b", "ll-shared"):
+        on_release(resource, lambda r=resource: loaded.pop(r, None))
+    rows = [Example("a b c", ())] * 3
+    assert gc.get_freeze_count() == 0
+    seen: list = []
+    a, b = _holding("ll-first", ("ll-a",), seen), _holding("ll-second", ("ll-b",), seen)
+    loaded["ll-a"] = _Cycle()
+    first = weakref.ref(loaded["ll-a"])
+    score_all([a, b], rows, None, degenerate=False, progress=False)
+    # the second metric ran frozen: the first's resource, cyclic, was collected at its release, before the freeze
+    assert seen[0] == ("ll-first", 0) and seen[1][1] > 0 and first() is None
+    assert gc.get_freeze_count() == 0  # unfrozen after the driver's metrics
+
+    seen.clear()  # a resource still held by a metric to come: nothing frozen, and it is collected at its release
+    a, b = (_holding("ll-first", ("ll-a", "ll-shared"), seen), _holding("ll-second", ("ll-b", "ll-shared"), seen))
+    loaded["ll-shared"] = _Cycle()
+    shared = weakref.ref(loaded["ll-shared"])
+    score_all([a, b], rows, None, degenerate=False, progress=False)
+    assert [n for _, n in seen] == [0, 0] and shared() is None and gc.get_freeze_count() == 0
+
+    seen.clear()  # a process that froze objects itself: its freeze is left as it was
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        score_all([_holding("ll-first", ("ll-a",), seen), _holding("ll-second", ("ll-b",), seen)], rows, None,
+                  degenerate=False, progress=False)
+        assert [n for _, n in seen] == [before, before] and gc.get_freeze_count() == before
+    finally:
+        gc.unfreeze()

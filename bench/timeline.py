@@ -1,0 +1,133 @@
+"""When each step of a scoring run starts and ends on the driver's clock (issue #37): where a GPU run's wall time goes.
+
+A profile sums time by function; it does not say which steps overlap, nor what the driver waits for between the
+metrics. :func:`traced` wraps the run's steps (creating the metrics, the engine, each metric's scoring, the beside
+metrics' finish, releasing resources, closing the engine, the provenance record) and records each call's start and
+end in seconds from :func:`traced`'s entry, on the thread that called it::
+
+    with traced() as steps:
+        meta_eval.score("all", examples=rows, ...)
+    print("\\n".join(lines(steps)))
+
+Nothing of the run changes but the clocks read around the wrapped calls (a few microseconds each). Used by
+``bench/bench_gpu.py`` (``--timeline``, in its JSON) and ``bench/gpu_proxy.py``.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import importlib
+import threading
+import time
+from typing import Callable, Iterator
+
+#: (module, attribute path, how the step is named from its arguments) of every step traced.
+STEPS: list[tuple[str, str, Callable[..., str]]] = [
+    ("meta_eval.scoring.selection", "choose_metrics", lambda *a, **k: "choose and create the metrics"),
+    ("meta_eval.scoring.engines", "engine_for", lambda *a, **k: "start the engine"),  # a context manager: its entry
+    ("meta_eval.scoring.runner", "_prepare", lambda metric, *a, **k: f"prepare {metric.name}"),
+    ("meta_eval.scoring.runner", "score_examples", lambda metric, *a, **k: f"score {metric.name}"),
+    ("meta_eval.scoring.runner", "_Beside.finish", lambda self, job, *a, **k: f"finish {job.metric.name} (beside)"),
+    ("meta_eval.scoring.runner", "release_done", lambda metric, *a, **k: f"release after {metric.name}"),
+    ("meta_eval.scoring.engines", "LocalEngine.submit_batches",
+     lambda self, metric, *a, **k: f"hand {metric.name} to the workers"),
+    ("meta_eval.scoring.engines", "LocalEngine.idle", lambda self, remaining, *a, **k: "engine idle"),
+    ("meta_eval.scoring.engines", "LocalEngine.close", lambda *a, **k: "close the engine (workers stop)"),
+    ("meta_eval.provenance", "record", lambda *a, **k: "provenance record"),
+]
+
+
+@contextlib.contextmanager
+def traced(steps: list[tuple[str, str, Callable[..., str]]] | None = None) -> Iterator[list[dict]]:
+    """Record every call of ``steps`` (default :data:`STEPS`) while the block runs, as dicts ``{"step", "thread",
+    "start", "end"}`` (seconds since the block began) in the yielded list, and after the block one entry per
+    generation of Python's garbage collector that ran (``{"step": "garbage collection, generation G (N runs)",
+    "seconds"}``, from :data:`gc.callbacks`); the originals are put back after."""
+    start = time.perf_counter()
+    calls: list[dict] = []
+    collections: dict[int, list[float]] = {}
+    began: list[float] = []
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            began.append(time.perf_counter())
+        elif began:
+            collections.setdefault(info["generation"], []).append(time.perf_counter() - began.pop())
+
+    undo = []
+    for module_name, path, name in steps or STEPS:
+        owner = importlib.import_module(module_name)
+        *outer, attr = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        original = owner.__dict__[attr]
+        undo.append((owner, attr, original))
+        wrap = _wrap_context if path == "engine_for" else _wrap
+        setattr(owner, attr, wrap(original, name, start, calls))
+    gc.callbacks.append(watch)
+    try:
+        yield calls
+    finally:
+        gc.callbacks.remove(watch)
+        for owner, attr, original in reversed(undo):
+            setattr(owner, attr, original)
+        calls += [{"step": f"garbage collection, generation {g} ({len(t)} runs)", "seconds": sum(t)}
+                  for g, t in sorted(collections.items())]
+
+
+def _wrap(original, name, start, calls):
+    @functools.wraps(original)  # the signature kept: the registry and the runner read some
+    def timed(*args, **kwargs):
+        entry = {"step": name(*args, **kwargs), "thread": threading.current_thread().name,
+                 "start": time.perf_counter() - start}
+        try:
+            return original(*args, **kwargs)
+        finally:
+            entry["end"] = time.perf_counter() - start
+            calls.append(entry)
+    return timed
+
+
+def _wrap_context(original, name, start, calls):
+    @functools.wraps(original)
+    def timed(*args, **kwargs):
+        entry = {"step": name(*args, **kwargs), "thread": threading.current_thread().name,
+                 "start": time.perf_counter() - start}
+        manager = original(*args, **kwargs)
+        return _Entered(manager, entry, start, calls)
+    return timed
+
+
+class _Entered:
+    """A context manager's entry timed (the engine's start); its exit is the engine's close, traced apart."""
+
+    def __init__(self, manager, entry, start, calls):
+        self.manager, self.entry, self.start, self.calls = manager, entry, start, calls
+
+    def __enter__(self):
+        try:
+            return self.manager.__enter__()
+        finally:
+            self.entry["end"] = time.perf_counter() - self.start
+            self.calls.append(self.entry)
+
+    def __exit__(self, *exc):
+        return self.manager.__exit__(*exc)
+
+
+def lines(calls: list[dict], total: float | None = None) -> list[str]:
+    """The calls in order of start, one line each (start, end, seconds, step), the time no step covers, then the
+    garbage collector's time (which the steps' times include)."""
+    timed = sorted((c for c in calls if "start" in c), key=lambda c: c["start"])
+    out = [f"{c['start']:8.2f} {c['end']:8.2f} {c['end'] - c['start']:7.2f} s  {c['step']}"
+           + ("" if c["thread"] == "MainThread" else f"  [{c['thread']}]") for c in timed]
+    if total is not None:
+        covered, reach = 0.0, 0.0
+        for c in timed:  # the union of the intervals
+            s, e = max(c["start"], reach), c["end"]
+            if e > s:
+                covered += e - s
+                reach = e
+        out.append(f"{total:8.2f} s in all; {total - covered:.2f} s outside every traced step")
+    return out + [f"{c['seconds']:25.2f} s  {c['step']}" for c in calls if "start" not in c]
