@@ -2,8 +2,9 @@
 
 A profile sums time by function; it does not say which steps overlap, nor what the driver waits for between the
 metrics. :func:`traced` wraps the run's steps (creating the metrics, the engine, each metric's scoring, the beside
-metrics' finish, releasing resources, closing the engine, the provenance record) and records each call's start and
-end in seconds from :func:`traced`'s entry, on the thread that called it::
+metrics' finish, releasing resources, closing the engine, the provenance record) and, inside the neural metrics,
+their phases (loading a model, tokenizing, the forward passes, BERTScore's matching, the movers' transports), and
+records each call's start and end in seconds from :func:`traced`'s entry, on the thread that called it::
 
     with traced() as steps:
         meta_eval.score("all", examples=rows, ...)
@@ -18,6 +19,7 @@ import contextlib
 import functools
 import gc
 import importlib
+import inspect
 import threading
 import time
 from typing import Callable, Iterator
@@ -35,6 +37,18 @@ STEPS: list[tuple[str, str, Callable[..., str]]] = [
     ("meta_eval.scoring.engines", "LocalEngine.idle", lambda self, remaining, *a, **k: "engine idle"),
     ("meta_eval.scoring.engines", "LocalEngine.close", lambda *a, **k: "close the engine (workers stop)"),
     ("meta_eval.provenance", "record", lambda *a, **k: "provenance record"),
+    # inside the neural metrics: where a metric's clock goes (several calls of one step are shown as one line)
+    ("meta_eval.metrics.encoder", "_load_encoder", lambda *a, **k: "  load an encoder (shared, or MoverScore's)"),
+    ("meta_eval.metrics.encoder", "Encoder._pieces_of", lambda *a, **k: "  tokenize (encoder)"),
+    ("meta_eval.metrics.encoder", "Encoder._padded_pass", lambda *a, **k: "  padded forward passes (encoder)"),
+    ("meta_eval.metrics.bertscore", "_load", lambda *a, **k: "  load BERTScore's model"),
+    ("meta_eval.metrics.bertscore", "BertScore._embeddings", lambda *a, **k: "  encode (BERTScore, CPU path)"),
+    ("meta_eval.metrics.bertscore", "BertScore._gpu_embeddings", lambda *a, **k: "  encode (BERTScore, GPU path)"),
+    ("meta_eval.metrics.bertscore", "_gpu_pair_scores", lambda *a, **k: "  greedy matching (BERTScore, GPU)"),
+    ("meta_eval.metrics.moverscore", "mover_distances",
+     lambda *a, **k: "  transports and their point sets (MoverScore)"),
+    ("meta_eval.metrics.contextual_mover", "mover_distances",
+     lambda *a, **k: "  transports and their point sets (contextual movers)"),
 ]
 
 
@@ -77,6 +91,21 @@ def traced(steps: list[tuple[str, str, Callable[..., str]]] | None = None) -> It
 
 
 def _wrap(original, name, start, calls):
+    if inspect.isgeneratorfunction(original):  # from the call to the last item taken
+        def items(entry, produced):
+            try:
+                yield from produced
+            finally:
+                entry["end"] = time.perf_counter() - start
+                calls.append(entry)
+
+        @functools.wraps(original)
+        def timed_items(*args, **kwargs):
+            entry = {"step": name(*args, **kwargs), "thread": threading.current_thread().name,
+                     "start": time.perf_counter() - start}
+            return items(entry, original(*args, **kwargs))
+        return timed_items
+
     @functools.wraps(original)  # the signature kept: the registry and the runner read some
     def timed(*args, **kwargs):
         entry = {"step": name(*args, **kwargs), "thread": threading.current_thread().name,
@@ -86,6 +115,9 @@ def _wrap(original, name, start, calls):
         finally:
             entry["end"] = time.perf_counter() - start
             calls.append(entry)
+    for attr in ("cache_clear", "cache_info"):  # an lru_cache's, which the metrics' releases call
+        if hasattr(original, attr):
+            setattr(timed, attr, getattr(original, attr))
     return timed
 
 
@@ -117,11 +149,19 @@ class _Entered:
 
 
 def lines(calls: list[dict], total: float | None = None) -> list[str]:
-    """The calls in order of start, one line each (start, end, seconds, step), the time no step covers, then the
-    garbage collector's time (which the steps' times include)."""
+    """The steps in order of their first start, one line each (start, end, seconds, step; the calls of a step made
+    more than once on one thread: the first start, the last end, their seconds summed, the count), the time no step
+    covers, then the garbage collector's time (which the steps' times include)."""
     timed = sorted((c for c in calls if "start" in c), key=lambda c: c["start"])
-    out = [f"{c['start']:8.2f} {c['end']:8.2f} {c['end'] - c['start']:7.2f} s  {c['step']}"
-           + ("" if c["thread"] == "MainThread" else f"  [{c['thread']}]") for c in timed]
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for c in timed:
+        groups.setdefault((c["step"], c["thread"]), []).append(c)
+    out = []
+    for (step, thread), group in groups.items():  # in order of their first start
+        seconds = sum(c["end"] - c["start"] for c in group)
+        out.append(f"{group[0]['start']:8.2f} {max(c['end'] for c in group):8.2f} {seconds:7.2f} s  {step}"
+                   + ("" if len(group) == 1 else f" ({len(group)} calls)")
+                   + ("" if thread == "MainThread" else f"  [{thread}]"))
     if total is not None:
         covered, reach = 0.0, 0.0
         for c in timed:  # the union of the intervals

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conftest import NEURAL_FIX, require, require_module
@@ -81,22 +82,34 @@ def test_timeline_lines_give_the_steps_in_order_and_the_time_no_step_covers():
     calls = [{"step": "b", "thread": "MainThread", "start": 2.0, "end": 5.0},
              {"step": "a", "thread": "MainThread", "start": 1.0, "end": 3.0},  # overlaps b: the union is 1..5
              {"step": "c", "thread": "worker", "start": 7.0, "end": 8.0},
+             {"step": "a", "thread": "MainThread", "start": 8.5, "end": 9.0},  # a again: one line, summed
              {"step": "garbage collection, generation 2 (3 runs)", "seconds": 0.25}]
     lines = timeline.lines(calls, total=10.0)
-    assert [line.split()[-1] for line in lines[:2]] == ["a", "b"] and lines[2].endswith("c  [worker]")
-    assert lines[3] == "   10.00 s in all; 5.00 s outside every traced step"  # 10 - (4 + 1)
+    assert lines[0] == "    1.00     9.00    2.50 s  a (2 calls)" and lines[1].split()[-1] == "b"
+    assert lines[2].endswith("c  [worker]")
+    assert lines[3] == "   10.00 s in all; 4.50 s outside every traced step"  # 10 - (4 + 1 + 0.5)
     assert lines[4].strip() == "0.25 s  garbage collection, generation 2 (3 runs)"
 
     def named(x, y=0):
         return x + y
 
+    def items(n):
+        for k in range(n):
+            time.sleep(0.01)
+            yield k
+
     module = type(sys)("timeline_probe")
-    module.named = named
+    module.named, module.items = named, items
     sys.modules["timeline_probe"] = module
     try:
-        with timeline.traced([("timeline_probe", "named", lambda x, y=0: f"named {x}")]) as steps:
+        with timeline.traced([("timeline_probe", "named", lambda x, y=0: f"named {x}"),
+                              ("timeline_probe", "items", lambda n: "items")]) as steps:
             assert module.named(2, y=3) == 5
-        assert module.named is named and [s["step"] for s in steps] == ["named 2"]  # put back; one call recorded
-        assert 0 <= steps[0]["start"] <= steps[0]["end"]
+            produced = module.items(3)
+            time.sleep(0.05)  # a generator's step runs from its call to its last item
+            assert list(produced) == [0, 1, 2]
+        assert module.named is named and module.items is items  # put back
+        assert [s["step"] for s in steps] == ["named 2", "items"]
+        assert 0 <= steps[0]["start"] <= steps[0]["end"] and steps[1]["end"] - steps[1]["start"] >= 0.08
     finally:
         del sys.modules["timeline_probe"]
