@@ -74,9 +74,8 @@ def main(argv: list[str] | None = None) -> float:
     from meta_eval import judgments
 
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-proxy-"))
-    shape = MICRO if args.micro else bench_gpu.TINY
-    model = bench_gpu.random_model(work / ("micro" if args.micro else "tiny"), bench_gpu.tokenizer_folder(args.tokenizer),
-                                   shape)
+    name, shape = ("micro", MICRO) if args.micro else ("tiny", bench_gpu.TINY)
+    model = bench_gpu.random_model(work / name, bench_gpu.tokenizer_folder(args.tokenizer), shape)
     rows = list(judgments.load("chaganty", os.environ.get("META_EVAL_DATA")).examples())
     rows = rows[:args.rows] if args.rows else rows
     force_padded()
@@ -94,7 +93,7 @@ def main(argv: list[str] | None = None) -> float:
     if profiler is not None:
         profiler.disable()
     seconds = time.perf_counter() - start
-    print(f"{len(rows)} rows, {args.metrics}: {seconds:.2f} s (tiny random BERT, padded paths forced, on the CPU)")
+    print(f"{len(rows)} rows, {args.metrics}: {seconds:.2f} s ({name} random BERT, padded paths forced, on the CPU)")
     print({ms.metric: round(ms.seconds + sum(ms.shared.values()), 3) for ms in result.scores})
     if result.skipped or result.failed:
         print("skipped:", dict(result.skipped), "failed:", {n: r[:200] for n, r in result.failed})
