@@ -84,7 +84,8 @@ say "environment: exit $rc ($(tail -1 "$OUT/env.txt"))"
 
 # 3. the CUDA-marked tests (random-weight models built from a config: no weights package needed)
 FILES=$(grep -l "mark.cuda" tests/test_*.py | tr '\n' ' ')
-TOKENIZERS_PARALLELISM=false timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES >"$OUT/pytest-cuda.log" 2>&1; rc=$?
+TOKENIZERS_PARALLELISM=false timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda -rs $FILES \
+  >"$OUT/pytest-cuda.log" 2>&1; rc=$?
 say "pytest -m cuda ($FILES): exit $rc -- $(tail -1 "$OUT/pytest-cuda.log")"
 
 # 4. the random models (reused by 5 and 6), then `meta-eval run ... --device cuda` end to end on wmt23 en-de

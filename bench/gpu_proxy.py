@@ -12,7 +12,8 @@ transfers are not there. Compare two versions of the code with it, on the same m
     python bench/gpu_proxy.py [--metrics bertscore,moverscore,wms-ctx,sms-ctx,s+wms-ctx] [--rows N] [--profile 30]
 
 Prints the seconds of :func:`meta_eval.score` (model loading included, imports of torch and the data before the
-clock), each metric's clock, the run's steps on the driver's clock (:mod:`timeline`), and with ``--profile N`` the driver's N costliest functions by own and cumulative time.
+clock), each metric's clock, the run's steps on the driver's clock (:mod:`timeline`), and with ``--profile N`` the
+driver's N costliest functions by own and cumulative time. ``--micro``: a one-layer BERT of 16 (:data:`MICRO`).
 Needs ``$META_EVAL_DATA`` (chaganty) and MiniLM's tokenizer files (``.gpu/minilm-tok``, :mod:`bench_gpu`).
 """
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """When each step of a scoring run starts and ends on the driver's clock (issue #37): where a GPU run's wall time goes.
 
 A profile sums time by function; it does not say which steps overlap, nor what the driver waits for between the
-metrics. :func:`traced` wraps the run's steps (creating the metrics, the engine, each metric's scoring, the beside
-metrics' finish, releasing resources, closing the engine, the provenance record) and, inside the neural metrics,
+metrics. :func:`traced` wraps the run's steps (creating the metrics, handing the CPU metrics to the workers, which
+starts a local engine's pool, each metric's scoring, the beside metrics' finish, releasing resources, closing the
+engine, the provenance record) and, inside the neural metrics,
 their phases (loading a model, tokenizing, the forward passes, BERTScore's matching, the movers' transports), and
 records each call's start and end in seconds from :func:`traced`'s entry, on the thread that called it::
 
@@ -11,7 +12,7 @@ records each call's start and end in seconds from :func:`traced`'s entry, on the
     print("\\n".join(lines(steps)))
 
 Nothing of the run changes but the clocks read around the wrapped calls (a few microseconds each). Used by
-``bench/bench_gpu.py`` (``--timeline``, in its JSON) and ``bench/gpu_proxy.py``.
+``bench/bench_gpu.py``'s ``-m all`` jobs (``timeline`` in its JSON, and its table) and ``bench/gpu_proxy.py``.
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ from typing import Callable, Iterator
 #: (module, attribute path, how the step is named from its arguments) of every step traced.
 STEPS: list[tuple[str, str, Callable[..., str]]] = [
     ("meta_eval.scoring.selection", "choose_metrics", lambda *a, **k: "choose and create the metrics"),
-    ("meta_eval.scoring.engines", "engine_for", lambda *a, **k: "start the engine"),  # a context manager: its entry
     ("meta_eval.scoring.runner", "_prepare", lambda metric, *a, **k: f"prepare {metric.name}"),
     ("meta_eval.scoring.runner", "score_examples", lambda metric, *a, **k: f"score {metric.name}"),
     ("meta_eval.scoring.runner", "_Beside.finish", lambda self, job, *a, **k: f"finish {job.metric.name} (beside)"),
@@ -77,8 +77,7 @@ def traced(steps: list[tuple[str, str, Callable[..., str]]] | None = None) -> It
             owner = getattr(owner, part)
         original = owner.__dict__[attr]
         undo.append((owner, attr, original))
-        wrap = _wrap_context if path == "engine_for" else _wrap
-        setattr(owner, attr, wrap(original, name, start, calls))
+        setattr(owner, attr, _wrap(original, name, start, calls))
     gc.callbacks.append(watch)
     try:
         yield calls
@@ -119,33 +118,6 @@ def _wrap(original, name, start, calls):
         if hasattr(original, attr):
             setattr(timed, attr, getattr(original, attr))
     return timed
-
-
-def _wrap_context(original, name, start, calls):
-    @functools.wraps(original)
-    def timed(*args, **kwargs):
-        entry = {"step": name(*args, **kwargs), "thread": threading.current_thread().name,
-                 "start": time.perf_counter() - start}
-        manager = original(*args, **kwargs)
-        return _Entered(manager, entry, start, calls)
-    return timed
-
-
-class _Entered:
-    """A context manager's entry timed (the engine's start); its exit is the engine's close, traced apart."""
-
-    def __init__(self, manager, entry, start, calls):
-        self.manager, self.entry, self.start, self.calls = manager, entry, start, calls
-
-    def __enter__(self):
-        try:
-            return self.manager.__enter__()
-        finally:
-            self.entry["end"] = time.perf_counter() - self.start
-            self.calls.append(self.entry)
-
-    def __exit__(self, *exc):
-        return self.manager.__exit__(*exc)
 
 
 def lines(calls: list[dict], total: float | None = None) -> list[str]:

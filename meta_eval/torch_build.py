@@ -36,6 +36,8 @@ def __getattr__(name: str) -> str:  # CPU_INSTALL and CUDA_INSTALL, as attribute
     if name in ("CPU_INSTALL", "CUDA_INSTALL"):
         return _installs()[name == "CUDA_INSTALL"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: The install hint the neural metrics' files gave until 2026-11-28, which plugins may have copied: ``pip install
 #: torch==2.13.0 && pip install 'meta-eval[...]' (install the CPU torch first...)``. Stale (that torch command, with no
 #: index, installs PyPI's build: the multi-GB CUDA one on Linux), so where a reason is shown it is rewritten into the
