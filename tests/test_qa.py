@@ -268,6 +268,31 @@ def test_configuration_and_signature(tiny, tmp_path):
         load_qa_model(str(make_tiny_bert(tmp_path / "no-head", head="base")))
 
 
+def test_a_model_without_a_qa_head_fails_before_any_question_is_made(tiny, tmp_path, monkeypatch):
+    """The model is loaded first: spaCy's parsing of the references (the slow part) is not spent on a folder that
+    cannot answer; an all-blank call needs no model and still gives the documented zeros."""
+    import meta_eval.metrics.qa as qa_module
+    from conftest import make_tiny_bert
+    from meta_eval.metrics import Example
+    from meta_eval.metrics.encoder import EncoderError
+
+    made = []
+    real = qa_module.cloze_questions
+    monkeypatch.setattr(qa_module, "cloze_questions", lambda *a, **k: made.append(a) or real(*a, **k))
+    no_head = qa(str(make_tiny_bert(tmp_path / "no-head", head="base")))
+    examples = [Example(CANDS[0], (REF1,)), Example(CANDS[1], (REF2,))]
+    for name in ("qa-sup", "qa-unsup"):
+        metric = qa(str(tmp_path / "no-head"), name)
+        batch = examples if name == "qa-sup" else [Example(ex.candidate, source=ex.references[0]) for ex in examples]
+        with pytest.raises(EncoderError, match="question-answering head"):
+            metric.score(batch)
+    assert made == []
+    blank = no_head.score([Example("", (REF1,)), Example("  ", (REF2,))])
+    assert blank["qa-sup[no-head]-f1"].tolist() == [0.0, 0.0] and blank["qa-sup[no-head]-conf"].tolist() == [0.0, 0.0]
+    assert len(made) == 2  # the blank call made its questions, and asked no model
+    assert qa(tiny).score(examples)["qa-sup[tiny-qa]-conf"].shape == (2,)  # a real QA head still answers
+
+
 def test_signature_does_not_import_torch(tiny):
     code = ("import sys, metrics.qa as q; s = q.QASupervised(model=sys.argv[1]).signature(); "
             "print('tiny-qa(' in s, 'torch' in sys.modules, 'transformers' in sys.modules, 'spacy' in sys.modules)")
