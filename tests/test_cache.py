@@ -106,6 +106,59 @@ def test_example_key():
     assert example_key(base) not in keys
 
 
+def test_remembered_keys_are_the_keys_and_each_distinct_example_is_hashed_once(monkeypatch):
+    import hashlib
+
+    import meta_eval.scoring.cache as cache_module
+    from meta_eval.metrics.instance import Instance
+    from meta_eval.scoring.cache import keys_remembered
+    from meta_eval.scoring.runner import score_all
+
+    class Text(str):  # a str subclass may hash and compare as it likes: keyed, never remembered
+        pass
+
+    examples = [Example("the cat sat", ("a cat sat", "cats sit"), "a source"),
+                Example("the cat sat", ("a cat sat", "cats sit"), None),
+                Example("the cat sat", ("a cat sat", "cats sit"), ""),
+                Example("the cat sata", ("cat sat", "cats sit"), "a source"),
+                Example(Text("the cat sat"), ("a cat sat", "cats sit"), "a source"),
+                Instance("the cat sat", ("a cat sat", "cats sit"), "a source", fields={"b": "x"}),
+                Instance("the cat sat", ("a cat sat", "cats sit"), "a source", fields={"b": "y"}),
+                Instance("the cat sat", ("a cat sat", "cats sit"), "a source")]
+    plain = [example_key(ex) for ex in examples]
+    assert len(set(plain)) == len(plain) - 2  # the str subclass and the field-less Instance key as the first
+    hashed = []
+    monkeypatch.setattr(cache_module, "hashlib", type("H", (), {"sha256": lambda data: hashed.append(data)
+                                                                or hashlib.sha256(data)}))
+    with keys_remembered():
+        twice = [example_key(ex) for ex in examples + examples[::-1]]
+        with keys_remembered():  # a nested block shares the outer memo
+            assert [example_key(ex) for ex in examples] == plain
+    assert twice == plain + plain[::-1]
+    # once per distinct text set (6), and the str subclass at each of its 3 keyings
+    assert len(hashed) == len(set(plain)) + 3
+    assert cache_module._KEYS.get() is None  # the memo is dropped with the block
+    hashed.clear()
+    assert [example_key(ex) for ex in examples] == plain and len(hashed) == len(examples)  # outside: hashed again
+
+    class Length(Metric):
+        name, variants, needs_references = "len", ("len",), False
+
+        def _score(self, batch):
+            return {"len": [float(len(ex.candidate)) for ex in batch]}
+
+    class Words(Length):
+        name, variants = "words", ("words",)
+
+        def _score(self, batch):
+            return {"words": [float(len(ex.candidate.split())) for ex in batch]}
+
+    hashed.clear()
+    rows = examples[:4] * 3
+    score_all([Length(), Words()], rows, None, degenerate=False, progress=False)
+    assert len(hashed) == 4  # two metrics, twelve rows, four distinct examples: four hashes
+
+
 def test_persistence(tmp_path):
     path = tmp_path / "sub" / "dir" / "scores.sqlite"
     cache = ScoreCache(path)

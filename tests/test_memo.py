@@ -269,6 +269,8 @@ def test_the_long_lived_heap_is_frozen_between_metrics_only_when_no_loaded_resou
         before = gc.get_freeze_count()
         score_all([_holding("ll-first", ("ll-a",), seen), _holding("ll-second", ("ll-b",), seen)], rows, None,
                   degenerate=False, progress=False)
-        assert [n for _, n in seen] == [before, before] and gc.get_freeze_count() == before
+        # neither frozen further (a freeze takes in everything made since, hundreds of objects here) nor unfrozen;
+        # a frozen object freed meanwhile (a context variable's old mapping) only lowers the count
+        assert all(before - 10 < n <= before for _, n in seen) and before - 10 < gc.get_freeze_count() <= before
     finally:
         gc.unfreeze()

@@ -45,7 +45,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from meta_eval.scoring.cache import ScoreCache, example_key
+from meta_eval.scoring.cache import ScoreCache, example_key, keys_remembered
 from meta_eval.scoring.engines import Engine, InProcess
 from meta_eval.metrics.base import Example, Metric, MetricError, NonFiniteScore
 
@@ -447,6 +447,7 @@ def answer_counts(metric: Metric, examples: Sequence[Example], cache: ScoreCache
     return [known.get(k) for k in keys]
 
 
+@keys_remembered()  # every metric keys the same examples: each distinct one is hashed once per call
 def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: ScoreCache | None, batch_size: int = 256,
               *, engine: Engine | None = None, progress: bool = True, degenerate: bool = True,
               beside: bool | None = None) -> Scoring:
