@@ -153,6 +153,14 @@ def test_remembered_keys_are_the_keys_and_each_distinct_example_is_hashed_once(m
         def _score(self, batch):
             return {"words": [float(len(ex.candidate.split())) for ex in batch]}
 
+    monkeypatch.setattr(cache_module, "KEYS_REMEMBERED", 2)  # a full memo remembers no more: the rest is hashed
+    hashed.clear()
+    with keys_remembered():
+        assert [example_key(ex) for ex in examples[:4] * 2] == plain[:4] * 2
+    assert len(hashed) == 2 + 2 * 2
+    monkeypatch.undo()
+    monkeypatch.setattr(cache_module, "hashlib", type("H", (), {"sha256": lambda data: hashed.append(data)
+                                                                or hashlib.sha256(data)}))
     hashed.clear()
     rows = examples[:4] * 3
     score_all([Length(), Words()], rows, None, degenerate=False, progress=False)

@@ -112,13 +112,17 @@ def example_key(example: Example) -> str:
     if fields:
         payload.append([list(pair) for pair in fields])
     key = hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
-    if texts is not None:
+    if texts is not None and len(memo) < KEYS_REMEMBERED:
         memo[texts] = key
     return key
 
 
 #: the memo of :func:`keys_remembered`'s block (texts -> key), None outside one
 _KEYS: ContextVar[dict | None] = ContextVar("meta_eval_example_keys", default=None)
+#: distinct examples a :func:`keys_remembered` block remembers at most (about 230 bytes each beside the texts, which
+#: the examples hold anyway: 30 MB at most); every set of this project's data has fewer rows (wmt23: 21,281), a
+#: generated set of a million rows has the first ones' keys remembered and the others hashed as outside a block
+KEYS_REMEMBERED = 1 << 17
 
 
 def _texts(example: Example, fields) -> tuple | None:
@@ -137,7 +141,8 @@ def keys_remembered() -> Iterator[None]:
     """Within the block, :func:`example_key` hashes each distinct set of texts once: every metric of a run keys the
     same examples (15 metrics of ``-m all`` on chaganty: 31,275 keys, 0.22 s of hashing on this project's 2-core
     machine, about 0.02 s remembered). The memo lives as long as the block (and in its context only: another
-    thread computes its keys as always); nested blocks share the outer one's.
+    thread computes its keys as always), holds :data:`KEYS_REMEMBERED` examples at most; nested blocks share the
+    outer one's.
 
     >>> from meta_eval.metrics.base import Example
     >>> with keys_remembered():
