@@ -119,8 +119,8 @@ def example_key(example: Example) -> str:
 
 #: the memo of :func:`keys_remembered`'s block (texts -> key), None outside one
 _KEYS: ContextVar[dict | None] = ContextVar("meta_eval_example_keys", default=None)
-#: distinct examples a :func:`keys_remembered` block remembers at most (about 230 bytes each beside the texts, which
-#: the examples hold anyway: 30 MB at most); every set of this project's data has fewer rows (wmt23: 21,281), a
+#: distinct examples a :func:`keys_remembered` block remembers at most (about 215 bytes each beside the texts, which
+#: the examples hold anyway: 28 MB at most); every set of this project's data has fewer rows (wmt23: 21,281), a
 #: generated set of a million rows has the first ones' keys remembered and the others hashed as outside a block
 KEYS_REMEMBERED = 1 << 17
 
