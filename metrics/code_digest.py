@@ -111,7 +111,7 @@ def _statements(tree: ast.Module) -> Iterator[ast.AST]:
     while todo:
         node = todo.pop()
         yield node
-        for value in node.__dict__.values():
+        for _, value in ast.iter_fields(node):
             if isinstance(value, list):
                 todo.extend(v for v in value if isinstance(v, (ast.stmt, ast.excepthandler, ast.match_case)))
 
