@@ -49,7 +49,14 @@ STEPS: list[tuple[str, str, Callable[..., str]]] = [
      lambda *a, **k: "  transports and their point sets (MoverScore)"),
     ("meta_eval.metrics.contextual_mover", "mover_distances",
      lambda *a, **k: "  transports and their point sets (contextual movers)"),
+    ("meta_eval.metrics.bertlm", "MaskedLM.__init__", lambda *a, **k: "  load the masked LM (BERT-LM)"),
+    ("meta_eval.metrics.memo", "return_free_memory", lambda *a, **k: "  hand free memory back (malloc_trim)"),
+    ("gc", "freeze", lambda *a, **k: "  gc.freeze (the runner's long-lived heap)"),
 ]
+
+#: ``$TIMELINE_HEAP=1``: each full collection also counts the objects it walked (``gc.get_objects``, slow: for
+#: finding out why a collection is slow, not for timing a run)
+HEAP_ENV = "TIMELINE_HEAP"
 
 
 @contextlib.contextmanager
@@ -57,17 +64,31 @@ def traced(steps: list[tuple[str, str, Callable[..., str]]] | None = None) -> It
     """Record every call of ``steps`` (default :data:`STEPS`) while the block runs, as dicts ``{"step", "thread",
     "start", "end"}`` (seconds since the block began) in the yielded list, and after the block one entry per
     generation of Python's garbage collector that ran (``{"step": "garbage collection, generation G (N runs)",
-    "seconds"}``, from :data:`gc.callbacks`); the originals are put back after."""
+    "seconds"}``, from :data:`gc.callbacks`), and each full collection (generation 2) as a step of its own, named
+    by the objects frozen at its start (:func:`gc.get_freeze_count`: those it does not walk), the objects it freed
+    and, with ``$TIMELINE_HEAP=1``, the objects it walked; the originals are put back after."""
+    import os
+
+    heap = os.environ.get(HEAP_ENV) == "1"
     start = time.perf_counter()
     calls: list[dict] = []
     collections: dict[int, list[float]] = {}
     began: list[float] = []
+    frozen: list[int] = []
 
     def watch(phase: str, info: dict) -> None:
         if phase == "start":
-            began.append(time.perf_counter())
+            frozen.append(gc.get_freeze_count() if info["generation"] == 2 else 0)  # it walks the frozen objects:
+            began.append(time.perf_counter())  # read before the clock starts
         elif began:
-            collections.setdefault(info["generation"], []).append(time.perf_counter() - began.pop())
+            t0 = began.pop()
+            end = time.perf_counter()
+            collections.setdefault(info["generation"], []).append(end - t0)
+            held = frozen.pop()
+            if info["generation"] == 2:
+                walked = f", {sum(len(gc.get_objects(g)) for g in range(3)):,} walked" if heap else ""
+                calls.append({"step": f"  full collection ({held:,} frozen, {info['collected']:,} freed{walked})",
+                              "thread": threading.current_thread().name, "start": t0 - start, "end": end - start})
 
     undo = []
     for module_name, path, name in steps or STEPS:

@@ -113,3 +113,29 @@ def test_timeline_lines_give_the_steps_in_order_and_the_time_no_step_covers():
         assert 0 <= steps[0]["start"] <= steps[0]["end"] and steps[1]["end"] - steps[1]["start"] >= 0.08
     finally:
         del sys.modules["timeline_probe"]
+
+
+def test_timeline_shows_each_full_collection_with_the_objects_frozen_and_freed(monkeypatch):
+    import gc
+
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import timeline
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+    with timeline.traced([]) as steps:
+        for _ in range(5):
+            Cycle()
+        gc.collect()
+    full = [s for s in steps if s["step"].startswith("  full collection")]
+    assert len(full) >= 1 and full[-1]["end"] >= full[-1]["start"] >= 0
+    frozen, freed = full[-1]["step"].split("(")[1].split(", ")[:2]
+    assert frozen == f"{gc.get_freeze_count():,} frozen" and int(freed.split()[0].replace(",", "")) >= 5
+    assert any(s["step"].startswith("garbage collection, generation 2") for s in steps)  # the sums still there
+    monkeypatch.setenv(timeline.HEAP_ENV, "1")  # and, when asked, the objects each one walked
+    with timeline.traced([]) as steps:
+        gc.collect()
+    walked = [s["step"] for s in steps if s["step"].startswith("  full collection")][-1]
+    assert walked.endswith(" walked)") and int(walked.split(", ")[-1].split()[0].replace(",", "")) > 1000

@@ -263,14 +263,23 @@ def test_the_long_lived_heap_is_frozen_between_metrics_only_when_no_loaded_resou
     score_all([a, b], rows, None, degenerate=False, progress=False)
     assert [n for _, n in seen] == [0, 0] and shared() is None and gc.get_freeze_count() == 0
 
-    seen.clear()  # a process that froze objects itself: its freeze is left as it was
-    gc.freeze()
+    seen.clear()  # objects frozen before the run (Python 3.12 starts with some): the run still freezes between
+    gc.freeze()  # its metrics, and unfreezes at the end (CPython cannot unfreeze only its own)
     try:
         before = gc.get_freeze_count()
+        loaded["ll-a"] = _Cycle()
+        first = weakref.ref(loaded["ll-a"])
         score_all([_holding("ll-first", ("ll-a",), seen), _holding("ll-second", ("ll-b",), seen)], rows, None,
                   degenerate=False, progress=False)
-        # neither frozen further (a freeze takes in everything made since, hundreds of objects here) nor unfrozen;
-        # a frozen object freed meanwhile (a context variable's old mapping) only lowers the count
+        # the first metric ran with the earlier freeze as it was (a frozen object freed meanwhile, a context
+        # variable's old mapping, only lowers the count), the second frozen further (everything made since)
+        assert before - 10 < seen[0][1] <= before < seen[1][1] and first() is None
+        assert gc.get_freeze_count() == 0
+        seen.clear()  # a run that freezes nothing (no release collected) leaves an earlier freeze as it was
+        gc.freeze()
+        before = gc.get_freeze_count()
+        score_all([_holding("ll-first", ("ll-never-registered",), seen), _holding("ll-second", (), seen)], rows,
+                  None, degenerate=False, progress=False)
         assert all(before - 10 < n <= before for _, n in seen) and before - 10 < gc.get_freeze_count() <= before
     finally:
         gc.unfreeze()

@@ -369,13 +369,18 @@ def long_lived():
 
     Each shared resource released (:func:`release_done`) costs a full collection (:func:`metrics.memo.release`: a
     model's modules refer to each other), which walks every object in the process: after a neural metric that is
-    transformers' and torch's modules too, about 0.15 s on this project's 2-core machine and 0.28 s on a lent H200
-    machine (1.1 s of ``-m all`` on chaganty there), and Python's own full collections walk them as well. The block
+    transformers' and torch's modules too, about 0.15 s on this project's 2-core machine and 0.2-0.3 s on a lent
+    H200 machine (1.9 s of ``-m all`` on chaganty there, with Python's own), and Python's own full collections walk
+    them as well. The block
     yields ``settled(metric, remaining, released)``, to be called after each metric's release: right after a
     release that collected (``released`` not empty), when no resource a finished metric held is held by a metric
     still to run (so no model or vectors loaded so far is alive), everything alive is long-lived (modules, the
-    examples, the scores) and is frozen: later collections walk only what was made since. On leaving, it is
-    unfrozen. A process that froze objects itself (its freeze count not 0) is left as it is.
+    examples, the scores) and is frozen: later collections walk only what was made since. On leaving, if the block
+    froze, it unfreezes. CPython can only unfreeze every frozen object at once, so a freeze made before the run is
+    undone with it: the count cannot tell a process's own freeze from the interpreter's, as Python 3.12 starts with
+    objects frozen (375 on the lent GPU machines' 3.12.3, with ``-S`` and ``-I`` too), where keeping away from any
+    earlier freeze froze nothing at all. A process that froze its heap for its forked children freezes it again
+    after the run (:func:`gc.freeze`); a block that froze nothing leaves the count as it found it.
 
     >>> import gc
     >>> with long_lived() as settled:
@@ -387,18 +392,20 @@ def long_lived():
     """
     import gc
 
-    mine = gc.get_freeze_count() == 0
     held: set[str] = set()
+    froze = False
 
     def settled(metric: Metric, remaining: Sequence[Metric], released: Sequence[str]) -> None:
+        nonlocal froze
         held.update(metric.holds)
-        if mine and released and not held & {r for m in remaining for r in m.holds}:
+        if released and not held & {r for m in remaining for r in m.holds}:
             gc.freeze()
+            froze = True
 
     try:
         yield settled
     finally:
-        if mine:
+        if froze:
             gc.unfreeze()
 
 
