@@ -364,27 +364,32 @@ def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
 
 
 @contextlib.contextmanager
-def long_lived():
+def long_lived(metrics: Sequence[Metric]):
     """Python's garbage collector told to skip, between the driver's metrics, what outlives them (:func:`gc.freeze`).
 
     Each shared resource released (:func:`release_done`) costs a full collection (:func:`metrics.memo.release`: a
     model's modules refer to each other), which walks every object in the process: after a neural metric that is
     transformers' and torch's modules too, about 0.15 s on this project's 2-core machine and 0.2-0.3 s on a lent
-    H200 machine (1.9 s of ``-m all`` on chaganty there, with Python's own), and Python's own full collections walk
-    them as well. The block
-    yields ``settled(metric, remaining, released)``, to be called after each metric's release: right after a
-    release that collected (``released`` not empty), when no resource a finished metric held is held by a metric
-    still to run (so no model or vectors loaded so far is alive), everything alive is long-lived (modules, the
-    examples, the scores) and is frozen: later collections walk only what was made since. On leaving, if the block
-    froze, it unfreezes. CPython can only unfreeze every frozen object at once, so a freeze made before the run is
-    undone with it: the count cannot tell a process's own freeze from the interpreter's, as Python 3.12 starts with
-    objects frozen (375 on the lent GPU machines' 3.12.3, with ``-S`` and ``-I`` too), where keeping away from any
-    earlier freeze froze nothing at all. A process that froze its heap for its forked children freezes it again
-    after the run (:func:`gc.freeze`); a block that froze nothing leaves the count as it found it.
+    H200 machine, and Python's own full collections walk them as well (4-5 of them while the first model's code is
+    imported there, 0.6-0.9 s). The block yields ``release(metric, remaining)``, which releases what ``metric``
+    (one of ``metrics``, the driver's) held (:func:`release_done`) and returns the resources released:
+
+    - On entering, when one of ``metrics`` holds a resource, everything alive was made before the run and is
+      frozen, so Python's own collections while the first model loads walk only what was made since. Right before
+      the first release that may collect, it is unfrozen: that collection walks everything, so a resource loaded
+      before the run is freed at its release.
+    - Right after a release that collected, when no resource a finished metric held is held by a metric still to run
+      (so no model or vectors loaded in the run is alive), everything alive is long-lived (modules, the examples,
+      the scores) and is frozen: later collections walk only what was made since.
+    - On leaving, if the block froze, it unfreezes. CPython can only unfreeze every frozen object at once, so a
+      freeze made before the run is undone with it: the count cannot tell a process's own freeze from the
+      interpreter's, as Python 3.12 starts with objects frozen (375 on the lent GPU machines' 3.12.3, with ``-S``
+      and ``-I`` too), where keeping away from any earlier freeze froze nothing at all. A process that froze its
+      heap for its forked children freezes it again after the run (:func:`gc.freeze`). A run whose metrics hold no
+      resource freezes nothing and leaves the count as it found it.
 
     >>> import gc
-    >>> with long_lived() as settled:
-    ...     settled(type("M", (), {"holds": ("model",)})(), [], ["model"])
+    >>> with long_lived([type("M", (), {"holds": ("model",)})()]) as release:
     ...     gc.get_freeze_count() > 0
     True
     >>> gc.get_freeze_count()
@@ -393,17 +398,25 @@ def long_lived():
     import gc
 
     held: set[str] = set()
-    froze = False
+    froze = before_run = any(m.holds for m in metrics)  # before_run: what is frozen was alive before the run
+    if froze:
+        gc.freeze()
 
-    def settled(metric: Metric, remaining: Sequence[Metric], released: Sequence[str]) -> None:
-        nonlocal froze
+    def release(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
+        nonlocal before_run, froze
+        needed = {r for m in remaining for r in m.holds}
+        if before_run and any(r not in needed for r in metric.holds):
+            gc.unfreeze()
+            before_run = False
+        released = release_done(metric, remaining)
         held.update(metric.holds)
-        if released and not held & {r for m in remaining for r in m.holds}:
+        if released and not held & needed:
             gc.freeze()
             froze = True
+        return released
 
     try:
-        yield settled
+        yield release
     finally:
         if froze:
             gc.unfreeze()
@@ -551,7 +564,7 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
             order = [m for m in order if id(m) not in settled]
             for metric in lost:
                 release_done(metric, order + aside.metrics())
-        with long_lived() as settled:
+        with long_lived(order) as release:
             for i, metric in enumerate(order):
                 try:
                     with reported(metric):
@@ -563,7 +576,7 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                         account(metric, result)
                 finally:
                     remaining = order[i + 1:] + (aside.metrics() if aside is not None else [])
-                    settled(metric, remaining, release_done(metric, remaining))
+                    release(metric, remaining)
                     if engine is not None and aside is None:
                         engine.idle(order[i + 1:])
         if aside is not None:
