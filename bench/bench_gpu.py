@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.prepare_tokenizer:
         print(f"copied MiniLM's tokenizer files to {prepare_tokenizer(args.prepare_tokenizer)}")
         return {}
+    import meta_eval.metrics  # noqa: F401  (the numeric mode, before torch computes: --quick scores in this process)
     import numpy as np
     import torch
 

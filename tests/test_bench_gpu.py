@@ -4,6 +4,7 @@ anchor, same model folder and layer) within float32 rounding, and the JSON holds
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -52,6 +53,21 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
     assert steps["release after bertscore"][0] >= end - 0.005
     assert len([line for line in scored["timeline"] if line.endswith("outside every traced step")]) == 1
     assert scored["timeline"][0] in done.stdout
+    # the -m all job alone, in an environment where meta-eval has set nothing (as from a shell, not from this
+    # process): the random model is made in the bench's process (--quick) after meta-eval has set its numeric mode,
+    # so the neural metric runs on an AVX-512 CPU too (it failed there: "the portable numeric mode is not in force",
+    # torch having computed first); on an AVX2 CPU it runs either way
+    from meta_eval.metrics import numeric
+
+    fresh = {k: v for k, v in os.environ.items()
+             if k not in (*numeric.PORTABLE_ENV, "DNNL_MAX_CPU_ISA", numeric.MARK, numeric.ENV)}
+    done = subprocess.run([sys.executable, "bench/bench_gpu.py", "--quick", "--out", str(out), "--work",
+                           str(tmp_path / "work-alone"), "--data-dir", str(shared_data), "--all-metrics",
+                           "rouge,bertscore", "--skip", "bertscore", "anchor"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=fresh)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (alone,) = json.loads(out.read_text(encoding="utf-8"))["configs"]
+    assert set(alone["metrics"]) == {"rouge", "bertscore"} and not alone["failed"], alone.get("failed")
 
 
 def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkeypatch):
