@@ -117,6 +117,7 @@ from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice
 from meta_eval.metrics.instance import fields_of
 from meta_eval.metrics.redact import add_secret, redact, server_text
 from meta_eval.metrics.registry import register
+from meta_eval.metrics.sqlite_busy import retry_busy
 
 __all__ = ["GEMBA_DA", "GEVAL", "LLM_HINT", "PAIRWISE_LABELS", "LlmJudge", "parse_score", "parse_set_answer",
            "weighted_score"]
@@ -342,6 +343,35 @@ def check_store(path: Path) -> None:
                       "name another file for answers=")
 
 
+#: how long opening the store waits for another process's lock (SQLite's busy timeout, and :func:`_set_up`'s retries)
+_BUSY_S = 30.0
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """Create the ``answers`` table and mark the file (:data:`STORE_ID`) in one ``BEGIN IMMEDIATE`` transaction, then
+    switch it to WAL; each step is skipped when already done.
+
+    Ray actors (``--actors 2``) open one new store at once, and SQLite's switch to WAL on a new file fails at once
+    with "database is locked" while another process switches it, without waiting for the busy timeout: the whole
+    set-up is retried for up to :data:`_BUSY_S` seconds (:func:`metrics.sqlite_busy.retry_busy`)."""
+
+    def once() -> None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # waits for the write lock (busy timeout), unlike the journal-mode switch
+            conn.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, payload TEXT)")
+            if conn.execute("PRAGMA application_id").fetchone()[0] != STORE_ID:
+                conn.execute(f"PRAGMA application_id = {STORE_ID}")
+            conn.execute("COMMIT")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    retry_busy(once, _BUSY_S)
+
+
 class _Store:
     """The answer store: SQLite, one row per (server, served model, request body), committed at once
     (thread-safe). A file that is not an answer store is refused before anything is written (:func:`check_store`)."""
@@ -354,11 +384,8 @@ class _Store:
             check_store(path)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-                self.conn.execute("PRAGMA journal_mode=WAL")
-                self.conn.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, payload TEXT)")
-                self.conn.execute(f"PRAGMA application_id = {STORE_ID}")
-                self.conn.commit()
+                self.conn = sqlite3.connect(str(path), timeout=_BUSY_S, check_same_thread=False)
+                _set_up(self.conn)
             except (OSError, sqlite3.Error) as exc:
                 raise MetricError(f"llm-judge: cannot write the answer store {path}: {exc} (name another file with "
                                   "answers=, or answers=none)") from None

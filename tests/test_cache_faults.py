@@ -370,6 +370,43 @@ def test_a_lock_held_longer_than_sqlites_default_is_waited_for(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.sqlite"]
 
 
+def test_the_switch_to_wal_waits_for_a_write_lock_it_would_not_wait_for(tmp_path, monkeypatch):
+    """SQLite's switch to WAL fails at once, without the busy timeout, while another connection holds the write
+    (RESERVED) lock: six processes opening one new cache met it (2 opens in 600) when one took the lock between
+    another's schema and its switch. Here another connection takes it at that moment and gives it back 1 s later: the
+    open retries the switch and goes on (before, it raised at once that the cache "stayed locked for 30 s")."""
+    import threading
+
+    path = tmp_path / "scores.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    create_schema = ScoreCache._create_schema
+    held = []
+
+    def schema_then_another_takes_the_lock(self, conn, app_id):
+        state = create_schema(self, conn, app_id)
+        holder.execute("BEGIN IMMEDIATE")
+        bare = sqlite3.connect(path, timeout=30)
+        start = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):  # what the open met: no wait at all
+            bare.execute("PRAGMA journal_mode=WAL")
+        held.append(time.monotonic() - start)
+        bare.close()
+        threading.Timer(1.0, holder.execute, ("COMMIT",)).start()
+        return state
+
+    monkeypatch.setattr(ScoreCache, "_create_schema", schema_then_another_takes_the_lock)
+    start = time.monotonic()
+    with _no_warnings(), ScoreCache(path) as cache:
+        waited = time.monotonic() - start
+        cache.put_many("sig", {"k": {"a": 1.0}})
+        assert cache.count() == 1
+    holder.close()
+    assert held and held[0] < 5, held
+    assert 0.9 < waited < 25, waited
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 _WORKER = """
 import sys, time
 from meta_eval.scoring.cache import ScoreCache

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -181,6 +182,47 @@ def test_answers_store_resumes_and_keeps_no_key(server, tmp_path, monkeypatch):
     assert np.array_equal(a, b[:4])
     blob = (tmp_path / "answers.sqlite").read_bytes()
     assert b"sk-secret" not in blob and "sk-secret" not in again.signature() and "sk-secret" not in repr(again)
+
+
+def _open_stores_at_once(paths, barrier, results) -> None:
+    from meta_eval.metrics.llm_judge import _Store
+
+    for path in paths:
+        barrier.wait(timeout=60)
+        try:
+            store = _Store(path)
+            store.put(f"key-{os.getpid()}", "judge-7b", {"answer": "4"})
+            store.close()
+            results.put("ok")
+        except MetricError as exc:
+            results.put(str(exc))
+
+
+def test_processes_opening_one_new_store_at_once_all_open_it(tmp_path):
+    """Ray actors open one new answer store at once. SQLite's WAL switch on a new file fails at once with "database is
+    locked" while another process switches it (no busy wait): before the set-up retried, about one open in fifteen
+    failed here (four processes, 20 new stores: 80 opens), and CI failed on it once. Every open succeeds, and every
+    store holds all four rows, marked as an answer store, in WAL mode."""
+    import multiprocessing
+    import sqlite3
+
+    from meta_eval.metrics.llm_judge import STORE_ID
+
+    ctx = multiprocessing.get_context("fork")  # the children only import the store: nothing to pickle
+    paths = [tmp_path / f"store-{i}.sqlite" for i in range(20)]
+    barrier, results = ctx.Barrier(4), ctx.Queue()
+    workers = [ctx.Process(target=_open_stores_at_once, args=(paths, barrier, results)) for _ in range(4)]
+    for w in workers:
+        w.start()
+    outcomes = [results.get(timeout=120) for _ in range(4 * len(paths))]
+    for w in workers:
+        w.join(timeout=60)
+    assert outcomes == ["ok"] * len(outcomes), [o for o in outcomes if o != "ok"][:3]
+    for path in paths:
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 4
+            assert conn.execute("PRAGMA application_id").fetchone()[0] == STORE_ID
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_user_template_file(server, tmp_path):

@@ -52,6 +52,7 @@ from pathlib import Path
 import platformdirs
 
 from meta_eval.metrics.base import Example
+from meta_eval.metrics.sqlite_busy import retry_busy
 
 __all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "keys_remembered", "open_cache"]
 
@@ -364,7 +365,8 @@ class ScoreCache:
                                         "not be saved")
                 return self._memory()
             if writable:
-                conn.execute("PRAGMA journal_mode=WAL")
+                # the switch does not wait for the busy timeout while another process switches a new file: retried
+                retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"), _BUSY_MS / 1000)
                 conn.execute("PRAGMA synchronous=NORMAL")
             else:
                 self.read_only = True
