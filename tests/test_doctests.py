@@ -42,7 +42,8 @@ def test_the_walk_finds_the_packages_modules():
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    # verbose=False: left unset, doctest reads "-v" in sys.argv, so `pytest -v` failed every module on its trace
+    runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     failed = []
     for test in finder.find(module, name):
         if test.examples:
