@@ -50,6 +50,10 @@ STEPS: list[tuple[str, str, Callable[..., str]]] = [
     ("meta_eval.metrics.contextual_mover", "mover_distances",
      lambda *a, **k: "  transports and their point sets (contextual movers)"),
     ("meta_eval.metrics.bertlm", "MaskedLM.__init__", lambda *a, **k: "  load the masked LM (BERT-LM)"),
+    # imports a first call makes inside a metric's clock: POT's pulls scikit-learn in (ot.lowrank imports
+    # sklearn.cluster), NLTK's too where POT has not (nltk.classify), so they are told apart from the work around them
+    ("meta_eval.metrics.transport", "import_ot", lambda *a, **k: "  import POT (the transports' first call)"),
+    ("meta_eval.metrics.text", "_sentence_splitter", lambda *a, **k: "  sentence splitter (the first call imports NLTK)"),
     ("meta_eval.metrics.memo", "return_free_memory", lambda *a, **k: "  hand free memory back (malloc_trim)"),
     ("gc", "freeze", lambda *a, **k: "  gc.freeze (the runner's long-lived heap)"),
 ]
