@@ -351,9 +351,9 @@ def _set_up(conn: sqlite3.Connection) -> None:
     """Create the ``answers`` table and mark the file (:data:`STORE_ID`) in one ``BEGIN IMMEDIATE`` transaction, then
     switch it to WAL; each step is skipped when already done.
 
-    Ray actors (``--actors 2``) open one new store at once, and SQLite's switch to WAL on a new file fails at once
-    with "database is locked" while another process switches it, without waiting for the busy timeout: the whole
-    set-up is retried for up to :data:`_BUSY_S` seconds (:func:`metrics.sqlite_busy.retry_busy`)."""
+    Ray actors (``--actors 2``) open one new store at once, and SQLite's switch to WAL fails at once with "database
+    is locked", without waiting for the busy timeout, while another connection holds the write lock or switches the
+    file too: the whole set-up is retried for up to :data:`_BUSY_S` seconds (:func:`metrics.sqlite_busy.retry_busy`)."""
 
     def once() -> None:
         try:

@@ -365,7 +365,7 @@ class ScoreCache:
                                         "not be saved")
                 return self._memory()
             if writable:
-                # the switch does not wait for the busy timeout while another process switches a new file: retried
+                # SQLite's switch does not wait (busy timeout) for another connection's write lock: retried
                 retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"), _BUSY_MS / 1000)
                 conn.execute("PRAGMA synchronous=NORMAL")
             else:
