@@ -52,7 +52,7 @@ from pathlib import Path
 import platformdirs
 
 from meta_eval.metrics.base import Example
-from meta_eval.metrics.sqlite_busy import retry_busy
+from meta_eval.metrics.sqlite_busy import BUSY_CODES, retry_busy
 
 __all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "keys_remembered", "open_cache"]
 
@@ -62,7 +62,7 @@ _APP_ID = 0x4D455643  # "MEVC", stored at offset 68 of the SQLite header
 _HEADER = b"SQLite format 3\x00"
 _BUSY_MS = 30_000
 # primary SQLite result codes (extended codes carry them in their low byte)
-_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
+_BUSY = BUSY_CODES  # SQLITE_BUSY, SQLITE_LOCKED: one definition, with the retry (metrics/sqlite_busy.py)
 _CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _UNWRITABLE = {3, 8, 10, 13, 14}  # SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
 
