@@ -283,3 +283,52 @@ def test_the_long_lived_heap_is_frozen_between_metrics_only_when_no_loaded_resou
         assert all(before - 10 < n <= before for _, n in seen) and before - 10 < gc.get_freeze_count() <= before
     finally:
         gc.unfreeze()
+
+
+def test_while_the_heap_is_frozen_the_collector_runs_less_often_but_still_runs():
+    """The first-generation threshold is raised while the driver's metrics run (:data:`runner.YOUNG_THRESHOLD`),
+    restored after; a threshold of 0 (collection off) stays 0, and cyclic garbage is still collected meanwhile."""
+    import gc
+    import weakref
+
+    from meta_eval.metrics import Example, Metric
+    from meta_eval.scoring.runner import YOUNG_THRESHOLD, score_all
+
+    rows = [Example("a b c", ())] * 3
+    before = gc.get_threshold()
+    seen: list = []
+
+    class Churning(Metric):
+        """Makes a cycle, drops it, then allocates 3 thresholds' worth of containers: the collector must run."""
+
+        name, variants, needs_references, parallel = "ll-churn", ("n",), False, "single"
+        holds = ("ll-churn-model",)
+
+        def _score(self, examples):
+            seen.append(gc.get_threshold())
+            cycle = _Cycle()
+            dead = weakref.ref(cycle)
+            del cycle
+            for _ in range(3):
+                keep = [[] for _ in range(YOUNG_THRESHOLD)]
+                del keep
+            seen.append(dead() is None)
+            return {"n": [1.0] * len(examples)}
+
+    churning = Churning()
+    try:
+        score_all([churning], rows, None, degenerate=False, progress=False)
+        assert seen[0][0] == max(before[0], YOUNG_THRESHOLD) and seen[0][1:] == before[1:]
+        assert seen[1] is True  # collected inside the metric, without any explicit collection
+        assert gc.get_threshold() == before
+        seen.clear()
+        gc.set_threshold(0, *before[1:])  # collection switched off by the caller: the run leaves it off
+        score_all([churning], rows, None, degenerate=False, progress=False)
+        assert seen[0][0] == 0 and seen[1] is False and gc.get_threshold() == (0, *before[1:])
+        seen.clear()
+        gc.set_threshold(10 * YOUNG_THRESHOLD, *before[1:])  # a caller's higher threshold is kept
+        score_all([churning], rows, None, degenerate=False, progress=False)
+        assert seen[0][0] == 10 * YOUNG_THRESHOLD and gc.get_threshold()[0] == 10 * YOUNG_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
+        gc.collect()

@@ -363,6 +363,11 @@ def release_done(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
     return release(r for r in metric.holds if r not in needed)
 
 
+#: Python's first-generation threshold (objects allocated, less those freed, between automatic collections) while
+#: :func:`long_lived` keeps the heap frozen; CPython's default is 700 (2,000 from 3.14)
+YOUNG_THRESHOLD = 50_000
+
+
 @contextlib.contextmanager
 def long_lived(metrics: Sequence[Metric]):
     """Python's garbage collector told to skip, between the driver's metrics, what outlives them (:func:`gc.freeze`).
@@ -378,29 +383,39 @@ def long_lived(metrics: Sequence[Metric]):
       frozen, so Python's own collections while the first model loads walk only what was made since. Right before
       the first release that may collect, it is unfrozen: that collection walks everything, so a resource loaded
       before the run is freed at its release.
+    - While the block froze, Python's first-generation threshold is :data:`YOUNG_THRESHOLD` (a higher one is kept;
+      0, collection off, too): importing transformers' model code makes about 300,000 objects, which under the
+      default threshold (700) the collector walked again and again, in hundreds of young collections and in every
+      full one they triggered. The collector still runs, once per 50,000 more container objects allocated than
+      freed, so cyclic garbage waits at most that long. On the CPU proxy (``bench/gpu_proxy.py --cold``, ``-m all``
+      on chaganty) the collections went from about 1,690 (0.23 s young, 0.88 s full) to about 110 (0.17 s, 0.60 s).
     - Right after a release that collected, when no resource a finished metric held is held by a metric still to run
       (so no model or vectors loaded in the run is alive), everything alive is long-lived (modules, the examples,
       the scores) and is frozen: later collections walk only what was made since.
-    - On leaving, if the block froze, it unfreezes. CPython can only unfreeze every frozen object at once, so a
-      freeze made before the run is undone with it: the count cannot tell a process's own freeze from the
-      interpreter's, as Python 3.12 starts with objects frozen (375 on the lent GPU machines' 3.12.3, with ``-S``
-      and ``-I`` too), where keeping away from any earlier freeze froze nothing at all. A process that froze its
-      heap for its forked children freezes it again after the run (:func:`gc.freeze`). A run whose metrics hold no
-      resource freezes nothing and leaves the count as it found it.
+    - On leaving, if the block froze, it restores the threshold and unfreezes. CPython can only unfreeze every
+      frozen object at once, so a freeze made before the run is undone with it: the count cannot tell a process's
+      own freeze from the interpreter's, as Python 3.12 starts with objects frozen (375 on the lent GPU machines'
+      3.12.3, with ``-S`` and ``-I`` too), where keeping away from any earlier freeze froze nothing at all. A
+      process that froze its heap for its forked children freezes it again after the run (:func:`gc.freeze`). A
+      run whose metrics hold no resource freezes nothing and leaves the count and the threshold as it found them.
 
     >>> import gc
+    >>> before = gc.get_threshold()
     >>> with long_lived([type("M", (), {"holds": ("model",)})()]) as release:
-    ...     gc.get_freeze_count() > 0
-    True
-    >>> gc.get_freeze_count()
-    0
+    ...     gc.get_freeze_count() > 0, gc.get_threshold()[0] >= YOUNG_THRESHOLD
+    (True, True)
+    >>> gc.get_freeze_count(), gc.get_threshold() == before
+    (0, True)
     """
     import gc
 
     held: set[str] = set()
     froze = before_run = any(m.holds for m in metrics)  # before_run: what is frozen was alive before the run
+    thresholds = gc.get_threshold()
     if froze:
         gc.freeze()
+        if thresholds[0]:  # 0: the automatic collection is off, and stays off
+            gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
 
     def release(metric: Metric, remaining: Sequence[Metric]) -> list[str]:
         nonlocal before_run, froze
@@ -419,6 +434,7 @@ def long_lived(metrics: Sequence[Metric]):
         yield release
     finally:
         if froze:
+            gc.set_threshold(*thresholds)
             gc.unfreeze()
 
 
@@ -564,7 +580,9 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
             order = [m for m in order if id(m) not in settled]
             for metric in lost:
                 release_done(metric, order + aside.metrics())
-        with long_lived(order) as release:
+        # the metrics beside are finished inside the block too: their releases then collect only what was made
+        # since the last freeze, not the whole heap (0.26 s on the CPU proxy, bench/gpu_proxy.py)
+        with long_lived(order + (aside.metrics() if aside is not None else [])) as release:
             for i, metric in enumerate(order):
                 try:
                     with reported(metric):
@@ -579,20 +597,20 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
                     release(metric, remaining)
                     if engine is not None and aside is None:
                         engine.idle(order[i + 1:])
-        if aside is not None:
-            for job in list(aside.jobs):
-                metric = job.metric
-                try:
-                    with reported(metric):
-                        with bar(metric) as advance:
-                            job.on_progress = advance
-                            advance(job.done, len(job.distinct))
-                            result = aside.finish(job)
-                        account(metric, result)
-                finally:
-                    release_done(metric, aside.metrics())
-            if engine is not None:
-                engine.idle([])
+            if aside is not None:
+                for job in list(aside.jobs):
+                    metric = job.metric
+                    try:
+                        with reported(metric):
+                            with bar(metric) as advance:
+                                job.on_progress = advance
+                                advance(job.done, len(job.distinct))
+                                result = aside.finish(job)
+                            account(metric, result)
+                    finally:
+                        release(metric, aside.metrics())
+                if engine is not None:
+                    engine.idle([])
     finally:
         if aside is not None:
             aside.cancel()
