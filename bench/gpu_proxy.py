@@ -14,6 +14,9 @@ transfers are not there. Compare two versions of the code with it, on the same m
 Prints the seconds of :func:`meta_eval.score` (model loading included, imports of torch and the data before the
 clock), each metric's clock, the run's steps on the driver's clock (:mod:`timeline`), and with ``--profile N`` the
 driver's N costliest functions by own and cumulative time. ``--micro``: a one-layer BERT of 16 (:data:`MICRO`).
+``--cold``: transformers' model code is first imported inside the clock, as in a fresh ``meta-eval run`` and in
+bench_gpu's ``-m all`` jobs (the model then comes from an earlier call's ``--work``); without it, making the model
+imports it before the clock.
 Needs ``$META_EVAL_DATA`` (chaganty) and MiniLM's tokenizer files (``.gpu/minilm-tok``, :mod:`bench_gpu`).
 """
 from __future__ import annotations
@@ -68,6 +71,9 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--micro", action="store_true",
                         help="a still smaller BERT (1 layer of 16, :data:`MICRO`): the forward passes, an H200's "
                              "0.3 s of -m all, then cost little on the CPU too")
+    parser.add_argument("--cold", action="store_true",
+                        help="transformers' model code imported inside the clock, as in a fresh `meta-eval run` "
+                             "(needs --work with the model of an earlier call, which made it)")
     args = parser.parse_args(argv)
     import torch  # noqa: F401  (before the clock, as in bench_gpu)
 
@@ -76,7 +82,11 @@ def main(argv: list[str] | None = None) -> float:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-proxy-"))
     name, shape = ("micro", MICRO) if args.micro else ("tiny", bench_gpu.TINY)
-    model = bench_gpu.random_model(work / name, bench_gpu.tokenizer_folder(args.tokenizer), shape)
+    model = work / name
+    if args.cold and not (model / "model.safetensors").is_file():
+        parser.error(f"--cold needs the model an earlier call made in --work ({model}): run once without --cold")
+    if not args.cold:
+        bench_gpu.random_model(model, bench_gpu.tokenizer_folder(args.tokenizer), shape)
     rows = list(judgments.load("chaganty", os.environ.get("META_EVAL_DATA")).examples())
     rows = rows[:args.rows] if args.rows else rows
     force_padded()

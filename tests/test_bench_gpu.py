@@ -89,6 +89,15 @@ def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkey
     assert "(_padded_pass)" in done.stdout and "(_gpu_embeddings)" in done.stdout  # the GPU paths ran (profiled)
     assert "'bertscore': " in done.stdout and "'moverscore': " in done.stdout and "'wms-ctx': " in done.stdout
     assert "timeline (start, end, seconds from the call):" in done.stdout and "  score moverscore" in done.stdout
+    # --cold: the model the call above made, transformers' model code imported inside the clock; never made anew
+    made = (tmp_path / "tiny" / "model.safetensors").stat().st_mtime_ns
+    cold = subprocess.run([sys.executable, "bench/gpu_proxy.py", "--rows", "12", "--work", str(tmp_path), "--cold",
+                           "--metrics", "bertscore"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert cold.returncode == 0 and "12 rows, bertscore:" in cold.stdout, cold.stderr[-2000:]
+    assert (tmp_path / "tiny" / "model.safetensors").stat().st_mtime_ns == made
+    none = subprocess.run([sys.executable, "bench/gpu_proxy.py", "--work", str(tmp_path / "empty"), "--cold"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert none.returncode == 2 and "--cold needs the model an earlier call made" in none.stderr
 
 
 def test_timeline_lines_give_the_steps_in_order_and_the_time_no_step_covers():
