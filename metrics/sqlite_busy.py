@@ -22,7 +22,7 @@ import sqlite3
 import time
 from typing import Callable, TypeVar
 
-__all__ = ["BUSY_CODES", "is_busy", "retry_busy"]
+__all__ = ["BUSY_CODES", "is_busy", "primary_code", "retry_busy"]
 
 #: SQLITE_BUSY and SQLITE_LOCKED: the primary result codes of "database is locked" / "database table is locked"
 BUSY_CODES = frozenset({5, 6})
@@ -30,9 +30,14 @@ BUSY_CODES = frozenset({5, 6})
 T = TypeVar("T")
 
 
+def primary_code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of ``exc`` (an extended code carries it in its low byte; 0 when unknown)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
 def is_busy(exc: sqlite3.Error) -> bool:
     """Whether ``exc`` is SQLITE_BUSY or SQLITE_LOCKED (any extended code of them)."""
-    return ((getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF) in BUSY_CODES
+    return primary_code(exc) in BUSY_CODES
 
 
 def retry_busy(step: Callable[[], T], wait: float = 30.0) -> T:

@@ -52,7 +52,7 @@ from pathlib import Path
 import platformdirs
 
 from meta_eval.metrics.base import Example
-from meta_eval.metrics.sqlite_busy import BUSY_CODES, retry_busy
+from meta_eval.metrics.sqlite_busy import BUSY_CODES, primary_code, retry_busy
 
 __all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "keys_remembered", "open_cache"]
 
@@ -168,8 +168,7 @@ def _warn(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=level)
 
 
-def _code(exc: sqlite3.Error) -> int:
-    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+_code = primary_code  # one definition, with the retry (metrics/sqlite_busy.py)
 
 
 def _write_failure(exc: sqlite3.DatabaseError, path: Path) -> str:
