@@ -165,6 +165,39 @@ def test_batches_no_worker_started_are_scored_by_the_driver_at_the_end(examples,
     assert len(ScoreCache(tmp_path / "d.sqlite").get_many(cpu.signature, distinct)) == len(distinct)
 
 
+class CountsProcesses(DriverSide):
+    """:class:`DriverSide` noting, at each batch, how many child processes the driver has (the pool's)."""
+
+    name = "beside-gpu-counting"
+    seen: list[int] = []
+
+    def _score(self, examples):
+        import multiprocessing
+
+        CountsProcesses.seen.append(len(multiprocessing.active_children()))
+        return super()._score(examples)
+
+
+def test_the_pool_beside_has_a_process_per_eight_batches_of_all_the_metrics_handed_over(examples):
+    """Two CPU metrics of 15 batches each (120 distinct rows, batches of 8): 30 batches handed over, so 4 pool
+    processes (30 / 8, rounded up) of the 7 that ``LocalEngine(8)`` may start, not one per core, each paying its
+    imports for two batches (:func:`meta_eval.scoring.engines.beside_processes`); the scores are those of the run
+    without beside."""
+    from meta_eval.scoring.engines import beside_processes
+
+    assert len({example_key(ex) for ex in examples}) == 120
+    assert (beside_processes(8, 30), beside_processes(8, 15), beside_processes(8, 200)) == (4, 2, 7)
+    runs = []
+    for beside in (False, True):
+        CountsProcesses.seen.clear()
+        with LocalEngine(8) as engine:
+            runs.append(score_all([CountsProcesses(), WorkerSide(), create("chrf")], examples, None, 8,
+                                  engine=engine, progress=False, beside=beside))
+        assert not runs[-1].failed
+    assert CountsProcesses.seen[0] == 4  # the pool started for both metrics' batches at once
+    assert _bits(runs[1]) == _bits(runs[0])
+
+
 class HoldingWorkerSide(WorkerSide):
     """:class:`WorkerSide` holding a resource, as the GloVe metrics hold their vectors."""
 

@@ -101,12 +101,17 @@ from meta_eval.metrics import numeric
 from meta_eval.metrics.base import Example, Metric
 
 __all__ = ["ENGINES", "RAY_HINT", "Engine", "EngineError", "InProcess", "LocalEngine", "RayEngine", "WorkerLostError",
-           "actor_options", "default_workers", "engine_for", "gpu_metric", "make_engine"]
+           "actor_options", "beside_processes", "default_workers", "engine_for", "gpu_metric", "make_engine"]
 
 ENGINES = ("local", "ray")
 RAY_HINT = 'pip install "meta-eval[ray]"'
 _MEMO = 4  # fitted metrics kept per worker process
 _INFLIGHT = 2  # batches in flight per worker: one running, one queued (bounds memory on huge sets)
+#: beside a GPU run (:func:`beside_processes`), one pool process per this many batches handed over: a process's start
+#: (a fresh interpreter importing numpy, sacrebleu, rouge-score, NLTK and scikit-learn) cost 0.85 CPU-s and about
+#: 230 MB on this project's 2-core machine, about what 8 batches of 256 chaganty rows of chrF or ROUGE take (0.12-0.17
+#: s each), where 15 processes each scored about 2 of chaganty's 27 batches of ROUGE, BLEU and chrF on the H200
+BESIDE_BATCHES_PER_PROCESS = 8
 
 BatchScores = dict[str, np.ndarray]
 
@@ -125,6 +130,21 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def beside_processes(workers: int, batches: int) -> int:
+    """How many pool processes score ``batches`` batches handed over at once beside the driver's own work
+    (:meth:`LocalEngine.submit_batches`, a GPU run's CPU metrics): one per :data:`BESIDE_BATCHES_PER_PROCESS`
+    batches, rounded up, at least one and at most ``workers - 1`` (the driver is busy with its own metrics).
+
+    A small set's few batches then do not start a process per core, each paying its imports for a batch or two while
+    the driver imports transformers and launches the GPU's work on the same cores; a large set's many batches still
+    get every core. The driver also scores, at the end, any batch no process has started (``runner._Beside``).
+
+    >>> beside_processes(16, 27), beside_processes(16, 252), beside_processes(2, 27), beside_processes(16, 0)
+    (4, 15, 1, 1)
+    """
+    return max(1, min(workers - 1, -(-batches // BESIDE_BATCHES_PER_PROCESS)))
 
 
 def _workers(workers: int | None, cap: bool = False) -> int:
@@ -193,11 +213,13 @@ class Engine(abc.ABC):
         for i, task in enumerate(tasks):
             yield i, fn(*shared, *task)
 
-    def submit_batches(self, metric: Metric, batches: Sequence[list[Example]]) -> list[Future] | None:
+    def submit_batches(self, metric: Metric, batches: Sequence[list[Example]], total: int | None = None
+                       ) -> list[Future] | None:
         """Hand every batch of the fitted ``metric`` to this engine's workers at once and return one future per
         batch, for a run that scores other metrics in the driver meanwhile (:func:`meta_eval.scoring.runner.score_all`
-        on a GPU); :meth:`collect` gives each future's scores. None where the engine cannot (the default: no
-        workers)."""
+        on a GPU); :meth:`collect` gives each future's scores. ``total``: the batches of every metric handed over
+        so (this one's included; default: this metric's), which sizes a pool the call starts. None where the engine
+        cannot (the default: no workers)."""
         return None
 
     def collect(self, future: Future, what: str) -> tuple[BatchScores, float]:
@@ -331,8 +353,8 @@ class LocalEngine(Engine):
     most two batches per pool process are handed out at a time, which bounds memory on huge sets.
 
     On a GPU run the runner instead hands every batch of the CPU metrics to the pool at once
-    (:meth:`submit_batches`) and the driver scores the neural metrics meanwhile
-    (:func:`meta_eval.scoring.runner.score_all`'s ``beside``).
+    (:meth:`submit_batches`; a pool of one process per 8 of those batches, :func:`beside_processes`) and the driver
+    scores the neural metrics meanwhile (:func:`meta_eval.scoring.runner.score_all`'s ``beside``).
     """
 
     name = "local"
@@ -342,11 +364,14 @@ class LocalEngine(Engine):
         self.start_after = float(start_after)
         self._pool: ProcessPoolExecutor | None = None
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self, processes: int | None = None) -> ProcessPoolExecutor:
+        """The pool, started now if it is not running, with ``processes`` processes (default ``workers - 1``): a
+        pool started beside (:meth:`submit_batches`) keeps its size until it is stopped (:meth:`idle`, at the end of
+        the metrics beside)."""
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=context, initializer=_init_worker,
-                                             initargs=(os.getpid(), numeric.current_mode()))
+            self._pool = ProcessPoolExecutor(processes or self.workers - 1, mp_context=context,
+                                             initializer=_init_worker, initargs=(os.getpid(), numeric.current_mode()))
         return self._pool
 
     def score_batches(self, metric, batches):
@@ -368,17 +393,19 @@ class LocalEngine(Engine):
                                 lambda shipped, i: self._executor().submit(_score_in_worker, *shipped, batches[i]),
                                 f"scoring {metric.name}")
 
-    def submit_batches(self, metric, batches):
-        """Every batch of a CPU metric (``parallel="process"``) to the pool at once, started now: the driver scores
-        none of them. None with one worker, for a metric that is not spread over processes, or one that cannot be
-        pickled (it is then scored in the driver, as always)."""
+    def submit_batches(self, metric, batches, total=None):
+        """Every batch of a CPU metric (``parallel="process"``) to the pool at once: the driver scores none of them.
+        A pool started here has :func:`beside_processes` processes for ``total`` batches. None with one worker,
+        for a metric that is not spread over processes, or one that cannot be pickled (it is then scored in the
+        driver, as always)."""
         if self.workers == 1 or getattr(metric, "parallel", "process") != "process":
             return None
         blob, _ = _pickled(metric)
         if blob is None:
             return None
         token = hashlib.sha256(blob).hexdigest()
-        return [self._executor().submit(_score_timed_in_worker, token, blob, batch) for batch in batches]
+        pool = self._executor(beside_processes(self.workers, len(batches) if total is None else total))
+        return [pool.submit(_score_timed_in_worker, token, blob, batch) for batch in batches]
 
     def collect(self, future, what):
         return self._result(future, what)

@@ -564,16 +564,21 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
 
     try:
         if aside is not None:  # the CPU metrics' batches go to the workers first, all at once
-            settled, lost = set(), []  # handed to the workers or failed before; the latter
+            settled, lost, ready = set(), [], []  # handed to the workers or failed before; the latter; prepared
             for metric in [m for m in order if m.parallel == "process"]:
                 settled.add(id(metric))
                 lost.append(metric)
                 with reported(metric):
                     setup(metric)
-                    job = _prepare(metric, examples, cache, batch_size, None, None, engine)
-                    futures = engine.submit_batches(metric, job.batch_examples())
+                    ready.append(_prepare(metric, examples, cache, batch_size, None, None, engine))
+                    lost.pop()
+            total = sum(len(job.batches) for job in ready)  # every metric's: the size of the pool it starts
+            for job in ready:
+                lost.append(job.metric)
+                with reported(job.metric):
+                    futures = engine.submit_batches(job.metric, job.batch_examples(), total)
                     if futures is None:  # not for the workers (it cannot be pickled): in the driver, below
-                        settled.discard(id(metric))
+                        settled.discard(id(job.metric))
                     else:
                         aside.add(job, futures)
                     lost.pop()
