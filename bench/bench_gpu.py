@@ -175,6 +175,11 @@ def run_job(job: dict) -> dict:
         import meta_eval
 
         options = [f"model={job['model']}"] + [f"{k}={v}" for k, v in _device_options(job).items()]
+        from meta_eval.scoring import engines
+
+        if job.get("beside_per_process"):  # the pool's size beside (--beside-per-process)
+            engines.BESIDE_BATCHES_PER_PROCESS = job["beside_per_process"]
+        out["beside_per_process"] = engines.BESIDE_BATCHES_PER_PROCESS
         profiler = None
         if job.get("profile"):  # the driver's functions (the workers' are not seen), for where the time goes
             import cProfile
@@ -259,6 +264,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timeout", type=float, default=600, help="seconds per configuration")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="profile the driver of the -m all runs and print its N costliest functions (slower)")
+    parser.add_argument("--beside-per-process", type=int, metavar="K",
+                        help="-m all: one pool process per K batches of the CPU metrics scored beside (default "
+                             "meta-eval's, engines.BESIDE_BATCHES_PER_PROCESS; 1: one per batch up to the cores, the "
+                             "pool before session 32), for comparing the two on one machine")
     parser.add_argument("--job", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.job:
@@ -321,7 +330,8 @@ def main(argv: list[str] | None = None) -> dict:
         path = work / (name.replace("/", "_").replace(":", "") + ".npy")
         job = dict(base, kind=kind, device=device, dtype=dtype, rows=rows, scores=str(path),
                    set="chaganty" if kind == "all" else "wmt23", model=str(minilm if kind == "all" else roberta),
-                   layer=layer, metrics=args.all_metrics, profile=args.profile if kind == "all" else 0)
+                   layer=layer, metrics=args.all_metrics, profile=args.profile if kind == "all" else 0,
+                   beside_per_process=args.beside_per_process)
         print(f"# {name} ...", flush=True)
         try:  # --quick: in this process (no fresh imports; nothing is timed that matters)
             result = run_job(job) if args.quick else spawn(job, args.timeout)
@@ -380,7 +390,8 @@ def _print_table(report: dict) -> None:
         print(f"{c['name']:44} {c['rows']:>6} {c['seconds']:>8.2f} {c['pairs_per_s']:>9.1f} "
               f"{'' if d_a is None else f'{d_a:.2e}':>11} {'' if d_c is None else f'{d_c:.2e}':>9}")
         if c["kind"] == "all":
-            print("    per metric (s): " + ", ".join(f"{k} {v:.1f}" for k, v in c["metrics"].items()))
+            print("    per metric (s): " + ", ".join(f"{k} {v:.1f}" for k, v in c["metrics"].items())
+                  + f" (beside: a pool process per {c.get('beside_per_process', '?')} batches)")
             if c["failed"]:
                 print("    failed: " + "; ".join(f"{k}: {v[:80]}" for k, v in c["failed"].items()))
             if c["skipped"]:

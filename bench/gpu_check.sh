@@ -16,8 +16,9 @@
 # number), bench-beside-off.log and summary.txt (7 files: the lending tool brings back at most 8); the other logs go
 # to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 8 minutes on an H200; every
 # step has its own time limit, and a step that fails does not stop the next ones. GPU_CHECK_QUICK=1 leaves out the
-# hub-name step (4b) and BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu): about 4.5 minutes;
-# GPU_CHECK_BESIDE_OFF=0 leaves out step 6 (-m all with the CPU metrics before the neural ones).
+# hub-name step (4b), BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu) and the profile (step
+# 7): about 5 minutes; GPU_CHECK_BESIDE_OFF=0 leaves out step 6 (-m all with the CPU metrics before the neural ones),
+# GPU_CHECK_POOL=0 step 6b (-m all with the pool beside sized as before session 32 and as now, two runs each).
 set -u
 OUT=${OUT:-$PWD/gpu-check-out}
 LOGS=${LOGS:-/tmp/gpu-check-logs}
@@ -54,6 +55,8 @@ export PYTHONPYCACHEPREFIX=/tmp/gpu-check-pyc
 # transformers' modeling code, starting CUDA), twice: the second with the bytecode of the first
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1
+  lscpu 2>&1 | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|CPU max MHz)' \
+    | tr -s ' ' | paste -sd';'
   echo "Python settings found: ${PYTHON_SETTINGS:-none}"
   for i in 1 2; do
     python3 -c "import time, torch; t = time.perf_counter(); import transformers.modeling_utils; a = time.perf_counter() - t
@@ -128,9 +131,27 @@ say "bench/bench_gpu.py -m all with META_EVAL_BESIDE=off: exit $?"
 sed -n '/^configuration/,$p' "$OUT/bench-beside-off.log" | tee -a "$OUT/summary.txt"
 fi
 
+# 6b. the pool beside, on this machine (session 32): one process per batch up to the cores (--beside-per-process 1,
+# the pool until then: 15 processes for chaganty's 27 batches on 16 cores) against meta-eval's one per 8 batches (4),
+# alternated twice; the totals, the driver's import of transformers' model code (BERT-LM's failed load) and when the
+# pool's batches were done, into summary.txt (GPU_CHECK_POOL=0 leaves it out)
+if [ "${GPU_CHECK_POOL:-1}" = 0 ]; then say "GPU_CHECK_POOL=0: step 6b left out"; else
+for i in 1 2; do
+  for k in 1 8; do
+    timeout 100 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore anchor cpu --beside-per-process $k \
+      >"$LOGS/pool-$k-$i.log" 2>&1
+    say "-m all, a pool process per $k batches beside (run $i): exit $? --" \
+      "$(grep -E '^all/meta-eval' "$LOGS/pool-$k-$i.log" | tr -s ' ' | cut -d' ' -f1-3)"
+    grep -E "load the masked LM|batches in the pool|s in all;" "$LOGS/pool-$k-$i.log" | tee -a "$OUT/summary.txt"
+  done
+done
+fi
+
 # 7. where the time of -m all goes now: the driver under cProfile (slower than unprofiled), 30 functions by own time
-# and 30 by cumulative time, into summary.txt
+# and 30 by cumulative time, into summary.txt (left out with GPU_CHECK_QUICK=1: the timelines above show the steps)
+if [ "$QUICK" = 1 ]; then say "GPU_CHECK_QUICK=1: the profile (step 7) left out"; else
 timeout 120 python3 bench/bench_gpu.py --work "$WORK" --skip bertscore anchor cpu --profile 30 >"$LOGS/profile.log" 2>&1
 say "bench/bench_gpu.py -m all --profile 30: exit $?"
 sed -n '/^configuration/,$p' "$LOGS/profile.log" | tee -a "$OUT/summary.txt"
+fi
 say "done"

@@ -103,6 +103,10 @@ def traced(steps: list[tuple[str, str, Callable[..., str]]] | None = None) -> It
         original = owner.__dict__[attr]
         undo.append((owner, attr, original))
         setattr(owner, attr, _wrap(original, name, start, calls))
+    from meta_eval.scoring.engines import LocalEngine  # where the batches beside finish, on a line of their own
+
+    undo.append((LocalEngine, "submit_batches", LocalEngine.__dict__["submit_batches"]))
+    LocalEngine.submit_batches = _finished_beside(LocalEngine.submit_batches, start, calls)
     gc.callbacks.append(watch)
     try:
         yield calls
@@ -145,6 +149,31 @@ def _wrap(original, name, start, calls):
     return timed
 
 
+def _finished_beside(submit, start, calls):
+    """``LocalEngine.submit_batches`` that also records, per metric, a step from the hand-out to the moment its last
+    batch finished in the pool (thread ``pool``: not the driver's time, so not counted as covering it), named with
+    the pool's size: how long the workers beside kept the cores busy."""
+    @functools.wraps(submit)
+    def watched(self, metric, *args, **kwargs):
+        futures = submit(self, metric, *args, **kwargs)
+        if futures:
+            size = getattr(getattr(self, "_pool", None), "_max_workers", "?")
+            entry = {"step": f"  {metric.name}'s batches in the pool of {size} (handed out to the last finished)",
+                     "thread": "pool", "start": time.perf_counter() - start}
+            left, lock = [len(futures)], threading.Lock()
+
+            def finished(_future) -> None:
+                with lock:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        entry["end"] = time.perf_counter() - start
+                        calls.append(entry)
+            for future in futures:
+                future.add_done_callback(finished)
+        return futures
+    return watched
+
+
 def lines(calls: list[dict], total: float | None = None) -> list[str]:
     """The steps in order of their first start, one line each (start, end, seconds, step; the calls of a step made
     more than once on one thread: the first start, the last end, their seconds summed, the count), the time no step
@@ -161,7 +190,7 @@ def lines(calls: list[dict], total: float | None = None) -> list[str]:
                    + ("" if thread == "MainThread" else f"  [{thread}]"))
     if total is not None:
         covered, reach = 0.0, 0.0
-        for c in timed:  # the union of the intervals
+        for c in (c for c in timed if c["thread"] != "pool"):  # the union of the driver's intervals
             s, e = max(c["start"], reach), c["end"]
             if e > s:
                 covered += e - s

@@ -63,11 +63,13 @@ def test_quick_bench_runs_on_a_cpu(tmp_path, shared_data):
              if k not in (*numeric.PORTABLE_ENV, "DNNL_MAX_CPU_ISA", numeric.MARK, numeric.ENV)}
     done = subprocess.run([sys.executable, "bench/bench_gpu.py", "--quick", "--out", str(out), "--work",
                            str(tmp_path / "work-alone"), "--data-dir", str(shared_data), "--all-metrics",
-                           "rouge,bertscore", "--skip", "bertscore", "anchor"],
+                           "rouge,bertscore", "--skip", "bertscore", "anchor", "--beside-per-process", "3"],
                           cwd=REPO, capture_output=True, text=True, timeout=600, env=fresh)
     assert done.returncode == 0, done.stderr[-2000:]
     (alone,) = json.loads(out.read_text(encoding="utf-8"))["configs"]
     assert set(alone["metrics"]) == {"rouge", "bertscore"} and not alone["failed"], alone.get("failed")
+    assert alone["beside_per_process"] == 3 and scored["beside_per_process"] == 8  # the pool's size rule in force
+    assert "(beside: a pool process per 3 batches)" in done.stdout
 
 
 def test_gpu_proxy_times_the_padded_paths_on_a_cpu(tmp_path, shared_data, monkeypatch):
@@ -109,7 +111,10 @@ def test_timeline_lines_give_the_steps_in_order_and_the_time_no_step_covers():
              {"step": "c", "thread": "worker", "start": 7.0, "end": 8.0},
              {"step": "a", "thread": "MainThread", "start": 8.5, "end": 9.0},  # a again: one line, summed
              {"step": "garbage collection, generation 2 (3 runs)", "seconds": 0.25}]
-    lines = timeline.lines(calls, total=10.0)
+    pool = {"step": "d", "thread": "pool", "start": 0.5, "end": 10.0}  # the workers' time: not the driver's
+    lines = timeline.lines(calls + [pool], total=10.0)
+    assert lines[0] == "    0.50    10.00    9.50 s  d  [pool]"
+    lines = lines[1:]
     assert lines[0] == "    1.00     9.00    2.50 s  a (2 calls)" and lines[1].split()[-1] == "b"
     assert lines[2].endswith("c  [worker]")
     assert lines[3] == "   10.00 s in all; 4.50 s outside every traced step"  # 10 - (4 + 1 + 0.5)
@@ -168,3 +173,26 @@ def test_timeline_shows_each_full_collection_with_the_objects_frozen_and_freed(m
         gc.collect()
     walked = [s["step"] for s in steps if s["step"].startswith("  full collection")][-1]
     assert walked.endswith(" walked)") and int(walked.split(", ")[-1].split()[0].replace(",", "")) > 1000
+
+
+def test_timeline_notes_when_the_batches_beside_are_done():
+    """``LocalEngine.submit_batches`` traced: one step per metric, from the hand-out to its last batch's end (real
+    futures, finished by hand), on the thread ``pool``, named with the pool's size."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import timeline
+
+    futures = [Future(), Future()]
+    engine = SimpleNamespace(_pool=SimpleNamespace(_max_workers=4))
+    calls: list[dict] = []
+    submit = timeline._finished_beside(lambda self, metric, batches, total=None: futures, time.perf_counter(), calls)
+    assert submit(engine, SimpleNamespace(name="rouge"), [[], []], 27) is futures
+    futures[0].set_result(1)
+    assert calls == []  # one batch still out
+    time.sleep(0.02)
+    futures[1].set_result(2)
+    (entry,) = calls
+    assert entry["step"] == "  rouge's batches in the pool of 4 (handed out to the last finished)"
+    assert entry["thread"] == "pool" and entry["end"] - entry["start"] >= 0.02
