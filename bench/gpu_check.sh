@@ -142,7 +142,8 @@ for i in 1 2; do
       >"$LOGS/pool-$k-$i.log" 2>&1
     say "-m all, a pool process per $k batches beside (run $i): exit $? --" \
       "$(grep -E '^all/meta-eval' "$LOGS/pool-$k-$i.log" | tr -s ' ' | cut -d' ' -f1-3)"
-    grep -E "load the masked LM|batches in the pool|s in all;" "$LOGS/pool-$k-$i.log" | tee -a "$OUT/summary.txt"
+    grep -E "^ +[0-9.]+ .*(load the masked LM|batches in the pool|s in all;)" "$LOGS/pool-$k-$i.log" \
+      | tee -a "$OUT/summary.txt"  # the table's timeline lines (not the JSON line, which holds them too)
   done
 done
 fi
