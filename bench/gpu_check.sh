@@ -5,7 +5,8 @@
 #   here, once:  python bench/bench_gpu.py --prepare-tokenizer .gpu/minilm-tok
 #                mkdir -p .gpu/judgments && cp -r "$META_EVAL_DATA"/{wmt23,chaganty} .gpu/judgments/
 #                (.whl/: see docs/engines.md, "Checking on a GPU"; both folders are in .git/info/exclude)
-#   there:       run(command="OUT=$OUT timeout 560 bash bench/gpu_check.sh", carry=[".whl", ".gpu"], timeout_s=590)
+#   there:       run(command="OUT=$OUT GPU_CHECK_QUICK=1 timeout 560 bash bench/gpu_check.sh", carry=[".whl", ".gpu"],
+#                    timeout_s=590)   (the whole check, without GPU_CHECK_QUICK=1, is over one call's 10 minutes)
 #
 # The machine has Python 3.12, a CUDA torch, transformers 5, numpy, scipy, pandas, scikit-learn, typer, rich,
 # pyarrow, sacrebleu, pytest and hypothesis, and no internet; the wheels add POT, rouge-score, NLTK, ftfy, wcwidth,
@@ -14,7 +15,7 @@
 #
 # Writes under $OUT (default ./gpu-check-out): env.txt, pytest-cuda.log, run-wmt23.log, bench.log, bench.json (every
 # number), bench-beside-off.log and summary.txt (7 files: the lending tool brings back at most 8); the other logs go
-# to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 8 minutes on an H200; every
+# to $LOGS (/tmp/gpu-check-logs), the steps' outcomes into summary.txt. Budget: about 10 minutes on an H200; every
 # step has its own time limit, and a step that fails does not stop the next ones. GPU_CHECK_QUICK=1 leaves out the
 # hub-name step (4b), BERTScore on wmt23 in step 5 (bench_gpu.py --skip bertscore anchor cpu) and the profile (step
 # 7): about 5 minutes; GPU_CHECK_BESIDE_OFF=0 leaves out step 6 (-m all with the CPU metrics before the neural ones),
