@@ -62,7 +62,6 @@ _APP_ID = 0x4D455643  # "MEVC", stored at offset 68 of the SQLite header
 _HEADER = b"SQLite format 3\x00"
 _BUSY_MS = 30_000
 # primary SQLite result codes (extended codes carry them in their low byte)
-_BUSY = BUSY_CODES  # SQLITE_BUSY, SQLITE_LOCKED: one definition, with the retry (metrics/sqlite_busy.py)
 _CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _UNWRITABLE = {3, 8, 10, 13, 14}  # SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
 
@@ -168,9 +167,6 @@ def _warn(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=level)
 
 
-_code = primary_code  # one definition, with the retry (metrics/sqlite_busy.py)
-
-
 def _write_failure(exc: sqlite3.DatabaseError, path: Path) -> str:
     """Why writing the cache at ``path`` failed, in words for a warning: the real cause, not "read-only" (a full
     disk was reported as read-only)."""
@@ -178,9 +174,9 @@ def _write_failure(exc: sqlite3.DatabaseError, path: Path) -> str:
         free = shutil.disk_usage(path.parent).free
     except OSError:
         free = None
-    if _code(exc) == 13 or (free is not None and free < 1 << 20):  # SQLITE_FULL, or under 1 MiB left
+    if primary_code(exc) == 13 or (free is not None and free < 1 << 20):  # SQLITE_FULL, or under 1 MiB left
         return f"cannot be written: the disk is full ({exc}; {free if free is not None else '?'} bytes free)"
-    if _code(exc) == 10:
+    if primary_code(exc) == 10:
         return f"cannot be written: an I/O error ({exc})"
     return f"cannot be written ({exc})"
 
@@ -342,7 +338,7 @@ class ScoreCache:
                     if state != "foreign":
                         state = self._create_schema(conn, app_id)  # race-safe: re-identifies inside the lock
                 except sqlite3.DatabaseError as exc:
-                    if _code(exc) not in _UNWRITABLE:
+                    if primary_code(exc) not in _UNWRITABLE:
                         raise
                     if conn is not None:
                         conn.close()
@@ -375,8 +371,8 @@ class ScoreCache:
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
-            code = _code(exc)
-            if code in _BUSY:
+            code = primary_code(exc)
+            if code in BUSY_CODES:
                 raise CacheError(f"score cache {path} stayed locked by another process for {_BUSY_MS // 1000} s "
                                  f"({exc}); try again, or pass another --cache file") from None
             if code in _CORRUPT:
@@ -410,7 +406,7 @@ class ScoreCache:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return conn
         except sqlite3.DatabaseError as exc:
-            if _code(exc) not in _UNWRITABLE or folder_writable:
+            if primary_code(exc) not in _UNWRITABLE or folder_writable:
                 raise
             return self._connect(uri + "?immutable=1", uri=True)
 
@@ -465,10 +461,10 @@ class ScoreCache:
         The run goes on: scores that could not be read are computed, scores that could not be written are only lost
         for the next run.
         """
-        code = _code(exc)
-        if code not in _BUSY | _UNWRITABLE | _CORRUPT:
+        code = primary_code(exc)
+        if code not in BUSY_CODES | _UNWRITABLE | _CORRUPT:
             return False
-        if code in _BUSY:
+        if code in BUSY_CODES:
             what = (f"stayed locked by another process for {_BUSY_MS // 1000} s ({exc}): "
                     + ("a batch of scores was not saved" if writing else "cached scores could not be read; they are "
                        "computed again"))
