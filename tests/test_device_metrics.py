@@ -287,6 +287,25 @@ def test_device_never_concerns_rouge(tmp_path):
     assert res.exit_code == 2 and "no chosen metric takes the option(s) device" in res.output
 
 
+@pytest.mark.parametrize("args, env, message", [
+    (["--device", "gpu"], {},
+     "--device/$META_EVAL_DEVICE='gpu' is not a device; choose one of auto, cpu, cuda, cuda:N"),
+    (["--dtype", "bf17"], {},
+     "--dtype/$META_EVAL_DTYPE='bf17' is not a precision; choose one of fp32, tf32, bf16, fp16"),
+    ([], {"META_EVAL_DEVICE": "cuda:x"}, "--device/$META_EVAL_DEVICE='cuda:x' is not a device"),
+])
+def test_a_misspelt_device_is_an_error_even_where_no_metric_takes_one(tmp_path, monkeypatch, args, env, message):
+    """A setting no chosen metric reads is not checked for a GPU (ROUGE with cuda:7 above), but a value that is no
+    device at all is a typo, refused before anything is scored rather than ignored."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    data = small_set(tmp_path / "s.jsonl", 6)
+    res = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--no-cache", *args])
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split()) and "Traceback" not in res.output
+    assert "rouge1-f" not in res.output
+
+
 @pytest.mark.parametrize("command", [["run"], ["score"], ["probe"], ["learn"], ["leaderboard", "publish"]])
 def test_every_scoring_command_takes_device_and_dtype(command):
     res = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -22,9 +23,10 @@ from meta_eval.errors import MetaEvalError
 from meta_eval.torch_build import install_choice
 
 __all__ = ["ALL_VARIANTS", "DEFAULT_RULE", "DEVICE_VARIABLES", "VariantChoice", "build", "check_device",
-           "choose_for_set", "choose_metrics", "default_variant", "device_option", "group_skips", "load_plugins",
-           "match_variants", "metric_config", "named_skips", "option_list", "parse_options", "parse_variants",
-           "refuse_set_template", "requested_names", "resolve_metric_choice", "use_device", "variant_families"]
+           "check_settings_spelling", "choose_for_set", "choose_metrics", "default_variant", "device_option",
+           "group_skips", "load_plugins", "match_variants", "metric_config", "named_skips", "option_list",
+           "parse_options", "parse_variants", "refuse_set_template", "requested_names", "resolve_metric_choice",
+           "use_device", "variant_families"]
 
 
 def parse_options(options: Iterable[str] | Mapping[str, object] | None) -> dict[str, str]:
@@ -68,6 +70,25 @@ def load_plugins(plugins: Iterable[str | Path] | str | Path | None) -> list[str]
 
 #: the environment variable each of the settings ``--device`` and ``--dtype`` sets for a command
 DEVICE_VARIABLES = {"device": "META_EVAL_DEVICE", "dtype": "META_EVAL_DTYPE"}
+#: how a device is spelt (:data:`metrics.device.DEVICE_CHOICES`, ``cuda:N`` any index), case and spaces aside
+_DEVICE_SPELLING = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+def check_settings_spelling() -> None:
+    """``$META_EVAL_DEVICE`` and ``$META_EVAL_DTYPE`` (which ``--device`` and ``--dtype`` set) are spelt as a device
+    and a precision, or unset; else :class:`MetaEvalError` naming the value and the choices. Whether the device is
+    here is :func:`check_device`'s question, asked only where a chosen metric takes one: this is asked of every
+    choice, so ``--device gpu`` is an error even for ROUGE alone, where ``--device cuda:7`` is a setting no metric
+    reads.
+    """
+    from meta_eval.metrics.device import DEVICE_CHOICES, DTYPES
+
+    for key, choices, what, spelt in (("device", DEVICE_CHOICES, "a device", _DEVICE_SPELLING.fullmatch),
+                                      ("dtype", DTYPES, "a precision", DTYPES.__contains__)):
+        name = DEVICE_VARIABLES[key]
+        value = os.environ.get(name, "").strip()
+        if value and not spelt(value.lower()):
+            raise MetaEvalError(f"--{key}/${name}={value!r} is not {what}; choose one of {', '.join(choices)}")
 
 
 def use_device(device: str | None = None, dtype: str | None = None) -> Callable[[], None]:
@@ -230,6 +251,7 @@ def choose_metrics(requested: str | Sequence[str] | None, options: Mapping[str, 
         names = registry.names()
     named = set(given) - {registry.ALL}
     chosen, skipped, considered = [], [], []
+    check_settings_spelling()
     device_checked = False
     if not requested or registry.ALL in given:  # a chosen-for-you set skips broken plugins with their error
         skipped += sorted(registry.plugin_errors().items())  # (named, they stop the run)
