@@ -105,6 +105,8 @@ def register(name: str) -> Callable[[M], M]:
     def decorate(cls: M) -> M:
         if not (isinstance(cls, type) and issubclass(cls, Metric)):
             raise RegistryError(f"{cls!r} registered as {name!r} is not a metrics.Metric subclass")
+        if cls.__module__ not in _BUILTIN_MODULES:  # the built-ins' names are taken first, so a clash with one
+            _load_builtins()                        # is refused here, never found later against the built-in
         other = _registry.get(name)
         if other is not None and other is not cls:
             raise RegistryError(f"metric name {name!r} is already registered by {_origin(other)}; cannot register "

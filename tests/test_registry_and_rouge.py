@@ -26,6 +26,29 @@ def test_duplicate_name_is_an_error():
                 return {"rouge": [0.0] * len(examples)}
 
 
+def test_a_built_in_name_taken_before_the_registry_was_read_is_refused_at_the_decorator():
+    """In a fresh process nothing had read the registry, so the built-ins were not registered: ``@register("rouge")``
+    used to succeed there, the built-in ROUGE then clashed with it (any metric's lookup, even chrf's, failed), and
+    ``create("rouge")`` returned the impostor. The built-ins' names are now taken first."""
+    code = textwrap.dedent("""
+        from meta_eval.metrics import Example, Metric, create, register
+        from meta_eval.metrics.registry import RegistryError
+        try:
+            @register("rouge")
+            class Impostor(Metric):
+                def _score(self, examples):
+                    return {"rouge": [0.123] * len(examples)}
+        except RegistryError as exc:
+            print(exc)
+        print(type(create("rouge")).__module__, create("chrf").name)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "metric name 'rouge' is already registered by meta_eval.metrics.rouge.Rouge; cannot register "
+        "__main__.Impostor under the same name", "meta_eval.metrics.rouge chrf"]
+
+
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(UnknownMetricError) as info:
         create("rogue")
