@@ -10,7 +10,10 @@ GitHub repository, commit, path and SHA-256 (as listed in ``shared/judgments/SOU
 ``META_EVAL_MIRROR`` replaces ``https://github.com`` in every pinned URL: ``<mirror>/<repo>/raw/<commit>/<path>``.
 It serves users behind a mirror or proxy, the tests (a local HTTP server on 127.0.0.1), and manual downloads:
 put the original files in a folder laid out as ``<repo>/raw/<commit>/<path>`` and set
-``META_EVAL_MIRROR=file:///that/folder``; they are then verified and converted exactly as if downloaded.
+``META_EVAL_MIRROR=file:///that/folder``; they are then verified and converted exactly as if downloaded. A mirror
+behind a password is given as ``https://user:password@host/...``: the user and password are sent as HTTP Basic
+authentication to that host only (never to a host it redirects to), never over plain http to another machine than
+this one, and every message and line shown has the password replaced by ``***``.
 
 A :class:`DataFile` is either the source file itself (one source, no converter: chaganty) or the output of a
 converter run on its sources (``convert="module:function"``: summeval and realsumm convert BARTScore's pickles, see
@@ -81,6 +84,7 @@ from rich.progress import (
 )
 
 from meta_eval.judgments.limits import max_input_bytes
+from meta_eval.metrics.redact import add_secret, loopback, redact
 
 ENV_VAR = "META_EVAL_DATA"
 MIRROR_ENV_VAR = "META_EVAL_MIRROR"
@@ -178,7 +182,11 @@ class DataFile:
 
 
 class DataError(Exception):
-    """A data file is missing, corrupt, or could not be downloaded."""
+    """A data file is missing, corrupt, or could not be downloaded; its message is redacted (a mirror's password
+    never shows, :func:`metrics.redact.redact`)."""
+
+    def __init__(self, *args):
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 def data_dir(explicit: str | os.PathLike | None = None) -> Path:
@@ -287,6 +295,30 @@ def _mismatch_fix(url: str, github_url: str | None, expected: str, actual: str) 
             "has the pinned file).")
 
 
+def _request(url: str) -> urllib.request.Request:
+    """The request for `url`; a user and password in it (a mirror behind a password) are taken out of the URL, which
+    urllib would send as part of the host name, and sent as HTTP Basic authentication to that host only (an
+    unredirected header). Over plain http to another machine than this one they are refused (:class:`DataError`),
+    as the LLM judge refuses them: they would cross the network in clear."""
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    req = urllib.request.Request(url, headers={"User-Agent": "meta-eval"})
+    if parts.username is None and parts.password is None:
+        return req
+    add_secret(parts.password)
+    if parts.scheme == "http" and not loopback(parts.hostname):
+        raise DataError(f"{MIRROR_ENV_VAR} or the URL {url} sends a user and password over plain http to "
+                        f"{parts.hostname}, which is not this machine: they would cross the network in clear. Fix: "
+                        "use the mirror's https:// address")
+    req = urllib.request.Request(urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])),
+                                 headers={"User-Agent": "meta-eval"})
+    token = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}".encode()
+    req.add_unredirected_header("Authorization", "Basic " + base64.b64encode(token).decode("ascii"))
+    return req
+
+
 def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, label: str, f: DataFile, dest: Path,
            timeout: float, bar: Progress, task, set_total: bool = False, github_url: str | None = None) -> None:
     """Stream `url` into `out`; raise DataError unless it is complete and has SHA-256 `sha256`.
@@ -295,7 +327,7 @@ def _fetch(url: str, sha256: str | None, size: int | None, out: BinaryIO, *, lab
     SHA-256 is not: the message names the file, both SHA-256 and the cause for where it came from (the mirror of
     ``META_EVAL_MIRROR``, GitHub at `github_url`, or a plain URL) and the fix (:func:`_mismatch_fix`).
     """
-    req = urllib.request.Request(url, headers={"User-Agent": "meta-eval"})
+    req = _request(url)
     h, got, total = hashlib.sha256(), 0, None
     most = size if size is not None else max_input_bytes(DataError)  # the pinned size, plus nothing
     allowed = download_seconds(size)
@@ -522,7 +554,7 @@ def _obtain(f: DataFile, dest: Path, timeout: float, show: bool) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if plain:
             what = f.url or (f.sources[0].url if len(f.sources) == 1 else f"{len(f.sources)} pinned files")
-            print(f"downloading {f.relpath} from {what} into {dest.parent}", file=sys.stderr, flush=True)
+            print(redact(f"downloading {f.relpath} from {what} into {dest.parent}"), file=sys.stderr, flush=True)
         with _progress(show) as bar:
             if f.url or f.convert is None:
                 url, sha, size = ((f.url, f.sha256, None) if f.url else

@@ -115,7 +115,7 @@ import numpy as np
 
 from meta_eval.metrics.base import Example, Metric, MetricError, boolean, choice, positive_int
 from meta_eval.metrics.instance import fields_of
-from meta_eval.metrics.redact import add_secret, redact, server_text
+from meta_eval.metrics.redact import add_secret, loopback, redact, server_text
 from meta_eval.metrics.registry import register
 from meta_eval.metrics.sqlite_busy import retry_busy
 
@@ -660,7 +660,7 @@ class LlmJudge(Metric):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} is not an http:// or https:// URL "
                               "(e.g. -o base_url=http://127.0.0.1:8000/v1)")
-        if parts.scheme == "https" or self.allow_insecure_http or _loopback(parts.hostname):
+        if parts.scheme == "https" or self.allow_insecure_http or loopback(parts.hostname):
             return
         what = [f"the API key (${self.api_key_env or 'OPENAI_API_KEY'})"] if self._api_key() else []
         what += ["the URL's user and password"] if parts.username or parts.password else []
@@ -1032,19 +1032,6 @@ class LlmJudge(Metric):
         if self._store is not None:
             self._store.close()
             self._store = None
-
-
-def _loopback(host: str) -> bool:
-    """``host`` is this machine: ``localhost`` (or a name under it), 127.0.0.0/8 or ::1."""
-    import ipaddress
-
-    host = host.strip("[]").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _usage_tokens(usage: object) -> tuple[int, int, bool]:

@@ -11,6 +11,9 @@ What it replaces with ``***``:
   from its environment variable and the password of its ``base_url``), and anything that looks like a hosted API
   key (``sk-...``).
 
+Credentials never cross a network in clear either: the LLM judge and the data downloads send a key or a URL's
+password over plain http only to this machine (:func:`loopback`).
+
 It is applied at the source (the LLM judge's messages, server bodies shown only redacted and cut by
 :func:`server_text`, the recorded command lines of boards and probes) and again as the last line of defence (the
 command line's error lines, a metric's failure in the run's JSON). It imports nothing heavy; it lives under
@@ -21,7 +24,7 @@ from __future__ import annotations
 import re
 import threading
 
-__all__ = ["MASK", "add_secret", "command_line", "redact", "server_text"]
+__all__ = ["MASK", "add_secret", "command_line", "loopback", "redact", "server_text"]
 
 MASK = "***"
 _SECRETS: set[str] = set()
@@ -70,3 +73,20 @@ def command_line(head: str, args) -> str:
     import shlex
 
     return redact(" ".join([head, *(shlex.quote(str(a)) for a in args)]))
+
+
+def loopback(host: str | None) -> bool:
+    """``host`` is this machine: ``localhost`` (or a name under it), 127.0.0.0/8 or ::1.
+
+    >>> [loopback(h) for h in ("localhost", "127.0.0.2", "[::1]", "example.org", "10.0.0.1", None)]
+    [True, True, True, False, False, False]
+    """
+    import ipaddress
+
+    host = (host or "").strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

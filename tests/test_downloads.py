@@ -7,6 +7,7 @@ errors that leave nothing behind. Also the safe unpickler. No test touches the i
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import gzip
@@ -203,6 +204,56 @@ def test_a_download_says_what_it_does_when_stderr_is_not_a_terminal(mirror, tmp_
     assert f"{module.FILE.relpath}: SHA-256 verified" in err
     judgments.load(name, tmp_path)  # already there: nothing to say
     assert "downloading" not in capfd.readouterr().err
+
+
+class _PasswordHandler(_Handler):
+    """A mirror behind HTTP Basic authentication (user ``bob``, password ``Pass@word99``): 401 without it."""
+
+    directory: str
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=type(self).directory, **kwargs)
+
+    def do_GET(self):
+        self.requests.append((self.path, self.headers.get("Authorization")))
+        if self.headers.get("Authorization") != "Basic " + base64.b64encode(b"bob:Pass@word99").decode():
+            self.send_error(401)
+            return
+        http.server.SimpleHTTPRequestHandler.do_GET(self)
+
+
+def test_a_mirror_behind_a_password_is_reached_and_its_password_never_shown(serve, sources, tmp_path, monkeypatch,
+                                                                             capfd):
+    """urllib sends a URL's ``user:password@`` as part of the host name (a DNS error for 127.0.0.1): it is sent as
+    Basic authentication instead, to that host only, and the password (``%40`` is ``@``) appears in no line."""
+    url, log = serve(sources, _PasswordHandler)
+    monkeypatch.setenv(MIRROR_ENV_VAR, url.replace("http://", "http://bob:Pass%40word99@"))
+    assert len(judgments.load("chaganty", tmp_path)) == 2085
+    (source,) = chaganty.FILE.sources
+    assert log == [(f"/{source.repo}/raw/{source.commit}/{source.path}",
+                    "Basic " + base64.b64encode(b"bob:Pass@word99").decode())]
+    err = capfd.readouterr().err
+    assert "from http://bob:***@127.0.0.1:" in err and "Pass" not in err
+    request = files_module._request(chaganty.SOURCE.url)
+    assert request.full_url.startswith("http://127.0.0.1:") and "Authorization" not in request.headers
+    assert request.unredirected_hdrs["Authorization"].startswith("Basic ")  # never forwarded to a redirect's host
+
+    monkeypatch.setenv(MIRROR_ENV_VAR, url.replace("http://", "http://bob:WrongPass7@"))
+    with pytest.raises(DataError) as info:
+        judgments.load("chaganty", tmp_path / "again")
+    assert "HTTP Error 401" in str(info.value) and "bob:***@" in str(info.value)
+    assert "WrongPass7" not in str(info.value) + capfd.readouterr().err
+    assert _files(tmp_path / "again") == []
+
+
+def test_a_password_is_never_sent_in_clear_to_another_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv(MIRROR_ENV_VAR, "http://bob:Secret123@mirror.example:8080/gh")
+    with pytest.raises(DataError) as info:
+        judgments.load("chaganty", tmp_path)
+    message = str(info.value)
+    assert "plain http to mirror.example, which is not this machine" in message and "https://" in message
+    assert "Secret123" not in message and "bob:***@mirror.example" in message
+    assert _files(tmp_path) == []
 
 
 def test_a_mirror_can_be_a_local_folder(sources, published, tmp_path, monkeypatch):
