@@ -813,6 +813,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                                                                                        sources)
             except ValueError as exc:
                 raise MetaEvalError(str(exc)) from None
+        if not len(examples):  # else every metric would be skipped for lacking the references no example has
+            raise MetaEvalError("no examples to score: the input holds none")
         examples, row_choice = select_rows(examples, limit, sample, seed)  # --limit/--sample
         if row_choice is not None:
             say("err", f"the input: {row_choice.line()}")

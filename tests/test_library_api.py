@@ -99,6 +99,29 @@ def test_errors_are_exceptions_with_the_cli_message_and_code(shared_data, tmp_pa
             progress=False)
 
 
+@pytest.mark.parametrize("metrics", [[], "", " , "])
+def test_a_choice_that_names_no_metric_is_an_error_not_the_default_choice(shared_data, metrics):
+    """An empty list (a filter that left nothing) used to run the whole default choice, GloVe metrics included."""
+    from meta_eval import MetaEvalError, run, score
+    from meta_eval.metrics import Example
+
+    with pytest.raises(MetaEvalError, match=r"the metric choice names no metric") as caught:
+        score(metrics, examples=[Example("the cat", ("a cat",))], no_cache=True, progress=False)
+    assert caught.value.code == 2
+    with pytest.raises(MetaEvalError, match=r"the metric choice names no metric"):
+        run("chaganty", metrics=metrics, data_dir=shared_data, no_cache=True, progress=False)
+    res = runner.invoke(app, ["run", "-j", "chaganty", "-m", " , ", "--data-dir", str(shared_data), "--no-cache"])
+    assert res.exit_code == 2 and "the metric choice names no metric (' , ')" in res.output
+
+
+def test_no_examples_is_said_so():
+    """Not "rouge: needs references, which the input does not have" (no example has any, there being none)."""
+    from meta_eval import MetaEvalError, score
+
+    with pytest.raises(MetaEvalError, match=r"^no examples to score: the input holds none$"):
+        score("rouge", examples=[], no_cache=True, progress=False)
+
+
 def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
     from meta_eval import learn, score
 

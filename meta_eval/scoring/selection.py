@@ -133,10 +133,23 @@ def check_device(options: Mapping[str, str]) -> None:
 
 
 def requested_names(metrics: str | Sequence[str] | None) -> str | None:
-    """A metric choice as the command line writes it (``"rouge,chrf"``); a list of names is joined."""
-    if metrics is None or isinstance(metrics, str):
-        return metrics
-    return ",".join(metrics)
+    """A metric choice as the command line writes it (``"rouge,chrf"``); a list of names is joined. None is the
+    default choice; a choice that names no metric (``[]``, ``""``, ``","``: a filter that left nothing) is a
+    :class:`MetaEvalError`, never the default choice in disguise.
+
+    >>> requested_names(["rouge", "chrf"])
+    'rouge,chrf'
+    >>> requested_names([])
+    Traceback (most recent call last):
+    meta_eval.errors.MetaEvalError: the metric choice names no metric ([]); leave it out for the default choice, ...
+    """
+    if metrics is None:
+        return None
+    joined = metrics if isinstance(metrics, str) else ",".join(metrics)
+    if not any(name.strip() for name in joined.split(",")):
+        raise MetaEvalError(f"the metric choice names no metric ({metrics!r}); leave it out for the default choice, "
+                            "or name one or more (meta-eval metrics lists them)")
+    return joined
 
 
 def metric_config(cls, options: Mapping[str, str], function=None) -> dict[str, str]:
