@@ -259,16 +259,18 @@ def _say_then(later: list, stdout: bool = True):
 
 def _call(function, *args, **kwargs):
     """A library call as a command: its :class:`~meta_eval.errors.MetaEvalError` printed as one line with its exit
-    code, Ctrl-C as a line saying the cache holds every finished batch (exit 130)."""
+    code, Ctrl-C (exit 130) and SIGTERM (143) as a line saying what is kept of the work done."""
     from meta_eval.errors import MetaEvalError
+    from meta_eval.scoring.cache import what_is_kept
 
     try:
         return function(*args, **kwargs)
     except MetaEvalError as exc:
         _fail(str(exc), exc.code)
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: every finished batch is in the cache; rerun the same command to resume")
-        raise typer.Exit(130)
+    except (KeyboardInterrupt, Terminated) as exc:
+        how, code = ("terminated[/] (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted[/]", 130)
+        err.print(f"[yellow]{how}: {what_is_kept(bool(kwargs.get('no_cache')))}")
+        raise typer.Exit(code)
 
 
 def _wrote(path: Optional[Path]) -> None:

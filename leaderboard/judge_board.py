@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from meta_eval.errors import MetaEvalError
+from meta_eval.scoring.cache import what_is_kept
 
 __all__ = ["systemless_results", "categorical_set", "judge_command", "set_lines", "ADD_A_JUDGE", "LLM_JUDGE_OPTIONS"]
 
@@ -143,7 +144,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
                 "skipped": [], "not_measured": {}}
     if result.failed:  # as every board: one without a metric it was asked for is not published
         raise MetaEvalError(f"{loaded.name}: " + "; ".join(f"{n} failed: {r}" for n, r in result.failed)
-                            + "; nothing was written (every finished batch is in the cache: rerun to resume)",
+                            + f"; nothing was written ({what_is_kept(no_cache)})",
                             code=1)
     doc = result.to_dict()
     rules = {r["metric"]: r for r in result.results}

@@ -46,6 +46,7 @@ from meta_eval.matrix import judgment_matrices
 from meta_eval.stats import GROUPING, describe
 from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
 from meta_eval.scoring.runner import MetricScores
+from meta_eval.scoring.cache import what_is_kept
 from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "TASK_STATISTICS", "publication_signature", "set_results",
@@ -705,7 +706,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
             say("err-skipped", f"{', '.join(names)}: {reason}")
         if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
             raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
-                                + "; nothing was written (every finished batch is in the cache: rerun to resume)",
+                                + f"; nothing was written ({what_is_kept(no_cache)})",
                                 code=1)
         if not scored:
             raise MetaEvalError(f"{jset.name}: no metric could run")
