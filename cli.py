@@ -468,7 +468,7 @@ def list_judgments(
         return _wrote(_call(judgment_sets.export_rows, path or judgments_path, export, subset, data_dir, force))
     if (path or judgments_path) is not None:
         try:
-            print_judgment_set(judgment_sets.load(path or judgments_path, data_dir, subset, download=False), out)
+            print_judgment_set(judgment_sets.load(path or judgments_path, data_dir, subset), out)  # as run: fetched
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
             _fail(str(exc))
         return

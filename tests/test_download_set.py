@@ -38,3 +38,16 @@ def test_download_with_a_wrong_checksum_leaves_nothing(served_chaganty, tmp_path
         judgments.load("chaganty", tmp_path)
     folder = tmp_path / "chaganty"
     assert not folder.exists() or list(folder.iterdir()) == []
+
+
+def test_describing_a_missing_set_downloads_it_as_run_does(served_chaganty, shared_data, tmp_path, monkeypatch):
+    """`meta-eval judgments chaganty` on a fresh data folder said "downloading is disabled", which no user chose."""
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    monkeypatch.setattr(chaganty, "FILE", dataclasses.replace(chaganty.FILE, url=served_chaganty))
+    res = CliRunner().invoke(app, ["judgments", "chaganty", "--data-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "2085 rows" in " ".join(res.output.split()) and "disabled" not in res.output
+    assert (tmp_path / "chaganty" / "lqual.jsonl.gz").read_bytes() == (shared_data / chaganty.FILE.relpath).read_bytes()
