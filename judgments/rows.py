@@ -51,6 +51,16 @@ class RowChoice:
             return f"{self.kept} of {self.total} rows ({self.flag}: the set has {self.total} rows, all are kept)"
         return f"{self.kept} of {self.total} rows ({self.flag})"
 
+    def among(self) -> str:
+        """What a count of the kept rows is among, for a message (empty when every row is kept).
+
+        >>> RowChoice(3, None, None, 20, (0, 1, 2)).among()
+        ' (among the 3 rows that --limit 3 keeps of 20)'
+        """
+        if self.kept >= self.total:
+            return ""
+        return f" (among the {self.kept} rows that {self.flag} keeps of {self.total})"
+
     def as_dict(self) -> dict:
         """The ``"rows"`` object of a command's JSON output."""
         return {"limit": self.limit, "sample": self.sample, "seed": self.seed, "of": self.total, "kept": self.kept}

@@ -339,7 +339,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     if len(jset) < 4:
-        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
+        among = row_choice.among() if row_choice is not None else ""  # --limit 3 is why, not the file
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} score{among}; at least 4 are needed"
+                            + (f": keep more rows than {row_choice.flag}" if among else ""))
     why = "given with --human" if human else jset.default_reason
     set_notes = list(jset.notes)
     if jset.rows_without_system():

@@ -153,6 +153,15 @@ def test_a_limit_over_the_set_is_a_note_and_bad_counts_are_one_line(tmp_path):
         assert "Traceback" not in done.output and len(done.output.strip().splitlines()) == 1
 
 
+def test_too_few_rows_under_a_limit_blames_the_limit_not_the_file(tmp_path):
+    """It said "only 3 rows have a 'overall' score", as if the file lacked them."""
+    data = small_set(tmp_path / "set.jsonl", rows=30)
+    done = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--no-cache", "--limit", "3"])
+    assert done.exit_code == 2, done.output
+    assert ("only 3 rows have a 'overall' score (among the 3 rows that --limit 3 keeps of 30); at least 4 are "
+            "needed: keep more rows than --limit 3") in _flat(done.output)
+
+
 def test_sample_is_seeded_without_replacement_in_file_order(tmp_path):
     from meta_eval import run
 
