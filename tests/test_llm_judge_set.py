@@ -285,3 +285,7 @@ def test_run_with_the_sets_prompt_on_a_label_property_meets_the_label_by_its_ans
     assert f"n = {len(answers)}" in done.output
     value = accuracy(gold, answers)
     assert f"{value:.3f}" in done.output
+    counted = doc["unparsed"]["llm-judge"]  # the table's column says what the JSON says (it had no column)
+    assert counted["unparsed"] == len(server.prompts) - len(answers)  # the NONUMBER row, where the file has one
+    row = next(line for line in done.output.splitlines() if line.startswith("│ llm-judge"))  # the table's row
+    assert f"│ {counted['unparsed']} of {counted['answers']} │" in " ".join(row.split())

@@ -886,16 +886,22 @@ def categorical_table(result, *, two_sided: bool = False) -> RunTable:
     rule, items, each statistic with its interval, alpha with the metric as one more rater and the p-value against
     the baseline (stars from the adjusted p)."""
     raw, adjusted = categorical_pvalues(result, two_sided)
+    counted = result.unparsed or {}  # an LLM judge's answers with no label, N of M (as in the graded table)
+    metric_of = {v: ms.metric for ms in result.scores for v in ms.scores}
     header = ["metric", "rule", "items"]
     for name in result.statistics:
         header += [name, "95% CI"]
-    header += ["alpha +metric", f"p vs {result.baseline}" if result.baseline else "p"]
+    header += (["unparsed"] if counted else []) + ["alpha +metric", f"p vs {result.baseline}" if result.baseline
+                                                   else "p"]
     rows, styles = [], []
     for r in result.results:
         row = [r["metric"], r["rule"], str(r["items"])]
         for name in result.statistics:
             lo, hi = r[name]["interval"]
             row += [fmt(r[name]["value"]), f"[{fmt(lo)}, {fmt(hi)}]"]
+        if counted:
+            c = counted.get(metric_of.get(r["metric"]))
+            row.append(f"{c['unparsed']} of {c['answers']}" if c else "-")
         p = raw[r["metric"]]
         row += [fmt(r["alpha_with_metric"]), fmt_p(p, result.resamples) + stars(adjusted[r["metric"]])]
         rows.append(row)
