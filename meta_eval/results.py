@@ -465,6 +465,11 @@ class ScoreResult:
     """The command line, meta-eval's version, the files read (:func:`meta_eval.provenance.record`)."""
 
     @property
+    def complete(self) -> bool:
+        """No metric failed and every metric named one by one ran (``meta-eval score`` exits 1 otherwise)."""
+        return not self.failed and not self.not_run
+
+    @property
     def signatures(self) -> dict[str, str]:
         return {ms.metric: ms.signature for ms in self.scores}
 

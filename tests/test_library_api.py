@@ -114,6 +114,25 @@ def test_a_choice_that_names_no_metric_is_an_error_not_the_default_choice(shared
     assert res.exit_code == 2 and "the metric choice names no metric (' , ')" in res.output
 
 
+def test_a_metric_that_fails_leaves_the_result_incomplete_as_the_command_exits_1(shared_data, tmp_path):
+    """The API returns what ran (as the command prints it) and says the rest failed: ``complete`` is False."""
+    from meta_eval import run, score
+    from meta_eval.metrics import Example
+
+    plugin = tmp_path / "raises.py"
+    plugin.write_text("from meta_eval.metrics import Metric, register\n\n\n@register('api-raiser')\n"
+                      "class Raiser(Metric):\n    def _score(self, examples):\n        raise ValueError('boom')\n")
+    res = run("chaganty", metrics=["api-raiser", "chrf"], plugins=[plugin], limit=40, data_dir=shared_data,
+              no_cache=True, progress=False)
+    assert res.failed == [("api-raiser", "ValueError: boom")] and not res.complete and "chrf" in res.values
+    assert res.to_dict()["complete"] is False
+    done = score(["api-raiser", "chrf"], examples=[Example("the cat", ("a cat",))], plugins=[plugin], no_cache=True,
+                 progress=False)
+    assert done.failed == [("api-raiser", "ValueError: boom")] and not done.complete and "chrf" in done.columns
+    ok = score("chrf", examples=[Example("the cat", ("a cat",))], no_cache=True, progress=False)
+    assert ok.complete
+
+
 def test_no_examples_is_said_so():
     """Not "rouge: needs references, which the input does not have" (no example has any, there being none)."""
     from meta_eval import MetaEvalError, score
