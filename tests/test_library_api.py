@@ -124,11 +124,12 @@ def test_a_metric_that_fails_leaves_the_result_incomplete_as_the_command_exits_1
                       "class Raiser(Metric):\n    def _score(self, examples):\n        raise ValueError('boom')\n")
     res = run("chaganty", metrics=["api-raiser", "chrf"], plugins=[plugin], limit=40, data_dir=shared_data,
               no_cache=True, progress=False)
-    assert res.failed == [("api-raiser", "ValueError: boom")] and not res.complete and "chrf" in res.values
+    failure = ("api-raiser", f"ValueError: boom (in plugin file {plugin.resolve()})")  # the file to fix
+    assert res.failed == [failure] and not res.complete and "chrf" in res.values
     assert res.to_dict()["complete"] is False
     done = score(["api-raiser", "chrf"], examples=[Example("the cat", ("a cat",))], plugins=[plugin], no_cache=True,
                  progress=False)
-    assert done.failed == [("api-raiser", "ValueError: boom")] and not done.complete and "chrf" in done.columns
+    assert done.failed == [failure] and not done.complete and "chrf" in done.columns
     ok = score("chrf", examples=[Example("the cat", ("a cat",))], no_cache=True, progress=False)
     assert ok.complete
 

@@ -553,10 +553,13 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
         except EngineError as exc:
             raise MetaEvalError(str(exc)) from None
         except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
+            from meta_eval.metrics.plugin_files import origin
             from meta_eval.metrics.redact import redact
             from meta_eval.torch_build import install_choice  # the frozen torch hint, as the README's choice
 
-            failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}"))))
+            where = origin(type(metric))  # a --plugin file's metric: the file to fix
+            failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}" + (
+                f" (in plugin file {where})" if where is not None else "")))))
 
     def bar(metric: Metric):
         note = getattr(metric, "progress_note", None)
