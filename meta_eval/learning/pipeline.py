@@ -45,7 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MIN_ROWS", "PROTOCOLS", "LearnData", "LearnResult", "check_metrics", "check_protocol", "check_settings",
            "document_groups", "parse_alphas",
            "feature_columns",
-           "final_model", "learn", "load_target", "output_document", "save_model", "search", "split_skipped"]
+           "final_model", "learn", "load_target", "output_document", "save_model", "save_path", "search",
+           "split_skipped"]
 
 MIN_ROWS = 10  # rows with a target value needed to learn
 
@@ -259,6 +260,32 @@ def final_model(best, columns: Mapping[str, np.ndarray], y: np.ndarray,
                                  rows=row_fingerprints(jset.examples()))
 
 
+def save_path(save: str) -> Path:
+    """Where ``--save`` writes the model, as its help says: a plain NAME (letters, digits and ``_ . + -``) is
+    ``<models dir>/NAME.json`` (:func:`metrics.learned.models_dir`), anything else a path ending in ``.json``.
+
+    ``learned:SPEC`` reads any path with a separator, but a save is a write: a path without the suffix (``sub/x``,
+    ``../x``) would land beside the working directory under a name no listing shows as a model, so it is refused.
+
+    Raises
+    ------
+    ValueError
+        For a path that does not end in ``.json``, or an invalid name.
+    """
+    import os
+
+    from meta_eval.metrics.learned import model_path, models_dir
+
+    text = str(save)
+    if any(sep and sep in text for sep in ("/", os.sep, os.altsep)) and not text.endswith(".json"):
+        raise ValueError(f"--save {text}: a path must end in .json (--save {text}.json); a plain NAME (letters, "
+                         f"digits and _ . + -) is stored in {models_dir()}")
+    try:
+        return model_path(text)
+    except ValueError as exc:
+        raise ValueError(f"--save: {exc}") from None
+
+
 def save_model(model: learning.LearnedModel, path: Path) -> None:
     """Save ``model`` to ``path`` through the one write path (:func:`meta_eval.report.outputs.atomic_write`: a
     temporary file beside it, renamed into place), and set its ``sha256`` to the bytes written.
@@ -469,7 +496,6 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval import judgments as judgment_sets
     from meta_eval.errors import MetaEvalError
     from meta_eval.learning.pipeline import search as run_search  # the parameter ``search`` hides the function
-    from meta_eval.metrics.learned import model_path
     from meta_eval.report.outputs import OutputPlan, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.task import check_judgments_argument
@@ -492,7 +518,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                                   ("--resamples", resamples, 1)):
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
-        save_path = None if save is None else model_path(save)
+        saved_to = None if save is None else save_path(save)
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
     check_judgments_argument(judgments)
@@ -501,7 +527,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                          options=option_list, plugins=plugins, metrics=metrics,
                          files=[(f"the --scores file of {text.split('=', 1)[0]}", text.split("=", 1)[1])
                                 for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
-    outputs.add(save_path, "--save")
+    outputs.add(saved_to, "--save")
     output = outputs.add(output, "--output")
     load_plugins(plugins)
     from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
@@ -596,7 +622,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         best_features = outcome.best.features
     from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in best_features}
                         & {imp.name for imp in imported})
-    if save_path is not None and from_files:
+    if saved_to is not None and from_files:
         raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
                             "exist only for this set's rows, so the model cannot score new texts; its weights are "
                             "in the results (--output), or learn without them to save a model")
@@ -604,9 +630,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
 
     provenance = record(outputs, judgments)
     model.provenance = provenance  # the saved file records what made it, as the --output document does
-    if save_path is not None:
+    if saved_to is not None:
         try:
-            save_model(model, save_path)
+            save_model(model, saved_to)
         except ValueError as exc:
             raise MetaEvalError(str(exc)) from None
     if nested_result is not None:
@@ -616,7 +642,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
                     "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
-                         save_path, learn_seconds, 0.0, nested_result)
+                         saved_to, learn_seconds, 0.0, nested_result)
     result.provenance = provenance
     result.wall_seconds = time.perf_counter() - started
     if output is not None:

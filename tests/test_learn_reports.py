@@ -1,0 +1,48 @@
+"""What ``meta-eval learn`` prints, writes and saves says what it did: where ``--save`` writes (as its help says),
+the units it counts (as every other command counts them), text printed as written, the inner folds it really used,
+and a refused save that keeps the results."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import small_set
+from meta_eval.cli import app
+from meta_eval.metrics.learned import ENV_HOME
+
+runner = CliRunner()
+QUICK = ["--no-cache", "--resamples", "20"]
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_HOME, str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def said(res) -> str:
+    return " ".join(res.output.split())
+
+
+def test_save_a_name_goes_to_the_models_dir_and_a_path_must_end_in_json(tmp_path, home, monkeypatch):
+    """``--save NAME`` (stored in $META_EVAL_HOME/learned) or a path ending in .json, as the help says: ``../evil``
+    and ``sub/x`` were written beside the working directory, without the suffix."""
+    data = small_set(tmp_path / "mine.jsonl")
+    work = tmp_path / "work" / "here"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    base = ["learn", "-j", str(data), "-m", "rouge", "--features", "rouge1-f,rouge2-f", *QUICK]
+    before = sorted(tmp_path.rglob("*"))
+    for spec in ("../evil", "sub/x", str(tmp_path / "abs")):
+        res = runner.invoke(app, base + ["--save", spec])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert f"--save {spec}: a path must end in .json (--save {spec}.json)" in said(res)
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written anywhere
+    res = runner.invoke(app, base + ["--save", "mine"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((home / "learned" / "mine.json").read_text())["format"] == "meta-eval-learned-model"
+    res = runner.invoke(app, base + ["--save", "sub/x.json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((work / "sub" / "x.json").read_text())["format"] == "meta-eval-learned-model"
