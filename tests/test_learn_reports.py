@@ -46,3 +46,22 @@ def test_save_a_name_goes_to_the_models_dir_and_a_path_must_end_in_json(tmp_path
     res = runner.invoke(app, base + ["--save", "sub/x.json"])
     assert res.exit_code == 0, res.output
     assert json.loads((work / "sub" / "x.json").read_text())["format"] == "meta-eval-learned-model"
+
+
+def test_learn_counts_systems_as_every_other_command(shared_data, tmp_path):
+    """chaganty's row 'ml;ml+rl' fills the cells of ml and ml+rl: 4 systems in ``judgments``, ``run`` and the boards;
+    ``learn`` said 5 (the rows with a target lost the set's multi-system separator, and its task and language)."""
+    from meta_eval import judgments
+    from meta_eval.learning import ridge
+    from meta_eval.units import units_line
+
+    jset = judgments.load("chaganty", shared_data)
+    kept, _ = ridge.target_set(jset, "overall")
+    assert kept.systems() == jset.systems() == ["ml", "ml+rl", "pointer", "seq2seq"]
+    assert (kept.multi_system_separator, kept.task, kept.language, kept.duplicates) == \
+        (jset.multi_system_separator, jset.task, jset.language, jset.duplicates)
+    assert units_line(kept) == "units: global level: 2085 rows (583 documents, 4 systems)"
+    res = runner.invoke(app, ["learn", "-j", "chaganty", "--data-dir", str(shared_data), "-m", "rouge", "--features",
+                              "rouge1-f,rouge2-f", *QUICK])
+    assert res.exit_code == 0, res.output
+    assert "units: global level: 2085 rows (583 documents, 4 systems)" in said(res)
