@@ -541,7 +541,7 @@ def learn(
     if result.saved is not None:
         use = f"learned:{save}"
         out.print(f"saved {use} ({len(result.model.features)} features) to {result.saved}; score with --metrics "
-                  f"{use}", highlight=False, soft_wrap=True)
+                  f"{use}", highlight=False, soft_wrap=True, markup=False)
     _wrote(output)
 
 

@@ -46,6 +46,9 @@ def test_save_a_name_goes_to_the_models_dir_and_a_path_must_end_in_json(tmp_path
     res = runner.invoke(app, base + ["--save", "sub/x.json"])
     assert res.exit_code == 0, res.output
     assert json.loads((work / "sub" / "x.json").read_text())["format"] == "meta-eval-learned-model"
+    res = runner.invoke(app, base + ["--save", "sub/[b]x.json"])  # printed as written, not as markup
+    assert res.exit_code == 0 and "saved learned:sub/[b]x.json (" in said(res), res.output
+    assert "to sub/[b]x.json; score with --metrics learned:sub/[b]x.json" in said(res)
 
 
 def test_learn_counts_systems_as_every_other_command(shared_data, tmp_path):
@@ -65,3 +68,31 @@ def test_learn_counts_systems_as_every_other_command(shared_data, tmp_path):
                               "rouge1-f,rouge2-f", *QUICK])
     assert res.exit_code == 0, res.output
     assert "units: global level: 2085 rows (583 documents, 4 systems)" in said(res)
+
+
+def bracketed(tmp_path):
+    """A set, a human dimension and an imported metric whose names rich would read as markup ([red], [i], [b])."""
+    rows = [{"id": f"r{i}", "doc_id": f"d{i // 3}", "system": f"s{i % 3}",
+             "candidate": f"the cat sat on the mat {i} " + "again " * (i % 4), "references": [f"a cat on a mat {i}"],
+             "scores": {"[i]q": float(i * 7 % 5)}} for i in range(30)]
+    data = tmp_path / "br[red].jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scores = tmp_path / "mine.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i * 7 % 5 + i % 2)}) + "\n"
+                              for i in range(30)))
+    return ["learn", "-j", str(data), "-m", "rouge,[b]mine", "--features", "rouge1-f,[b]mine", "--scores",
+            f"[b]mine={scores}", "--target", "[i]q", *QUICK]
+
+
+@pytest.mark.parametrize("protocol", [["--protocol", "paper", "--splits", "20"], []])
+def test_learn_prints_text_as_written(tmp_path, protocol):
+    """The paper protocol's note printed '... alpha is fixed, and  is the spread ...': rich took its '[low, high]'
+    for markup; the set's, the target's and the features' names are printed as written too."""
+    res = runner.invoke(app, bracketed(tmp_path) + protocol)
+    assert res.exit_code == 0, res.output
+    text = said(res)
+    assert "br[red] (all, n=30, 10 documents): ridge" in text and "to '[i]q'" in text
+    assert "│ [b]mine " in text and "rouge1-f + [b]mine" in text
+    if protocol:
+        assert "alpha is fixed, and [low, high] is the spread of the held-out correlation over splits" in text
+        assert "rouge1-f + [b]mine: held-out spearman" in text
