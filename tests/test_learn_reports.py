@@ -96,3 +96,31 @@ def test_learn_prints_text_as_written(tmp_path, protocol):
     if protocol:
         assert "alpha is fixed, and [low, high] is the spread of the held-out correlation over splits" in text
         assert "rouge1-f + [b]mine: held-out spearman" in text
+
+
+@pytest.mark.parametrize("command", ["learn", "publish", "run"])
+def test_score_file_errors_advise_only_options_the_command_has(tmp_path, command):
+    """A row without a score, or a NaN score: the error advised '--scores-missing drop' to learn and leaderboard
+    publish, which have no such option ('No such option'); only run's error names it."""
+    data = small_set(tmp_path / "mine.jsonl")
+    rows = [{"id": f"r{i}", "score": float(i)} for i in range(30)]
+    missing, nan = tmp_path / "missing.jsonl", tmp_path / "nan.jsonl"
+    missing.write_text("".join(json.dumps(r) + "\n" for r in rows[:-3]))
+    nan.write_text("".join(json.dumps(r) + "\n" for r in rows[:1] + [{"id": "r1", "score": float("nan")}] + rows[2:]))
+    argv = {"learn": ["learn", "-j", str(data)], "run": ["run", "-j", str(data)],
+            "publish": ["leaderboard", "publish", "-j", str(data), "--out", str(tmp_path / "board")]}[command]
+    for path, expect in ((missing, "missing.jsonl: no score for 3 of the 30 judged rows of mine (all): 'r27', 'r28', "
+                                   "'r29'; score them"),
+                         (nan, "nan.jsonl:2: the score 'score' is nan; scores must be finite numbers")):
+        res = runner.invoke(app, argv + ["-m", "rouge,x", "--scores", f"x={path}", "--no-cache"])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert expect in said(res)
+        if command == "run":
+            assert "pass --scores-missing drop" in said(res)
+            assert runner.invoke(app, argv + ["-m", "rouge,x", "--scores", f"x={missing}", "--no-cache",
+                                              "--scores-missing", "drop"]).exit_code == 0
+        else:
+            assert "--scores-missing" not in said(res)
+            assert "this command needs a score for every judged row" in said(res)
+            assert "No such option" in said(runner.invoke(app, argv + ["--scores-missing", "drop"]))
+    assert not (tmp_path / "board").exists()

@@ -533,7 +533,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
                                             read_table, without_imported)
 
-    tables = merge_tables([read_table(parse_spec(text, scores_format))
+    tables = merge_tables([read_table(parse_spec(text, scores_format), offers_drop=False)
                            for text in ([scores] if isinstance(scores, str) else scores)])
     try:
         data = load_target(judgments, data_dir, subset, target)
@@ -542,7 +542,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
             loaded = judgment_sets.load(judgments, data_dir, subset=subset)
             position = {r.id: i for i, r in enumerate(loaded.rows)}
             rows = [position[r.id] for r in data.jset.rows]
-            imported, _ = join_scores(tables, loaded, rows)  # strict: every row with a target scored
+            imported, _ = join_scores(tables, loaded, rows, offers_drop=False)  # strict: every row with a target
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     jset, y, spec = data.jset, data.y, data.spec
