@@ -124,3 +124,29 @@ def test_score_file_errors_advise_only_options_the_command_has(tmp_path, command
             assert "this command needs a score for every judged row" in said(res)
             assert "No such option" in said(runner.invoke(app, argv + ["--scores-missing", "drop"]))
     assert not (tmp_path / "board").exists()
+
+
+def test_a_save_refused_for_imported_features_keeps_the_results(tmp_path, home):
+    """The best feature set uses an imported metric: the model cannot be saved, but the results are printed and
+    written, as the refusal says, and the command then exits 1 (before: only the error, exit 2, no --output).
+    With every feature imported the refusal comes before anything is learned (exit 2)."""
+    data = small_set(tmp_path / "mine.jsonl")
+    oracle = tmp_path / "oracle.jsonl"  # the target itself, slightly perturbed: the best feature set uses it
+    oracle.write_text("".join(json.dumps({"id": f"r{i}", "score": i * 7 % 5 + 0.01 * i}) + "\n" for i in range(30)))
+    out = tmp_path / "orc.json"
+    base = ["learn", "-j", str(data), "-m", "rouge,oracle", "--scores", f"oracle={oracle}", "--save", "orc",
+            "--output", str(out), *QUICK]
+    res = runner.invoke(app, base + ["--features", "rouge1-f,oracle"])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    text = said(res)
+    assert "nested held-out" in text and f"wrote {out}" in text  # the results, then the refusal
+    doc = json.loads(out.read_text())
+    assert "oracle" in doc["best"] and doc["saved"] is None and doc["model"]["features"] == doc["best"]
+    assert doc["not_saved"].startswith("--save orc: not saved: the best feature set uses imported scores (oracle)")
+    assert f"error: {doc['not_saved']}" in text and f"written to {out}" in doc["not_saved"]
+    assert not (home / "learned").exists()
+    out.unlink()
+    res = runner.invoke(app, base + ["--features", "oracle"])
+    assert res.exit_code == 2, res.output
+    assert "--save orc: every feature uses imported scores (oracle)" in said(res) and "nothing was learned" in said(res)
+    assert "nested held-out" not in said(res) and not out.exists() and not (home / "learned").exists()

@@ -360,6 +360,9 @@ class LearnResult:
     provenance: dict | None = None
     """The command line (None for a library call), meta-eval's version and the SHA-256 of every file read
     (:func:`meta_eval.provenance.record`)."""
+    not_saved: str | None = None
+    """Why the model asked for with ``save`` was not saved (its best features use imported scores), else None; the
+    command prints the results, then this, and exits with code 1."""
 
     @property
     def protocol(self) -> str:
@@ -377,7 +380,8 @@ class LearnResult:
     def to_dict(self) -> dict[str, Any]:
         return {**output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
                                   self.grouping_note, self.settings, self.saved, self.learn_seconds,
-                                  self.wall_seconds, self.nested), "provenance": self.provenance}
+                                  self.wall_seconds, self.nested), "not_saved": self.not_saved,
+                "provenance": self.provenance}
 
     def to_frame(self):
         """``paper``: one row per evaluated feature set (best first): size, mean held-out correlations (grouped
@@ -489,8 +493,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
     path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``; ``scores``:
     imported metrics, ``NAME=FILE``, as features, :mod:`meta_eval.scoring.imported`; a model whose best features
-    include imported scores cannot be saved, as those scores exist only for this set's rows). ``output`` and
-    ``save`` are checked before any work. Raises
+    include imported scores cannot be saved, as those scores exist only for this set's rows: with every feature
+    imported that is an error before any work, else the result is returned (and ``output`` written) with
+    ``not_saved`` saying why). ``output`` and ``save`` are checked before any work. Raises
     :class:`~meta_eval.errors.MetaEvalError` with the command's message.
     """
     from meta_eval import judgments as judgment_sets
@@ -565,6 +570,13 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
+    from_files = {v: imp.name for imp in imported for v in imp.table.variants}  # variant -> its --scores name
+    planned = [f.strip() for f in features.split(",") if f.strip()] if features else None
+    if saved_to is not None and (not chosen or (planned and set(planned) <= set(from_files))):
+        # knowable before any scoring: every feature comes from a score file, so no model of them can be saved
+        raise MetaEvalError(f"--save {save}: every feature uses imported scores ({', '.join(planned or from_files)}), "
+                            "which exist only for this set's rows, so a model of them cannot score new texts; "
+                            "nothing was learned: learn without --save, or add metrics that meta-eval computes")
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
         + (f" ({data.dropped} rows without it left out)" if data.dropped else ""))
     for names, reason in group_skips(skipped):
@@ -620,12 +632,14 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     else:
         model = final_model(outcome.best, columns, y, chosen, scored, configs, data, alpha)
         best_features = outcome.best.features
-    from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in best_features}
-                        & {imp.name for imp in imported})
-    if saved_to is not None and from_files:
-        raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
-                            "exist only for this set's rows, so the model cannot score new texts; its weights are "
-                            "in the results (--output), or learn without them to save a model")
+    used_files = sorted({from_files[v] for v in best_features if v in from_files})
+    not_saved = None
+    if saved_to is not None and used_files:  # the results stand; only the model is not saved (the command exits 1)
+        not_saved = (f"--save {save}: not saved: the best feature set uses imported scores ({', '.join(used_files)}), "
+                     "which exist only for this set's rows, so the model cannot score new texts; the results are "
+                     "complete" + (f" (and written to {output})" if output is not None else "")
+                     + ": learn without those scores to save a model")
+        saved_to = None
     from meta_eval.provenance import record
 
     provenance = record(outputs, judgments)
@@ -642,7 +656,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
                     "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
-                         saved_to, learn_seconds, 0.0, nested_result)
+                         saved_to, learn_seconds, 0.0, nested_result, not_saved=not_saved)
     result.provenance = provenance
     result.wall_seconds = time.perf_counter() - started
     if output is not None:

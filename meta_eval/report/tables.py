@@ -17,7 +17,7 @@ from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
 __all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
-           "categorical_table", "print_categorical",
+           "categorical_table", "print_categorical", "print_saved",
            "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
            "stars", "top_variants", "warning_lines"]
 
@@ -636,7 +636,7 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     out.print(units_line(result.data.jset), highlight=False, markup=False)
     if result.nested is not None:
         print_nested(result, out, err)
-        return
+        return print_saved(result, out)
     outcome, best, model, jset = result.outcome, result.outcome.best, result.model, result.data.jset
     settings = result.settings
     correlation, splits, alpha = settings["correlation"], settings["splits"], settings["alpha"]
@@ -695,6 +695,19 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
               highlight=False, markup=False)
     err.print(f"  learning: {result.learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
               f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
+    print_saved(result, out)
+
+
+def print_saved(result, out: Console) -> None:
+    """``learn --save``: where the model went and how to score with it (its name as ``learned:NAME`` takes it)."""
+    from meta_eval.metrics.learned import models_dir
+
+    if result.saved is None:
+        return
+    saved = result.saved
+    use = f"learned:{saved.stem if saved.parent == models_dir() else saved}"
+    out.print(f"saved {use} ({len(result.model.features)} features) to {saved}; score with --metrics {use}",
+              highlight=False, soft_wrap=True, markup=False)
 
 
 def print_judgment_set(jset, out: Console) -> None:
