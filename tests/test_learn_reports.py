@@ -150,3 +150,36 @@ def test_a_save_refused_for_imported_features_keeps_the_results(tmp_path, home):
     assert res.exit_code == 2, res.output
     assert "--save orc: every feature uses imported scores (oracle)" in said(res) and "nothing was learned" in said(res)
     assert "nested held-out" not in said(res) and not out.exists() and not (home / "learned").exists()
+
+
+def test_inner_folds_said_as_used_and_folds_numbered_alike(tmp_path):
+    """--inner-folds is capped at the documents of each outer training part: the header said '7-fold inner
+    cross-validation' and the JSON inner_folds: 7 where a part had 6 documents; the table numbered the folds 1-3 and
+    the JSON 0-2. 10 documents in 3 outer folds (4, 3, 3 held out): training parts of 6, 7 and 7 documents."""
+    data = small_set(tmp_path / "mine.jsonl")
+    out = tmp_path / "i7.json"
+    base = ["learn", "-j", str(data), "-m", "rouge", "--features", "rouge1-f,rouge2-f", "--folds", "3",
+            "--output", str(out), *QUICK]
+    res = runner.invoke(app, base + ["--inner-folds", "7"])
+    assert res.exit_code == 0, res.output
+    doc, text = json.loads(out.read_text()), said(res)
+    nd = doc["nested"]
+    assert [f["fold"] for f in nd["per_fold"]] == [1, 2, 3]
+    assert [f["inner_folds"] for f in nd["per_fold"]] == [min(7, 10 - f["test_documents"]) for f in nd["per_fold"]]
+    assert sorted(f["inner_folds"] for f in nd["per_fold"]) == [6, 7, 7]
+    assert nd["inner_folds"] is None and doc["inner_folds"] is None and nd["inner_folds_requested"] == 7
+    assert nd["final"]["inner_folds"] == 7  # all 10 documents
+    assert "chosen by 6- to 7-fold inner cross-validation by document" in nd["scheme"] == doc["model"]["heldout"][
+        "scheme"]
+    assert nd["scheme"] in text and "3 outer x 6 to 7 inner folds" in text
+    assert nd["inner_folds_note"].startswith("--inner-folds 7 is more than the documents of 1 of the 3 outer training")
+    assert f"note: {nd['inner_folds_note']}" in text and "6 to 7 inner folds, not 7" in text
+    assert "┃ fold ┃ held-out rows ┃ inner folds ┃ features ┃" in text
+    for f in nd["per_fold"]:  # the table's fold numbers and inner folds are the JSON's
+        row = f"│ {f['fold']} │ {f['test_rows']} │ {f['inner_folds']} │ {' + '.join(f['features'])} │"
+        assert row in text
+    res = runner.invoke(app, base)  # 5 inner folds fit every training part: no note, no column
+    assert res.exit_code == 0, res.output
+    nd = json.loads(out.read_text())["nested"]
+    assert nd["inner_folds"] == nd["inner_folds_requested"] == 5 and nd["inner_folds_note"] is None
+    assert "5-fold inner cross-validation" in said(res) and "┃ inner folds ┃" not in said(res)

@@ -650,8 +650,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         except ValueError as exc:
             raise MetaEvalError(str(exc)) from None
     if nested_result is not None:
-        settings = {"correlation": correlation, "folds": nested_result.folds, "inner_folds": inner_folds,
-                    "alphas": list(grid), "resamples": resamples, "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
+        settings = {"correlation": correlation, "folds": nested_result.folds,  # as used: the nested JSON's
+                    "inner_folds": nested_result.inner_folds_used, "alphas": list(grid), "resamples": resamples,
+                    "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
     else:
         settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
                     "seed": seed, "variants": shown.as_dict(scored)}

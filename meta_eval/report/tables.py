@@ -599,12 +599,16 @@ def print_nested(result, out: Console, err: Console) -> None:
                       fmt_p(c.p, p_res))
     out.print(table)
     folds = Table(title="Outer folds: what the inner cross-validation chose on each training part")
-    for col in ("fold", "held-out rows", "features", "alpha", "inner mean", f"held-out {corr}"):
+    capped = n.inner_note()  # fewer inner folds than asked somewhere: the number of each fold is a column
+    for col in ("fold", "held-out rows", *(("inner folds",) if capped else ()), "features", "alpha", "inner mean",
+                f"held-out {corr}"):
         folds.add_column(col, justify="left" if col == "features" else "right")
     for f in n.fold_results:
-        folds.add_row(str(f.fold + 1), str(f.test_rows), plain(" + ".join(f.features)), f"{f.alpha:g}", fmt(f.inner),
-                      fmt(f.correlation))
+        folds.add_row(str(f.fold + 1), str(f.test_rows), *((str(f.inner_folds),) if capped else ()),
+                      plain(" + ".join(f.features)), f"{f.alpha:g}", fmt(f.inner), fmt(f.correlation))
     out.print(folds)
+    if capped:
+        out.print(f"note: {capped}", highlight=False, soft_wrap=True, markup=False)
     wtable = Table(title=f"Weights (standardised): mean ± sd over the {n.folds} outer folds (0 where a fold did not "
                          f"choose the feature), and the final model fitted on all {len(jset)} rows (alpha "
                          f"{n.alpha:g})")
@@ -622,8 +626,10 @@ def print_nested(result, out: Console, err: Console) -> None:
     if result.settings.get("baseline") is None:
         out.print("no baseline test: the default baseline rougeL-f is not among the features (--baseline VARIANT)",
                   highlight=False)
-    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x {n.inner_folds} "
-              f"inner folds x {len(n.alphas)} alphas, {n.resamples} bootstrap resamples)", highlight=False)
+    inner = sorted(set(n.inner_used))
+    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x "
+              f"{inner[0] if len(inner) == 1 else f'{inner[0]} to {inner[-1]}'} inner folds x {len(n.alphas)} "
+              f"alphas, {n.resamples} bootstrap resamples)", highlight=False)
 
 
 def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
