@@ -539,12 +539,10 @@ def learn(
                    subset=subset, options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
                    scores_format=scores_format, variants=variants)
-    print_learn(result, out, err, top)
-    if result.saved is not None:
-        use = f"learned:{save}"
-        out.print(f"saved {use} ({len(result.model.features)} features) to {result.saved}; score with --metrics "
-                  f"{use}", highlight=False, soft_wrap=True)
+    print_learn(result, out, err, top)  # and where --save put the model
     _wrote(output)
+    if result.not_saved:  # the results stand, the model asked for is missing
+        _fail(result.not_saved, code=1)
 
 
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Publish comparison leaderboards.")

@@ -616,7 +616,7 @@ def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[
             where = sets[0]
         elif where not in sets:
             raise MetaEvalError(f"--scores {text}: {where!r} is not one of the board's sets ({', '.join(sets)})")
-        by_set.setdefault(where, []).append(read_table(parse_spec(f"{name}{sep}{path}", fmt)))
+        by_set.setdefault(where, []).append(read_table(parse_spec(f"{name}{sep}{path}", fmt), offers_drop=False))
     return {where: merge_tables(tables) for where, tables in by_set.items()}
 
 
@@ -667,7 +667,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
 
                 position = {r.id: i for i, r in enumerate(loaded.rows)}
                 rows = [position[r.id] for r in jset.rows]
-                imported, _ = join_scores(tables[given], loaded, rows)  # strict: every judged row scored
+                imported, _ = join_scores(tables[given], loaded, rows, offers_drop=False)  # strict: every row
                 for level in levels_of(jset):
                     check_levels(imported, level, "spearman")
         except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:

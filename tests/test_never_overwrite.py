@@ -89,11 +89,12 @@ def test_score_never_writes_over_its_texts_and_replaces_its_own_score_files(tmp_
 
 def test_learn_save_never_replaces_a_users_file(tmp_path):
     data = small_set(tmp_path / "mine.jsonl")
-    victim = tmp_path / "victim"
+    victim = tmp_path / "victim.json"
     victim.write_text("precious\n", encoding="utf-8")
     _refused(["learn", "-j", str(data), "-m", "rouge", "--no-cache", "--save", str(victim)],
              f"--save {victim} exists and meta-eval did not write it")
-    _refused(["learn", "-j", str(data), "-m", "rouge", "--no-cache", "--force", "--save", str(data)],
+    (tmp_path / "alias.json").symlink_to(data)  # a --save path ends in .json: the judgment file through a link
+    _refused(["learn", "-j", str(data), "-m", "rouge", "--no-cache", "--force", "--save", str(tmp_path / "alias.json")],
              "is the judgment file of this run")
     assert victim.read_text(encoding="utf-8") == "precious\n"
 

@@ -9,7 +9,8 @@ HELP = {
                 "bootstrap interval and paired tests) or paper (Scialom et al.'s repeated random halves, alpha fixed, "
                 "the feature set chosen on the splits it is reported on: optimistic)",
     "folds": "nested: outer folds (by document)",
-    "inner_folds": "nested: inner folds that choose the features and alpha inside each outer training part",
+    "inner_folds": "nested: inner folds that choose the features and alpha inside each outer training part (one per "
+                   "document where a part holds fewer; the output says so)",
     "alphas": "nested: comma-separated ridge strengths to choose from \\[default: 0.01,0.1,1,10,100,1000]",
     "resamples": "nested: bootstrap resamples (of documents) behind the interval and the paired tests",
     "baseline": "nested: the variant the learned metric is tested against besides the best single feature "

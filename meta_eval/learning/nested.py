@@ -14,9 +14,10 @@ Talbot 2010):
 - **Inside each outer training part only**: the feature set (the search strategy of :func:`ridge.choose_strategy`:
   every subset within the cap, else greedy forward selection, or the full set) and the ridge strength (from the
   grid ``alphas``, default :data:`ALPHAS`) are chosen together by an inner ``inner_folds``-fold cross-validation
-  (by document again; the mean inner held-out correlation, ties to the smaller set, then the larger alpha). The
-  chosen model is fitted on the whole training part (``StandardScaler`` + ``Ridge(alpha)``) and predicts the
-  held-out fold. The held-out rows of a fold influence nothing that is evaluated on them.
+  (by document again, one fold per document where the part holds fewer, and the number used is reported per
+  fold; the mean inner held-out correlation, ties to the smaller set, then the larger alpha). The chosen model is
+  fitted on the whole training part (``StandardScaler`` + ``Ridge(alpha)``) and predicts the held-out fold. The
+  held-out rows of a fold influence nothing that is evaluated on them.
 - **The estimate** is the correlation (``kind``) between the pooled held-out predictions (every row predicted once,
   by the model of the fold that held it out) and the target. Its interval is a **percentile bootstrap over
   documents** (``resamples`` draws of documents with replacement, their rows with them; seeded), and the paired
@@ -143,7 +144,11 @@ def _select(x: np.ndarray, y: np.ndarray, groups, strategy: str, size: int, alph
 # -- results ----------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FoldResult:
-    """One outer fold: what was chosen on its training part and how the model did on the fold."""
+    """One outer fold: what was chosen on its training part and how the model did on the fold.
+
+    ``fold`` is its index from 0 (:func:`fold_ids`); the table and the JSON number the folds from 1. ``inner_folds``
+    is the number of inner folds its training part used: ``--inner-folds``, or one per document (row) where the part
+    holds fewer."""
 
     fold: int
     train_rows: int
@@ -155,10 +160,12 @@ class FoldResult:
     weights: tuple[float, ...]
     intercept: float
     correlation: float | None
+    inner_folds: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fold": self.fold, "train_rows": self.train_rows, "test_rows": self.test_rows,
-                "test_documents": self.test_documents, "features": list(self.features), "alpha": self.alpha,
+        return {"fold": self.fold + 1, "train_rows": self.train_rows, "test_rows": self.test_rows,
+                "test_documents": self.test_documents, "inner_folds": self.inner_folds,
+                "features": list(self.features), "alpha": self.alpha,
                 "inner_mean": self.inner, "weights_std": dict(zip(self.features, self.weights)),
                 "intercept_std": self.intercept, "heldout": self.correlation}
 
@@ -192,7 +199,8 @@ class NestedResult:
     n: int
     n_groups: int | None
     folds: int
-    inner_folds: int
+    inner_folds: int  # as asked (--inner-folds); inner_used: what each outer training part used
+    final_inner_folds: int  # the inner folds that chose the final model's features and alpha on all rows
     alphas: tuple[float, ...]
     strategy: str
     reason: str
@@ -212,20 +220,46 @@ class NestedResult:
     def unit(self) -> str:
         return "documents" if self.n_groups is not None else "rows"
 
+    @property
+    def inner_used(self) -> tuple[int, ...]:
+        """The inner folds each outer training part used (``inner_folds``, or fewer: one per document there)."""
+        return tuple(f.inner_folds for f in self.fold_results)
+
+    @property
+    def inner_folds_used(self) -> int | None:
+        """The inner folds every outer training part used, or None where they differ (see :attr:`inner_used`)."""
+        used = set(self.inner_used)
+        return used.pop() if len(used) == 1 else None
+
+    def inner_note(self) -> str | None:
+        """Why fewer inner folds than ``--inner-folds`` were used (a training part with fewer documents), or None."""
+        unit = "document" if self.n_groups is not None else "row"
+        capped = sum(k < self.inner_folds for k in self.inner_used)
+        if not capped and self.final_inner_folds == self.inner_folds:
+            return None
+        used = sorted(set(self.inner_used))
+        text = str(used[0]) if len(used) == 1 else f"{used[0]} to {used[-1]}"
+        return (f"--inner-folds {self.inner_folds} is more than the {unit}s of {capped} of the {self.folds} outer "
+                f"training parts, whose inner cross-validation has one fold per {unit}: {text} inner folds, not "
+                f"{self.inner_folds}" + (f" (the final model's, on all rows: {self.final_inner_folds})"
+                                         if self.final_inner_folds != self.inner_folds else ""))
+
     def scheme(self) -> str:
-        """The split scheme in one sentence."""
+        """The split scheme in one sentence, with the inner folds used (a range where the training parts differ)."""
         by = "document" if self.n_groups is not None else "row"
+        used = sorted(set(self.inner_used)) or [self.inner_folds]
+        inner = f"{used[0]}-fold" if len(used) == 1 else f"{used[0]}- to {used[-1]}-fold"
         return (f"nested cross-validation: {self.folds} outer folds by {by} (seed {self.seed}); in each outer "
                 f"training part only, the feature set ({self.strategy}) and alpha (from "
-                f"{', '.join(f'{a:g}' for a in self.alphas)}) chosen by {self.inner_folds}-fold inner "
-                f"cross-validation by {by}")
+                f"{', '.join(f'{a:g}' for a in self.alphas)}) chosen by {inner} inner cross-validation by {by}")
 
     def interval_label(self) -> str:
         return (f"{CONFIDENCE:.0%} percentile bootstrap over {self.unit} ({self.resamples} resamples, seed "
                 f"{self.seed}) of the pooled held-out predictions")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"scheme": self.scheme(), "folds": self.folds, "inner_folds": self.inner_folds,
+        return {"scheme": self.scheme(), "folds": self.folds, "inner_folds": self.inner_folds_used,
+                "inner_folds_requested": self.inner_folds, "inner_folds_note": self.inner_note(),
                 "grouped": self.n_groups is not None, "alphas": list(self.alphas), "strategy": self.strategy,
                 "reason": self.reason, "correlation": self.kind, "n": self.n, "documents": self.n_groups,
                 "seed": self.seed, "heldout": {"value": self.value, "ci": [self.low, self.high],
@@ -234,7 +268,8 @@ class NestedResult:
                 "test": "two-sided paired bootstrap test of the difference in correlation, the interval's draws",
                 "comparisons": [c.as_dict() for c in self.comparisons], "baseline_note": self.baseline_note,
                 "weights": self.weights, "per_fold": [f.as_dict() for f in self.fold_results],
-                "final": {"features": list(self.features), "alpha": self.alpha}}
+                "final": {"features": list(self.features), "alpha": self.alpha,
+                          "inner_folds": self.final_inner_folds}}
 
 
 # -- the bootstrap ----------------------------------------------------------------------------------------------------
@@ -301,7 +336,8 @@ def nested_cv(features_by_name: Mapping[str, Sequence[float]], target, groups: S
     alphas : sequence of float
         The ridge strengths to choose from (standardised features).
     folds, inner_folds : int
-        Outer and inner folds (the inner ones are capped at the training part's documents).
+        Outer and inner folds (the inner ones are capped at the training part's documents; the number each part
+        used is recorded, :attr:`FoldResult.inner_folds`, and said, :meth:`NestedResult.inner_note`).
     seed : int
         Seeds the folds and the bootstrap.
     kind : {"spearman", "pearson", "kendall"}
@@ -353,7 +389,8 @@ def nested_cv(features_by_name: Mapping[str, Sequence[float]], target, groups: S
             fold_results.append(FoldResult(f, int(tr.sum()), int(te.sum()),
                                            None if g is None else len(set(g[te].tolist())),
                                            tuple(names[j] for j in idx), pick["alpha"], pick["inner"],
-                                           tuple(float(v) for v in w), float(b), None if math.isnan(r) else r))
+                                           tuple(float(v) for v in w), float(b), None if math.isnan(r) else r,
+                                           pick["inner_folds"]))
         final = _select(x, y, g, how, size, alphas, inner_folds, [seed, 0], kind, min_gain)
     value = _correlation(pred, y, kind)
     single = [_correlation(x[:, j], y, kind) for j in range(k)]
@@ -394,6 +431,6 @@ def nested_cv(features_by_name: Mapping[str, Sequence[float]], target, groups: S
         weights[name] = {"mean": float(per.mean()), "sd": float(per.std(ddof=1)) if len(per) > 1 else 0.0,
                          "folds_chosen": chosen_counts[name]}
     return NestedResult(tuple(names[j] for j in final["idx"]), final["alpha"], kind, len(y), n_groups, int(folds),
-                        int(inner_folds), alphas, how, reason, int(seed), int(resamples),
+                        int(inner_folds), final["inner_folds"], alphas, how, reason, int(seed), int(resamples),
                         None if math.isnan(value) else value, low, high, int(ok.sum()), tuple(fold_results),
                         tuple(comparisons), note, weights, pred)

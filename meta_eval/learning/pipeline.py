@@ -45,7 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MIN_ROWS", "PROTOCOLS", "LearnData", "LearnResult", "check_metrics", "check_protocol", "check_settings",
            "document_groups", "parse_alphas",
            "feature_columns",
-           "final_model", "learn", "load_target", "output_document", "save_model", "search", "split_skipped"]
+           "final_model", "learn", "load_target", "output_document", "save_model", "save_path", "search",
+           "split_skipped"]
 
 MIN_ROWS = 10  # rows with a target value needed to learn
 
@@ -259,6 +260,32 @@ def final_model(best, columns: Mapping[str, np.ndarray], y: np.ndarray,
                                  rows=row_fingerprints(jset.examples()))
 
 
+def save_path(save: str) -> Path:
+    """Where ``--save`` writes the model, as its help says: a plain NAME (letters, digits and ``_ . + -``) is
+    ``<models dir>/NAME.json`` (:func:`metrics.learned.models_dir`), anything else a path ending in ``.json``.
+
+    ``learned:SPEC`` reads any path with a separator, but a save is a write: a path without the suffix (``sub/x``,
+    ``../x``) would land beside the working directory under a name no listing shows as a model, so it is refused.
+
+    Raises
+    ------
+    ValueError
+        For a path that does not end in ``.json``, or an invalid name.
+    """
+    import os
+
+    from meta_eval.metrics.learned import model_path, models_dir
+
+    text = str(save)
+    if any(sep and sep in text for sep in ("/", os.sep, os.altsep)) and not text.endswith(".json"):
+        raise ValueError(f"--save {text}: a path must end in .json (--save {text}.json); a plain NAME (letters, "
+                         f"digits and _ . + -) is stored in {models_dir()}")
+    try:
+        return model_path(text)
+    except ValueError as exc:
+        raise ValueError(f"--save: {exc}") from None
+
+
 def save_model(model: learning.LearnedModel, path: Path) -> None:
     """Save ``model`` to ``path`` through the one write path (:func:`meta_eval.report.outputs.atomic_write`: a
     temporary file beside it, renamed into place), and set its ``sha256`` to the bytes written.
@@ -333,6 +360,9 @@ class LearnResult:
     provenance: dict | None = None
     """The command line (None for a library call), meta-eval's version and the SHA-256 of every file read
     (:func:`meta_eval.provenance.record`)."""
+    not_saved: str | None = None
+    """Why the model asked for with ``save`` was not saved (its best features use imported scores), else None; the
+    command prints the results, then this, and exits with code 1."""
 
     @property
     def protocol(self) -> str:
@@ -350,7 +380,8 @@ class LearnResult:
     def to_dict(self) -> dict[str, Any]:
         return {**output_document(self.data, self.outcome, self.model, self.features, self.scores, self.skipped,
                                   self.grouping_note, self.settings, self.saved, self.learn_seconds,
-                                  self.wall_seconds, self.nested), "provenance": self.provenance}
+                                  self.wall_seconds, self.nested), "not_saved": self.not_saved,
+                "provenance": self.provenance}
 
     def to_frame(self):
         """``paper``: one row per evaluated feature set (best first): size, mean held-out correlations (grouped
@@ -462,14 +493,14 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     The arguments are ``meta-eval learn``'s options by the same names (``save``: a model name or a ``.json``
     path; ``plugins``: Python files whose metrics are registered first, ``--plugin FILE.py``; ``scores``:
     imported metrics, ``NAME=FILE``, as features, :mod:`meta_eval.scoring.imported`; a model whose best features
-    include imported scores cannot be saved, as those scores exist only for this set's rows). ``output`` and
-    ``save`` are checked before any work. Raises
+    include imported scores cannot be saved, as those scores exist only for this set's rows: with every feature
+    imported that is an error before any work, else the result is returned (and ``output`` written) with
+    ``not_saved`` saying why). ``output`` and ``save`` are checked before any work. Raises
     :class:`~meta_eval.errors.MetaEvalError` with the command's message.
     """
     from meta_eval import judgments as judgment_sets
     from meta_eval.errors import MetaEvalError
     from meta_eval.learning.pipeline import search as run_search  # the parameter ``search`` hides the function
-    from meta_eval.metrics.learned import model_path
     from meta_eval.report.outputs import OutputPlan, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.task import check_judgments_argument
@@ -492,7 +523,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                                   ("--resamples", resamples, 1)):
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
-        save_path = None if save is None else model_path(save)
+        saved_to = None if save is None else save_path(save)
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
     check_judgments_argument(judgments)
@@ -501,13 +532,13 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                          options=option_list, plugins=plugins, metrics=metrics,
                          files=[(f"the --scores file of {text.split('=', 1)[0]}", text.split("=", 1)[1])
                                 for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
-    outputs.add(save_path, "--save")
+    outputs.add(saved_to, "--save")
     output = outputs.add(output, "--output")
     load_plugins(plugins)
     from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
                                             read_table, without_imported)
 
-    tables = merge_tables([read_table(parse_spec(text, scores_format))
+    tables = merge_tables([read_table(parse_spec(text, scores_format), offers_drop=False)
                            for text in ([scores] if isinstance(scores, str) else scores)])
     try:
         data = load_target(judgments, data_dir, subset, target)
@@ -516,7 +547,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
             loaded = judgment_sets.load(judgments, data_dir, subset=subset)
             position = {r.id: i for i, r in enumerate(loaded.rows)}
             rows = [position[r.id] for r in data.jset.rows]
-            imported, _ = join_scores(tables, loaded, rows)  # strict: every row with a target scored
+            imported, _ = join_scores(tables, loaded, rows, offers_drop=False)  # strict: every row with a target
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     jset, y, spec = data.jset, data.y, data.spec
@@ -539,6 +570,13 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
         skipped = check_metrics(chosen, skipped, jset) if not only_imported else []
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
+    from_files = {v: imp.name for imp in imported for v in imp.table.variants}  # variant -> its --scores name
+    planned = [f.strip() for f in features.split(",") if f.strip()] if features else None
+    if saved_to is not None and (not chosen or (planned and set(planned) <= set(from_files))):
+        # knowable before any scoring: every feature comes from a score file, so no model of them can be saved
+        raise MetaEvalError(f"--save {save}: every feature uses imported scores ({', '.join(planned or from_files)}), "
+                            "which exist only for this set's rows, so a model of them cannot score new texts; "
+                            "nothing was learned: learn without --save, or add metrics that meta-eval computes")
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} documents, target: {spec}"
         + (f" ({data.dropped} rows without it left out)" if data.dropped else ""))
     for names, reason in group_skips(skipped):
@@ -594,29 +632,32 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     else:
         model = final_model(outcome.best, columns, y, chosen, scored, configs, data, alpha)
         best_features = outcome.best.features
-    from_files = sorted({ms.metric for ms in scored for v in ms.scores if v in best_features}
-                        & {imp.name for imp in imported})
-    if save_path is not None and from_files:
-        raise MetaEvalError(f"--save: the best feature set uses imported scores ({', '.join(from_files)}), which "
-                            "exist only for this set's rows, so the model cannot score new texts; its weights are "
-                            "in the results (--output), or learn without them to save a model")
+    used_files = sorted({from_files[v] for v in best_features if v in from_files})
+    not_saved = None
+    if saved_to is not None and used_files:  # the results stand; only the model is not saved (the command exits 1)
+        not_saved = (f"--save {save}: not saved: the best feature set uses imported scores ({', '.join(used_files)}), "
+                     "which exist only for this set's rows, so the model cannot score new texts; the results are "
+                     "complete" + (f" (and written to {output})" if output is not None else "")
+                     + ": learn without those scores to save a model")
+        saved_to = None
     from meta_eval.provenance import record
 
     provenance = record(outputs, judgments)
     model.provenance = provenance  # the saved file records what made it, as the --output document does
-    if save_path is not None:
+    if saved_to is not None:
         try:
-            save_model(model, save_path)
+            save_model(model, saved_to)
         except ValueError as exc:
             raise MetaEvalError(str(exc)) from None
     if nested_result is not None:
-        settings = {"correlation": correlation, "folds": nested_result.folds, "inner_folds": inner_folds,
-                    "alphas": list(grid), "resamples": resamples, "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
+        settings = {"correlation": correlation, "folds": nested_result.folds,  # as used: the nested JSON's
+                    "inner_folds": nested_result.inner_folds_used, "alphas": list(grid), "resamples": resamples,
+                    "baseline": baseline, "seed": seed, "variants": shown.as_dict(scored)}
     else:
         settings = {"correlation": correlation, "alpha": alpha, "splits": splits, "train_fraction": train_fraction,
                     "seed": seed, "variants": shown.as_dict(scored)}
     result = LearnResult(data, outcome, model, list(names), scored, list(skipped), grouping_note, settings,
-                         save_path, learn_seconds, 0.0, nested_result)
+                         saved_to, learn_seconds, 0.0, nested_result, not_saved=not_saved)
     result.provenance = provenance
     result.wall_seconds = time.perf_counter() - started
     if output is not None:

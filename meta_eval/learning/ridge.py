@@ -57,7 +57,7 @@ here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from math import comb
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -150,14 +150,14 @@ def target_values(jset: JudgmentSet, spec: str) -> np.ndarray:
 
 
 def target_set(jset: JudgmentSet, spec: str) -> tuple[JudgmentSet, np.ndarray]:
-    """The rows of ``jset`` that have a target value (others are left out, never imputed) and those values."""
-    from meta_eval.judgments.base import JudgmentSet as _JS
+    """The rows of ``jset`` that have a target value (others are left out, never imputed) and those values.
 
+    The set keeps everything it declares but its rows: its prompts (llm-judge ``template=set``), language, task,
+    and chaganty's multi-system separator, so that ``learn`` counts its systems and units as every other command
+    does (4 systems on chaganty, not 5 with its ``ml;ml+rl`` row as a system of its own)."""
     values = target_values(jset, spec)
     keep = np.isfinite(values)
-    rows = [r for r, k in zip(jset.rows, keep) if k]
-    return (_JS(jset.name, rows, jset.dimensions, jset.default_dimension, jset.description, jset.subset,
-                properties=jset.properties), values[keep])  # properties: the set's prompts (llm-judge template=set)
+    return replace(jset, rows=[r for r, k in zip(jset.rows, keep) if k]), values[keep]
 
 
 # -- splits ---------------------------------------------------------------------------------------------------------

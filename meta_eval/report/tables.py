@@ -17,7 +17,7 @@ from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
 __all__ = ["FORMATS", "TIE_TOLERANCE", "RunTable", "fmt", "fmt_p", "plain", "print_catalog", "print_judgment_set", "print_learn", "print_protocol",
-           "categorical_table", "print_categorical",
+           "categorical_table", "print_categorical", "print_saved",
            "print_run", "print_scores", "print_skipped", "protocol_summary", "reading", "render_table", "run_table",
            "stars", "top_variants", "warning_lines"]
 
@@ -582,7 +582,7 @@ def print_nested(result, out: Console, err: Console) -> None:
     corr = n.kind
     p_res = n.resamples
     out.print(f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge to "
-              f"'{result.data.spec}'; {n.scheme()}", highlight=False, soft_wrap=True)
+              f"'{result.data.spec}'; {n.scheme()}", highlight=False, soft_wrap=True, markup=False)
     table = Table(title=f"Held-out {corr} (pooled predictions of the outer folds); {n.interval_label()}; p: "
                         "two-sided paired bootstrap test on the same rows and draws")
     for col in ("metric", "role", corr, "95% CI", "learned - it", "95% CI (difference)", "p"):
@@ -591,20 +591,24 @@ def print_nested(result, out: Console, err: Console) -> None:
     def ci(a, b):
         return "-" if a is None else f"[{fmt(a)}, {fmt(b)}]"
 
-    table.add_row("learned (" + " + ".join(n.features) + ")", "nested held-out", fmt(n.value), ci(n.low, n.high),
-                  "", "", "", style="bold")
+    table.add_row(plain("learned (" + " + ".join(n.features) + ")"), "nested held-out", fmt(n.value),
+                  ci(n.low, n.high), "", "", "", style="bold")
     for c in n.comparisons:
-        table.add_row(c.feature, c.role, fmt(c.value), ci(c.low, c.high),
+        table.add_row(plain(c.feature), c.role, fmt(c.value), ci(c.low, c.high),
                       "-" if c.difference is None else f"{c.difference:+.3f}", ci(c.diff_low, c.diff_high),
                       fmt_p(c.p, p_res))
     out.print(table)
     folds = Table(title="Outer folds: what the inner cross-validation chose on each training part")
-    for col in ("fold", "held-out rows", "features", "alpha", "inner mean", f"held-out {corr}"):
+    capped = n.inner_note()  # fewer inner folds than asked somewhere: the number of each fold is a column
+    for col in ("fold", "held-out rows", *(("inner folds",) if capped else ()), "features", "alpha", "inner mean",
+                f"held-out {corr}"):
         folds.add_column(col, justify="left" if col == "features" else "right")
     for f in n.fold_results:
-        folds.add_row(str(f.fold + 1), str(f.test_rows), " + ".join(f.features), f"{f.alpha:g}", fmt(f.inner),
-                      fmt(f.correlation))
+        folds.add_row(str(f.fold + 1), str(f.test_rows), *((str(f.inner_folds),) if capped else ()),
+                      plain(" + ".join(f.features)), f"{f.alpha:g}", fmt(f.inner), fmt(f.correlation))
     out.print(folds)
+    if capped:
+        out.print(f"note: {capped}", highlight=False, soft_wrap=True, markup=False)
     wtable = Table(title=f"Weights (standardised): mean ± sd over the {n.folds} outer folds (0 where a fold did not "
                          f"choose the feature), and the final model fitted on all {len(jset)} rows (alpha "
                          f"{n.alpha:g})")
@@ -613,17 +617,19 @@ def print_nested(result, out: Console, err: Console) -> None:
     final = dict(zip(model.features, zip(model.weights, model.raw_weights)))
     for name, w in n.weights.items():
         fw = final.get(name)
-        wtable.add_row(name, f"{w['folds_chosen']}/{n.folds}", f"{w['mean']:.4f} ± {w['sd']:.4f}",
+        wtable.add_row(plain(name), f"{w['folds_chosen']}/{n.folds}", f"{w['mean']:.4f} ± {w['sd']:.4f}",
                        "-" if fw is None else f"{fw[0]:.4f}", "-" if fw is None else f"{fw[1]:.4f}")
     for name in model.features:
         if name not in n.weights:
-            wtable.add_row(name, f"0/{n.folds}", "-", f"{final[name][0]:.4f}", f"{final[name][1]:.4f}")
+            wtable.add_row(plain(name), f"0/{n.folds}", "-", f"{final[name][0]:.4f}", f"{final[name][1]:.4f}")
     out.print(wtable)
     if result.settings.get("baseline") is None:
         out.print("no baseline test: the default baseline rougeL-f is not among the features (--baseline VARIANT)",
                   highlight=False)
-    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x {n.inner_folds} "
-              f"inner folds x {len(n.alphas)} alphas, {n.resamples} bootstrap resamples)", highlight=False)
+    inner = sorted(set(n.inner_used))
+    err.print(f"  learning: {result.learn_seconds:.2f}s (search: {n.strategy}, {n.folds} outer x "
+              f"{inner[0] if len(inner) == 1 else f'{inner[0]} to {inner[-1]}'} inner folds x {len(n.alphas)} "
+              f"alphas, {n.resamples} bootstrap resamples)", highlight=False)
 
 
 def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
@@ -632,10 +638,11 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     grouped vs ungrouped correlation; the time on ``err``."""
     from meta_eval.units import units_line
 
-    out.print(units_line(result.data.jset), highlight=False)  # the units of the held-out correlations, as run's
+    # the units of the held-out correlations, as run's
+    out.print(units_line(result.data.jset), highlight=False, markup=False)
     if result.nested is not None:
         print_nested(result, out, err)
-        return
+        return print_saved(result, out)
     outcome, best, model, jset = result.outcome, result.outcome.best, result.model, result.data.jset
     settings = result.settings
     correlation, splits, alpha = settings["correlation"], settings["splits"], settings["alpha"]
@@ -646,7 +653,7 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     title = (f"{jset.name} ({jset.subset}, n={len(jset)}, {jset.documents()} documents): ridge (alpha={alpha:g}) to "
              f"'{result.data.spec}', held-out {correlation} over {splits} splits "
              f"({settings['train_fraction']:.0%} train); search: {outcome.strategy}")
-    table = Table(title=title)
+    table = Table(title=plain(title))  # the set's name and target come from its file
     grouped = result.grouped
     columns_shown = (("#", "features", "size", "grouped (by document)", "spread over splits", "ungrouped",
                       "ungrouped - grouped") if grouped else ("#", "features", "size", "ungrouped (rows)",
@@ -657,15 +664,15 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     for i, r in enumerate(results[:top], 1):
         cells = ((fmt(r.grouped.mean), ci(r.grouped), fmt(r.ungrouped.mean), fmt(r.overstatement)) if grouped
                  else (fmt(r.ungrouped.mean), ci(r.ungrouped)))
-        table.add_row(str(i), " + ".join(r.features), str(r.size), *cells, style="bold" if i == 1 else None)
+        table.add_row(str(i), plain(" + ".join(r.features)), str(r.size), *cells, style="bold" if i == 1 else None)
     out.print(table)
     out.print(f"search: {outcome.strategy} ({outcome.reason}); {outcome.summary()}"
-              + (f"; {top} of {len(results)} shown" if len(results) > top else ""), highlight=False)
+              + (f"; {top} of {len(results)} shown" if len(results) > top else ""), highlight=False, markup=False)
     if outcome.path:
         stage = f"first {outcome.search_splits} splits" if outcome.screened else f"all {splits} splits"
         steps = ", ".join(f"{'+' if p['accepted'] else 'not +'}{p['added']} {p['score']:.4f}" for p in outcome.path)
         out.print(f"greedy path (mean held-out {correlation}, {best.primary.protocol}, {stage}): {steps}",
-                  highlight=False)
+                  highlight=False, markup=False)
     what = "full feature set" if outcome.strategy == "none" else "best feature set"
     p = best.primary
     wtable = Table(title=f"Weights of the {what}: mean ± sd over the {p.protocol} splits, and the final fit on all "
@@ -673,7 +680,7 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
     for col in ("feature", "standardised (splits)", "raw (splits)", "standardised (final)", "raw (final)"):
         wtable.add_column(col, justify="left" if col == "feature" else "right")
     for j, f in enumerate(best.features):
-        wtable.add_row(f, f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
+        wtable.add_row(plain(f), f"{p.weight_std_mean[j]:.4f} ± {p.weight_std_sd[j]:.4f}",
                        f"{p.weight_raw_mean[j]:.4f} ± {p.weight_raw_sd[j]:.4f}", f"{model.weights[j]:.4f}",
                        f"{model.raw_weights[j]:.4f}")
     wtable.add_row("(intercept)", f"{p.intercept_std[0]:.4f} ± {p.intercept_std[1]:.4f}",
@@ -684,16 +691,29 @@ def print_learn(result, out: Console, err: Console, top: int = 10) -> None:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.grouped.mean)} "
                   f"{ci(best.grouped)} with each document on one side; {fmt(best.ungrouped.mean)} "
                   f"{ci(best.ungrouped)} with rows split at random: {overstatement_words(best.overstatement)}",
-                  highlight=False)
+                  highlight=False, markup=False)
     else:
         out.print(f"{' + '.join(best.features)}: held-out {correlation} {fmt(best.ungrouped.mean)} "
-                  f"{ci(best.ungrouped)} with rows split at random", highlight=False)
+                  f"{ci(best.ungrouped)} with rows split at random", highlight=False, markup=False)
     out.print("paper protocol: the feature set is chosen on the same splits it is reported on (optimistic), alpha "
               "is fixed, and [low, high] is the spread of the held-out correlation over splits (2.5th-97.5th "
               "percentiles), not a confidence interval; --protocol nested gives a held-out estimate with one",
-              highlight=False)
+              highlight=False, markup=False)
     err.print(f"  learning: {result.learn_seconds:.2f}s ({outcome.evaluated} feature set(s) searched, {len(results)} "
               f"evaluated on {splits} splits x {2 if grouped else 1} protocol(s))", highlight=False)
+    print_saved(result, out)
+
+
+def print_saved(result, out: Console) -> None:
+    """``learn --save``: where the model went and how to score with it (its name as ``learned:NAME`` takes it)."""
+    from meta_eval.metrics.learned import models_dir
+
+    if result.saved is None:
+        return
+    saved = result.saved
+    use = f"learned:{saved.stem if saved.parent == models_dir() else saved}"
+    out.print(f"saved {use} ({len(result.model.features)} features) to {saved}; score with --metrics {use}",
+              highlight=False, soft_wrap=True, markup=False)
 
 
 def print_judgment_set(jset, out: Console) -> None:

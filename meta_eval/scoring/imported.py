@@ -72,6 +72,8 @@ _ROW_FIELDS = ("candidate", "references", "source", "human")
 
 def _is_score_field(name: str) -> bool:
     return name not in _KEYS and name not in _ROW_FIELDS and not name.startswith("human.")
+#: why a command without --scores-missing (learn, leaderboard publish) refuses a row without a finite score
+_EVERY_ROW = "this command needs a score for every judged row"
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a number written as text
 
 
@@ -142,9 +144,10 @@ class ScoreTable:
         return str(self.spec.path)
 
 
-def _number(value, where: str, column: str, text: bool = False) -> float:
+def _number(value, where: str, column: str, text: bool = False, offers_drop: bool = True) -> float:
     """A score as a finite float. ``text``: the value is a cell of a text format (CSV, TSV, mt-metrics-eval), whose
-    numbers are written as text; in JSON a score is a JSON number, and a string (``"0.5"``) is an error."""
+    numbers are written as text; in JSON a score is a JSON number, and a string (``"0.5"``) is an error.
+    ``offers_drop``: whether the command has ``--scores-missing drop`` (:func:`read_table`)."""
     if isinstance(value, str) and not text:
         raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number: in a JSON-lines file a "
                             "score is a JSON number, never a string (write 0.5, not \"0.5\")")
@@ -161,7 +164,8 @@ def _number(value, where: str, column: str, text: bool = False) -> float:
         x = math.inf
     if not math.isfinite(x):
         raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}; scores must be finite numbers "
-                            "(leave the row out of the file and pass --scores-missing drop to drop it)")
+                            + ("(leave the row out of the file and pass --scores-missing drop to drop it)"
+                               if offers_drop else f"({_EVERY_ROW})"))
     return x
 
 
@@ -231,8 +235,8 @@ def _variant(name: str, fields: Sequence[str]) -> list[str]:
 class _Builder:
     """Collects the lines of one file, checking that every line has the same key kind and score fields."""
 
-    def __init__(self, spec: ScoreSpec, fmt: str):
-        self.spec, self.fmt = spec, fmt
+    def __init__(self, spec: ScoreSpec, fmt: str, offers_drop: bool = True):
+        self.spec, self.fmt, self.offers_drop = spec, fmt, offers_drop
         self.kind: str | None = None
         self.fields: list[str] | None = None
         self.sys_fields: list[str] | None = None
@@ -254,7 +258,8 @@ class _Builder:
                                     f"{self.table.system_lines[system]})")
             self.table.system_lines[system] = lineno
             for f, variant in zip(names, _variant(self.spec.name, names)):
-                self.table.system.setdefault(variant, {})[system] = _number(fields[f], where, f, text)
+                self.table.system.setdefault(variant, {})[system] = _number(fields[f], where, f, text,
+                                                                            self.offers_drop)
             return
         if self.kind is None:
             self.kind, self.fields, self.first_where = kind, names, where
@@ -266,7 +271,7 @@ class _Builder:
                                 f"{self.fields}")
         self.table.keys.append(key)
         self.table.lines.append(lineno)
-        self.table.values.append(tuple(_number(fields[f], where, f, text) for f in names))
+        self.table.values.append(tuple(_number(fields[f], where, f, text, self.offers_drop) for f in names))
 
     def done(self) -> ScoreTable:
         table = self.table
@@ -365,14 +370,17 @@ def _read_mtme(spec: ScoreSpec, builder: _Builder) -> None:
             builder.add({"score": value}, "segment", (seen[system], system), where, lineno, text=True)
 
 
-def read_table(spec: ScoreSpec) -> ScoreTable:
-    """Read and check one score file (see the module notes); its SHA-256 and reading time are recorded."""
+def read_table(spec: ScoreSpec, offers_drop: bool = True) -> ScoreTable:
+    """Read and check one score file (see the module notes); its SHA-256 and reading time are recorded.
+
+    ``offers_drop``: whether the command reading it has ``--scores-missing drop`` (``run`` has; ``learn`` and
+    ``leaderboard publish`` have not), so that an error's advice names only what the command offers."""
     started = time.perf_counter()
     fmt = _format(spec)
     if not spec.path.is_file():
         raise MetaEvalError(f"--scores {spec.name}: {spec.path} does not exist" if not spec.path.exists()
                             else f"--scores {spec.name}: {spec.path} is not a regular file")
-    builder = _Builder(spec, fmt)
+    builder = _Builder(spec, fmt, offers_drop)
     if fmt == "jsonl":
         _read_jsonl(spec, builder)
     elif fmt in ("csv", "tsv"):
@@ -500,8 +508,8 @@ def _row_index(jset, kind: str):
     return out
 
 
-def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missing: str = "error"
-                ) -> tuple[list[ImportedScores], list[int]]:
+def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missing: str = "error",
+                offers_drop: bool = True) -> tuple[list[ImportedScores], list[int]]:
     """Join score files to a set's rows, strictly.
 
     Parameters
@@ -513,6 +521,9 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
         Positions in ``loaded`` of the rows the run keeps (those with a human score, after duplicates).
     missing : {"error", "drop"}
         A kept row without a score in some file: an error, or dropped (for every metric).
+    offers_drop : bool
+        Whether the command has ``--scores-missing drop`` (``run``); else (``learn``, ``leaderboard publish``) the
+        error for a row without a score does not advise it.
 
     Returns
     -------
@@ -562,8 +573,8 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
                 names = [loaded.rows[p].id for p in absent]
                 raise MetaEvalError(f"{t.where}: no score for {len(absent)} of the {len(kept)} judged rows of "
                                     f"{loaded.name} ({loaded.subset}): {_listed([repr(x) for x in names], len(names))}"
-                                    "; score them, or pass --scores-missing drop to leave them out of every "
-                                    "metric's statistics")
+                                    + ("; score them, or pass --scores-missing drop to leave them out of every "
+                                       "metric's statistics" if offers_drop else f"; score them ({_EVERY_ROW})"))
             covered_all &= set(values)
         if t.system:
             systems = {s for p in kept_set for s in loaded.row_systems(loaded.rows[p])} if kept_set else set()
