@@ -1,0 +1,57 @@
+"""What ``run`` and ``score`` write and say (exploratory testing, batch D): every output asked for is checked before
+any scoring and written in the format its name says, the JSON carries every number the table prints, the csv and
+Markdown tables keep their title, data cannot reach the terminal raw, and the messages say true things in the
+user's words.
+
+Every run here is on a small generated set (``_set``): four systems of clearly different quality over eight
+documents, so that every level has units and ROUGE ranks the systems as the humans do.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import conftest
+from meta_eval.cli import app
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _set(path: Path, *, system=lambda s: f"s{s}", dimension: str = "overall") -> Path:
+    """Eight documents x four systems; system s keeps 3 + s of the reference's 8 words, and its human score is s plus
+    a document-dependent offset (so documents disagree a little, but the system means are 0.5, 1.5, 2.5, 3.5)."""
+    words = "the quick brown fox jumps over the dog".split()
+    lines = []
+    for d in range(8):
+        reference = " ".join(words) + f" {d}"
+        for s in range(4):
+            candidate = " ".join(words[:3 + s]) + f" {d}" + " filler" * (d % 3)
+            lines.append(json.dumps({"id": f"d{d}-s{s}", "doc_id": f"d{d}", "system": system(s),
+                                     "candidate": candidate, "references": [reference],
+                                     "scores": {dimension: s + (d * (s + 1)) % 3 * 0.5}}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(tmp_path: Path, *args: str):
+    return runner.invoke(app, ["run", "-j", str(_set(tmp_path / "set.jsonl")), "--resamples", "50",
+                               "--cache", str(tmp_path / "c.sqlite"), *args])
+
+
+# -- --plot is checked before any scoring ---------------------------------------------------------------------
+def test_an_unknown_plot_kind_is_refused_not_taken_for_a_file_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for item, words in (("foo:x.png", "unknown figure kind 'foo'"),
+                        ("pvalues=rouge1-f:x.png", "only scatter takes a variant"),
+                        ("scatter=:x.png", "name the variant after 'scatter='")):
+        done = _run(tmp_path, "-m", "rouge", "--plot", item)
+        assert done.exit_code == 2, done.output
+        message = _flat(done.output)
+        assert f"--plot {item}: {words}" in message and "pvalues:FILE, scatter:FILE or scatter=VARIANT:FILE" in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]  # no 'foo:x.png', nothing scored
