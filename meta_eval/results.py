@@ -355,10 +355,26 @@ class RunResult:
             fig = figures.pvalues_figure(self, matrix, ranks or matrix.ranks)
         else:
             best = next((r.metric for r in self.results if r.value is not None), None)
-            fig = figures.scatter_figure(self, variant or best)
+            fig = figures.scatter_figure(self, self._plottable(variant or best))
         if path is not None:
             figures.save_figure(fig, path)
         return fig
+
+    def _plottable(self, variant: str | None) -> str:
+        """``variant`` when this run has its scores, else a :class:`~meta_eval.errors.MetaEvalError` (code 1: the
+        run is done, the figure is missing) saying why: hidden by the variant choice (and how to show it), or
+        never scored (its metric failed or was not chosen)."""
+        from meta_eval.errors import MetaEvalError
+
+        shown = [v for ms in self.scores for v in ms.scores]
+        if variant in shown:
+            return variant
+        if variant in ((self.variants or {}).get("hidden") or ()):
+            raise MetaEvalError(f"{variant!r} was scored but not shown ({self.variants['rule']}), so it is not "
+                                f"plotted; name it for the figure (--plot scatter={variant}:FILE, plots=[...]) or "
+                                f"with --variants, and it is shown", code=1)
+        raise MetaEvalError(f"{variant!r} has no scores in this run; its variants: {', '.join(shown) or 'none'}",
+                            code=1)
 
     def _pooled_groups(self) -> list[str] | None:
         """Each system column's language pair when the run pooled several at the system level, else None."""

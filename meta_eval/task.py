@@ -144,7 +144,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         folder (even with ``force``), never two outputs on one path.
     plots : list of str or path
         The figures of ``--plot`` (``FILE``, ``pvalues:FILE``, ``scatter:FILE``, ``scatter=VARIANT:FILE``;
-        :func:`meta_eval.report.figures.figure_request`), checked with the other outputs and kept as
+        :func:`meta_eval.report.figures.figure_request`), checked with the other outputs (a scatter's VARIANT
+        against the chosen metrics' variants; one hidden by default is shown, as an explicit baseline is) and kept as
         :attr:`RunResult.figures` for :meth:`RunResult.plot` to write (the command line writes them after the
         table, with the clusters of ``--pairwise``).
     progress : bool
@@ -353,17 +354,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
+    scatter = {f"--plot scatter={v}:{path}:": v for kind, v, path in figures if kind == "scatter" and v}
     asked, requested, shown, chosen, skipped = selection.choose_for_set(
-        requested, variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache, no_cache=no_cache)
-    if baseline is not None:  # checked before the scoring, not after it
-        planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
-        if baseline not in planned:
-            from difflib import get_close_matches
-
-            close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
-            raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
-                                + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
-                                + ", ".join(planned))
+        requested, variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache, no_cache=no_cache,
+        shown_too=scatter.values())  # a variant named for a figure is shown, as an explicit baseline is
+    planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
+    for option, variant in (({"--baseline": baseline} if baseline is not None else {}) | scatter).items():
+        check_planned(option, variant, planned)  # before the scoring, not after it
     from meta_eval.stats.resampling import check_resample_memory
 
     n_variants = sum(len(m.variants) for m in chosen) + sum(len(imp.table.variants) for imp in imported)
@@ -483,6 +480,20 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, header=header))
         write_sidecar(scores_out, header)
     return result
+
+
+def check_planned(option: str, variant: str, planned: Sequence[str]) -> None:
+    """Raise :class:`~meta_eval.errors.MetaEvalError` (before any scoring) when ``variant``, named by ``option``
+    (``--baseline``, ``--plot scatter=VARIANT:FILE:``), is none of the variants the chosen metrics will score
+    (``planned``, the hidden ones included: a named variant is shown), with the close names and the variants."""
+    if variant in planned:
+        return
+    from difflib import get_close_matches
+
+    close = get_close_matches(variant, planned, n=3, cutoff=0.5)
+    raise MetaEvalError(f"{option} {variant!r} is not a variant of the chosen metrics"
+                        + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
+                        + (", ".join(planned) or "none") + " (-m chooses the metrics)")
 
 
 def drop_rows(jset, scoring):

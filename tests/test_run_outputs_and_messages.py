@@ -45,6 +45,28 @@ def _run(tmp_path: Path, *args: str):
 
 
 # -- --plot is checked before any scoring ---------------------------------------------------------------------
+def test_a_scatter_of_a_variant_hidden_by_default_is_drawn_and_shown(tmp_path):
+    conftest.require_module("matplotlib", "pip install 'meta-eval[plot]'")
+    figure = tmp_path / "sc.svg"
+    done = _run(tmp_path, "-m", "rouge", "--plot", f"scatter=rouge1-p:{figure}")
+    assert done.exit_code == 0, done.output
+    assert figure.is_file() and "rouge1-p (rows)" in figure.read_text(encoding="utf-8")  # its axis label
+    table = [line for line in done.stdout.splitlines() if line.startswith("│ rouge")]
+    assert any(line.startswith("│ rouge1-p ") for line in table)  # shown, as an explicit --baseline is
+    assert not any(line.startswith("│ rouge2-p ") for line in table)  # the others stay hidden
+
+
+def test_a_scatter_of_a_variant_no_chosen_metric_has_is_refused_before_scoring(tmp_path):
+    for variant in ("chrf", "rouge1p"):
+        done = _run(tmp_path, "-m", "rouge", "--plot", f"scatter={variant}:{tmp_path / 'sc.png'}")
+        assert done.exit_code == 2, done.output
+        assert "Traceback" not in done.output and len(done.output.strip().splitlines()) == 1
+        assert f"--plot scatter={variant}:{tmp_path / 'sc.png'}: '{variant}' is not a variant of the chosen " \
+               "metrics" in _flat(done.output)
+        assert not (tmp_path / "c.sqlite").exists() and not (tmp_path / "sc.png").exists()  # nothing scored
+    assert "(did you mean rouge1-p" in _flat(done.output)
+
+
 def test_an_unknown_plot_kind_is_refused_not_taken_for_a_file_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for item, words in (("foo:x.png", "unknown figure kind 'foo'"),

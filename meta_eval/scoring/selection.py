@@ -180,10 +180,11 @@ def refuse_set_template(requested: str | Sequence[str] | None, options, command:
 
 
 def choose_for_set(requested: str | None, variants, baseline: str | None, imported: Sequence, options, jset,
-                   dimension: str, *, data_dir=None, cache=None, no_cache: bool = False):
+                   dimension: str, *, data_dir=None, cache=None, no_cache: bool = False, shown_too: Sequence = ()):
     """The metrics a command that judges ``jset``'s ``dimension`` scores (``meta-eval run`` on a graded or a label
     property): the names without the imported ones (:func:`meta_eval.scoring.imported.without_imported`), the
-    variant choice (:func:`resolve_metric_choice`, the baseline always shown), the built metrics
+    variant choice (:func:`resolve_metric_choice`, the baseline and the variants of ``shown_too`` always shown: a
+    variant the user named, e.g. ``--plot scatter=rouge1-p:FILE``), the built metrics
     (:func:`choose_metrics` with ``judged``), checked against the imported names and the choice, narrowed to it,
     and their answer stores checked (:func:`meta_eval.report.outputs.check_stores`) before any request.
 
@@ -195,8 +196,7 @@ def choose_for_set(requested: str | None, variants, baseline: str | None, import
 
     asked, only_imported = without_imported(requested, imported)
     names, shown = resolve_metric_choice(asked, variants)
-    if baseline is not None:
-        shown.always.add(baseline)
+    shown.always.update([baseline] if baseline is not None else [], shown_too)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         names, parse_options(options), what=jset.name, has_sources=jset.has_sources,
         has_references=jset.max_references > 0, language=jset.language, judged=(jset, dimension))
