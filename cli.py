@@ -176,7 +176,7 @@ def run(
     differences: bool = typer.Option(False, "--differences", help="Each variant's difference to the baseline with "
                                      "its bootstrap interval (same draws for both)"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Every skipped metric with its reason"),
-    plot: list[str] = typer.Option([], "--plot", help="Write a figure (.png, .svg, .pdf; repeatable): FILE for the "
+    plot: list[Path] = typer.Option([], "--plot", help="Write a figure (.png, .svg, .pdf; repeatable): FILE for the "
                                     "statistic per metric with intervals and the human ceiling, pvalues:FILE for "
                                     "the all-pairs p-value heatmap, scatter:FILE (or scatter=VARIANT:FILE) for a "
                                     "metric against the humans \\[needs the plot extra: pip install "

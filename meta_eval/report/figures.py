@@ -184,7 +184,8 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
     matplotlib missing, is a :class:`~meta_eval.errors.MetaEvalError`, raised before any scoring.
 
     Whatever stands before the first colon is a kind unless it holds a path separator: ``foo:x.png`` is refused
-    (an unknown kind), never written to a file named ``foo:x.png``; ``./foo:x.png`` is that file."""
+    (an unknown kind), never written to a file named ``foo:x.png``; ``figs/foo:x.png`` (or its absolute path) is
+    that file."""
     import importlib.util
 
     from meta_eval.errors import MetaEvalError
@@ -198,7 +199,7 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
         forms = "FILE (the intervals), pvalues:FILE, scatter:FILE or scatter=VARIANT:FILE"
         if kind not in KINDS:
             raise MetaEvalError(f"{option} {item}: unknown figure kind {kind!r}; give {forms} (a file name with a "
-                                f"colon: ./{item})")
+                                f"colon: with its folder, {Path(item).absolute()})")
         if eq and (kind != "scatter" or not variant):
             raise MetaEvalError(f"{option} {item}: " + ("name the variant after 'scatter='" if kind == "scatter"
                                                          else "only scatter takes a variant") + f"; give {forms}")
