@@ -34,6 +34,12 @@ Say = Callable[[str, str], None]
 device_option = selection.device_option
 
 
+#: The suffixes of a score file (``score --output``, ``run --scores-out``): each names its format.
+SCORE_FORMATS = (".jsonl", ".csv", ".tsv")
+#: Why ``run --output`` takes .json only, where a user may have meant another output.
+RESULTS_ONLY_JSON = "the table as csv, md or latex: --format; every row's scores: --scores-out"
+
+
 def _quiet(channel: str, text: str) -> None:
     return None
 
@@ -199,7 +205,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         metric able to run (code 2; 1 if every chosen metric failed).
     """
     from meta_eval.report.figures import figure_request
-    from meta_eval.report.outputs import OutputPlan, as_path
+    from meta_eval.report.outputs import OutputPlan, as_path, check_format
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.imported import parse_spec
     from meta_eval.scoring.system_scores import MODES
@@ -215,8 +221,6 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
     if scores_missing not in ("error", "drop"):
         raise MetaEvalError(f"--scores-missing must be error or drop, not {scores_missing!r}")
-    if scores_out is not None and as_path(scores_out, "--scores-out").suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-        raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
     figures = [figure_request(item) for item in ([plots] if isinstance(plots, (str, Path)) else plots)]
     # every output at once, before any loading or scoring: a bad output is found in a second, not after hours
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
@@ -228,6 +232,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     outputs.add(sidecar(scores_out), "--scores-out (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
     for _, _, path in figures:
         outputs.add(path, "--plot")
+    check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)  # the suffix says the format
+    check_format(scores_out, "--scores-out", SCORE_FORMATS)
     selection.load_plugins(plugins)
     selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
     from meta_eval import categorical
@@ -650,7 +656,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval import stats
     from meta_eval.evaluate import add_global_intervals, evaluate, evaluate_level
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
-    from meta_eval.report.outputs import OutputPlan, write_json
+    from meta_eval.report.outputs import OutputPlan, check_format, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
@@ -662,6 +668,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
         ".toml") else []
     plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
     output = plan.add(output, "--output")
+    check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:
@@ -784,7 +791,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
-    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write, check_stores
+    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write, check_format, check_stores
     from meta_eval.results import ScoreResult
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
@@ -804,8 +811,6 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
 
     check_choice(limit, sample, seed)
     output = as_path(output, "--output")
-    if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-        raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     option_list = selection.option_list(options)
     selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "
                                   "so there is no set's prompt to fill")
@@ -816,6 +821,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                       metrics=metrics)
     plan.add(output, "--output")
     plan.add(sidecar(output), "--output (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
+    check_format(output, "--output", SCORE_FORMATS)  # after the plan: a folder is named a folder
     selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:

@@ -77,3 +77,28 @@ def test_an_unknown_plot_kind_is_refused_not_taken_for_a_file_name(tmp_path, mon
         message = _flat(done.output)
         assert f"--plot {item}: {words}" in message and "pvalues:FILE, scatter:FILE or scatter=VARIANT:FILE" in message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]  # no 'foo:x.png', nothing scored
+
+
+# -- an output's suffix says its format, checked before any scoring --------------------------------------------------
+def test_run_output_is_json_and_another_suffix_is_refused_before_scoring(tmp_path):
+    for name in ("res.csv", "res.md", "res"):
+        done = _run(tmp_path, "-m", "rouge", "--output", str(tmp_path / name))
+        assert done.exit_code == 2, done.output
+        message = _flat(done.output)
+        assert f"--output {tmp_path / name}: write .json (the suffix chooses the format)" in message
+        assert "--format" in message and "Traceback" not in message
+        assert not (tmp_path / name).exists() and not (tmp_path / "c.sqlite").exists()  # nothing scored
+    done = _run(tmp_path, "-m", "rouge", "--output", str(tmp_path / "res.JSON"))
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "res.JSON").read_text())["judgments"] == "set"
+
+
+def test_score_output_that_is_a_folder_is_named_a_folder(tmp_path):
+    texts = tmp_path / "in.jsonl"
+    texts.write_text('{"candidate": "a b", "references": ["a b c"]}\n', encoding="utf-8")
+    done = runner.invoke(app, ["score", "-m", "chrf", "-i", str(texts), "--no-cache", "--output", str(tmp_path)])
+    assert done.exit_code == 2 and f"--output {tmp_path} is a folder" in _flat(done.output), done.output
+    done = runner.invoke(app, ["score", "-m", "chrf", "-i", str(texts), "--no-cache", "--output",
+                               str(tmp_path / "x.xlsx")])
+    assert done.exit_code == 2 and "write .jsonl, .csv or .tsv (the suffix chooses the format), not '.xlsx'" in \
+        _flat(done.output), done.output
