@@ -102,3 +102,24 @@ def test_score_output_that_is_a_folder_is_named_a_folder(tmp_path):
                                str(tmp_path / "x.xlsx")])
     assert done.exit_code == 2 and "write .jsonl, .csv or .tsv (the suffix chooses the format), not '.xlsx'" in \
         _flat(done.output), done.output
+
+
+# -- score -i reads the file `judgments --export` writes ------------------------------------------------------------
+def test_score_reads_the_rows_judgments_export_writes(tmp_path):
+    exported, plain = tmp_path / "rows.jsonl", tmp_path / "plain.jsonl"
+    done = runner.invoke(app, ["judgments", str(_set(tmp_path / "set.jsonl")), "--export", str(exported)])
+    assert done.exit_code == 0, done.output
+    lines = exported.read_text(encoding="utf-8").splitlines()
+    assert "signatures" in json.loads(lines[0]) and len(lines) == 33  # meta-eval's header, then the 32 rows
+    plain.write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")  # the same rows without the header
+    scores = []
+    for source in (exported, plain):
+        out = tmp_path / f"{source.stem}-scores.jsonl"
+        done = runner.invoke(app, ["score", "-m", "chrf", "-i", str(source), "--no-cache", "--output", str(out)])
+        assert done.exit_code == 0, done.output
+        scores.append([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]])
+    assert len(scores[0]) == 32 and scores[0] == scores[1]  # every row an example, index 0 the first row
+    late = tmp_path / "late.jsonl"  # only a first line can be the header
+    late.write_text(lines[1] + "\n" + lines[0] + "\n", encoding="utf-8")
+    done = runner.invoke(app, ["score", "-m", "chrf", "-i", str(late), "--no-cache"])
+    assert done.exit_code == 2 and f"{late}:2: expected an object with a string 'candidate'" in _flat(done.output)
