@@ -123,3 +123,33 @@ def test_score_reads_the_rows_judgments_export_writes(tmp_path):
     late.write_text(lines[1] + "\n" + lines[0] + "\n", encoding="utf-8")
     done = runner.invoke(app, ["score", "-m", "chrf", "-i", str(late), "--no-cache"])
     assert done.exit_code == 2 and f"{late}:2: expected an object with a string 'candidate'" in _flat(done.output)
+
+
+# -- csv and Markdown: data escaped, the title kept -----------------------------------------------------------------
+def test_csv_on_stdout_shows_control_characters_as_escapes_and_stays_valid_csv(tmp_path):
+    import csv
+    import io
+
+    data = _set(tmp_path / "set.jsonl")
+    imported = tmp_path / "mine.jsonl"  # a score field named with ESC, a comma and a quote
+    imported.write_text("".join(json.dumps({"id": f"d{d}-s{s}", 'x\x1b[2J,"y': float(s * 8 + d)}) + "\n"
+                                for d in range(8) for s in range(4)), encoding="utf-8")
+    done = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--scores", f"mine={imported}", "--no-cache",
+                               "--resamples", "50", "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.stdout  # the byte never reaches the terminal
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0][0] == "metric" and len({len(row) for row in rows}) == 1  # every record whole
+    assert 'mine/x\\x1b[2J,"y' in [row[0] for row in rows]  # the escape the table and md show, quoted by csv
+
+
+def test_md_keeps_the_title_and_csv_prints_it_on_stderr(tmp_path):
+    title = "set (all, n=32): system-level spearman correlation with human 'overall'"
+    md = _run(tmp_path, "-m", "rouge", "--level", "system", "--format", "md")
+    assert md.exit_code == 0, md.output
+    lines = md.stdout.splitlines()
+    assert lines[0].startswith(title) and lines[1] == "" and lines[2].startswith("| metric |")
+    done = _run(tmp_path, "-m", "rouge", "--level", "system", "--format", "csv")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("metric,") and title not in done.stdout  # a plain csv table
+    assert any(line.startswith(title) for line in done.stderr.splitlines())

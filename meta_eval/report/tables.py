@@ -200,21 +200,24 @@ def _after(result, adjusted: float | None, resolution: int | None) -> str:
 
 
 def render_table(table: RunTable, form: str) -> str:
-    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular); the header row first. Every cell and the
-    title are escaped for the format (:mod:`meta_eval.report.escape`: a name can neither format the Markdown nor run
-    a LaTeX command); csv is data, written as it is."""
+    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular). Every cell and the title are escaped for
+    the format (:mod:`meta_eval.report.escape`: a name can neither format the Markdown nor run a LaTeX command, and
+    a control character shows as its escape, ``\\x1b``, in csv too: the table goes to standard output, often a
+    terminal; Python's csv then quotes the cells that need it). The title (set, n, level, statistic, human
+    dimension) is a line of its own above a Markdown table and a ``%`` comment above a LaTeX one; csv is the header
+    row and the rows only, for any csv reader: ``meta-eval run --format csv`` prints its title on standard error
+    (:func:`emit_table`)."""
     if form == "csv":
         import csv
         import io
 
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(table.header)
-        writer.writerows(table.rows)
+        writer.writerows([terminal(c) for c in row] for row in [table.header, *table.rows])
         return buf.getvalue()
     if form == "md":
         esc = [[markdown(c) for c in row] for row in [table.header, *table.rows]]
-        lines = ["| " + " | ".join(esc[0]) + " |",
+        lines = [markdown(table.title), "", "| " + " | ".join(esc[0]) + " |",
                  "|" + "|".join(":---" if h in ("rank", "metric") else "---:" for h in table.header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in esc[1:]]
         return "\n".join(lines) + "\n"
@@ -908,8 +911,11 @@ def categorical_table(result, *, two_sided: bool = False) -> RunTable:
 
 def emit_table(table, form: str, out: Console, err: Console, *, left=("metric",)) -> Console:
     """Print a :class:`RunTable`: a rich table on ``out`` (``form`` "table"; a section line before the ceiling row;
-    the ``left`` columns left-aligned), else its csv/md/latex text on stdout. Returns the console for the notes under
-    it (stdout for a terminal table, else stderr, leaving stdout to the table)."""
+    the ``left`` columns left-aligned), else its csv/md/latex text on stdout (csv's title on stderr, first: the csv
+    stays a plain table). Returns the console for the notes under it (stdout for a terminal table, else stderr,
+    leaving stdout to the table)."""
+    if form == "csv":
+        err.print(terminal(table.title), highlight=False, markup=False, soft_wrap=True)
     if form != "table":
         out.file.write(render_table(table, form))
         out.file.flush()
