@@ -65,6 +65,9 @@ NAMES = CATEGORICAL_STATISTICS + (PAIRWISE_STATISTIC,)
 _AGREEMENT = {"label-accuracy": "accuracy", "kappa": "kappa", "macro-f1": "macro-f1",
               "pairwise-accuracy": "pairwise-accuracy"}
 SECOND_OUTPUT = {"output_a": "output_b", "output_1": "output_2"}
+#: Why ``--differences`` is refused here (``run`` refuses it before any scoring).
+NO_DIFFERENCES = ("--differences is for graded properties; on a categorical or pairwise property each variant's "
+                  "interval and its paired test against the baseline are reported")
 
 
 def check_options(statistic, correlation, level, epsilon, control, delta_band, spa_seed) -> None:
@@ -161,8 +164,7 @@ class CategoricalResult:
         return fig
 
     def difference_intervals(self, *args, **kwargs):
-        raise MetaEvalError("--differences is for graded properties; on a categorical or pairwise property each "
-                            "variant's interval and its paired test against the baseline are reported")
+        raise MetaEvalError(NO_DIFFERENCES)
 
     def to_dict(self) -> dict:
         """The document ``meta-eval run --output`` writes: the table's numbers, one per question."""

@@ -110,7 +110,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
         correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False,
-        limit: int | None = None, sample: int | None = None):
+        limit: int | None = None, sample: int | None = None, differences: bool = False):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -188,8 +188,14 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         the baseline (table, reading line) and over all pairs (heatmap, clusters); recorded in the JSON.
     pairwise : bool
         A categorical or pairwise property: also every pair's paired test (``--pairwise``;
-        :attr:`~meta_eval.categorical.CategoricalResult.pvalues`). A graded one computes its all-pairs tests on
-        demand (:meth:`RunResult.clusters`) and ignores it.
+        :attr:`~meta_eval.categorical.CategoricalResult.pvalues`). A graded one: its significance clusters
+        (:meth:`RunResult.clusters`, kept as :attr:`RunResult.ranks`) with the all-pairs tests behind them, in the
+        JSON (each result's ``rank``, and ``pairwise``), computed once for the table, the figures and the JSON.
+    differences : bool
+        A graded property: each variant's difference to the baseline with its bootstrap interval (``--differences``;
+        :meth:`RunResult.difference_intervals`, kept as :attr:`RunResult.differences`), in the JSON as each
+        result's ``difference_vs_baseline`` ``{"value", "ci"}``; refused before any scoring on a categorical or
+        pairwise property.
 
     Returns
     -------
@@ -264,7 +270,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
                     allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
-                    asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs)
+                    asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs,
+                    differences=differences)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -285,7 +292,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
          allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
-         pairwise=False, rows=(None, None), plan=None):
+         pairwise=False, rows=(None, None), plan=None, differences=False):
     from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
@@ -312,6 +319,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             say("err", f"{loaded.name} ({loaded.subset}): {row_choice.line()}")
         prop = loaded.get_property(dim)
         if prop is not None and prop.categorical:  # labels: accuracy, kappa, macro-F1 or pairwise accuracy
+            if differences:  # before any scoring
+                raise MetaEvalError(categorical.NO_DIFFERENCES)
             return categorical.run_categorical(
                 trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
@@ -475,6 +484,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                                         for ms in scored for v, arr in ms.scores.items()}
     result.rows = row_choice.as_dict() if row_choice is not None else None
     result.provenance = record(plan, judgments)
+    # once, for the table, the figures and the JSON alike
+    result.ranks = result.clusters() if pairwise else None
+    result.differences = result.difference_intervals() if differences else None
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

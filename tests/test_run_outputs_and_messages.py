@@ -153,3 +153,45 @@ def test_md_keeps_the_title_and_csv_prints_it_on_stderr(tmp_path):
     assert done.exit_code == 0, done.output
     assert done.stdout.startswith("metric,") and title not in done.stdout  # a plain csv table
     assert any(line.startswith(title) for line in done.stderr.splitlines())
+
+
+# -- the JSON holds what --pairwise and --differences print ----------------------------------------------------------
+def test_the_json_carries_the_printed_ranks_differences_and_pairwise_tests(tmp_path):
+    import csv
+    import io
+
+    from meta_eval.report.tables import fmt
+
+    out = tmp_path / "r.json"
+    done = _run(tmp_path, "-m", "rouge,chrf,bleu", "--pairwise", "--differences", "--format", "csv", "--output",
+                str(out))
+    assert done.exit_code == 0, done.output
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    header, table = rows[0], {row[1]: row for row in rows[1:]}
+    delta = header.index("Δ vs rougeL-f [95% CI]")
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    results = {r["metric"]: r for r in doc["results"]}
+    assert len({r["rank"] for r in results.values()}) > 1  # the set tells some variants apart
+    for metric, r in results.items():
+        assert table[metric][0] == str(r["rank"])  # the rank column is the JSON's rank
+        d = r["difference_vs_baseline"]
+        if metric == "rougeL-f":
+            assert d is None and table[metric][delta] == "(baseline)"
+        else:  # the same difference (to the baseline's value) and interval as printed
+            assert d["value"] == r["value"] - results["rougeL-f"]["value"]
+            assert table[metric][delta] == f"{d['value']:+.3f} [{fmt(d['ci'][0])}, {fmt(d['ci'][1])}]"
+    pairwise = doc["pairwise"]
+    assert pairwise["test"] == "williams" and pairwise["correction"] == "holm" and doc["differences"]["baseline"] == \
+        "rougeL-f"
+    names = pairwise["variants"]
+    assert sorted(names) == sorted(results) and all(len(row) == len(names) for row in pairwise["p"])
+    base = names.index("rougeL-f")
+    for i, metric in enumerate(names):  # the matrix's entry against the baseline is the table's p, exactly
+        assert pairwise["p"][i][i] is None
+        if metric != "rougeL-f" and results[metric]["williams_p_vs_baseline"] is not None:
+            assert pairwise["p"][i][base] == results[metric]["williams_p_vs_baseline"]
+    plain = tmp_path / "plain.json"  # not asked for: no new key
+    assert _run(tmp_path, "-m", "rouge,chrf,bleu", "--output", str(plain)).exit_code == 0
+    again = json.loads(plain.read_text(encoding="utf-8"))
+    assert "pairwise" not in again and "differences" not in again
+    assert not {"rank", "difference_vs_baseline"} & set(again["results"][0])

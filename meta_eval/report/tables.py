@@ -120,6 +120,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     header.append(f"{test} vs {baseline} ({sides})" if baseline else test)
     rows, styles = [], []
     adjusted = _adjusted(result, two_sided)  # the stars read the p-values of the run's correction
+    entries = result.difference_entries(differences) if differences else {}
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
@@ -148,11 +149,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         if alphas is not None:
             row.append(fmt(alphas.get(r.metric)))
         if differences:
-            d = differences.get(r.metric)
-            value = None if r.value is None or result.values.get(baseline) is None else \
-                r.value - result.values[baseline]
-            row.append("(baseline)" if r.metric == baseline else "-" if value is None else
-                       f"{value:+.3f} [{fmt(d[0])}, {fmt(d[1])}]" if d else f"{value:+.3f}")
+            e = entries.get(r.metric)  # the JSON's difference_vs_baseline
+            row.append("(baseline)" if r.metric == baseline else "-" if e is None else
+                       f"{e['value']:+.3f} [{fmt(e['ci'][0])}, {fmt(e['ci'][1])}]" if e["ci"] else f"{e['value']:+.3f}")
         row.append(last)
         rows.append(row)
         styles.append("bold" if better else None)
@@ -347,11 +346,14 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
               ranks: dict[str, int] | None = None, differences: dict | None = None, verbose: bool = False) -> None:
     """The results of ``meta-eval run``: the table (rich, or ``form`` csv / md / latex on stdout, the notes then going
     to ``err``), how to read it, the statistic's paper and resampling, the level's warning, the ceiling, the
-    signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason)."""
+    signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason). ``ranks`` and
+    ``differences`` default to the result's own (:attr:`~meta_eval.results.RunResult.ranks`, ``.differences``)."""
     from meta_eval.categorical import CategoricalResult
 
     if isinstance(result, CategoricalResult):  # a categorical or pairwise property (JUDGE-BENCH's labels)
         return print_categorical(result, out, err, form=form, two_sided=two_sided, verbose=verbose)
+    ranks = result.ranks if ranks is None else ranks  # the run's (pairwise=True), computed once: the JSON's too
+    differences = result.differences if differences is None else differences
     table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
     setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
     what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
