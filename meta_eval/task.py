@@ -419,7 +419,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         if wanted in variants:
             baseline = wanted
         else:
-            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
+            from meta_eval.units import BASELINE_METRIC
+
+            metric = BASELINE_METRIC.get(wanted, wanted)
+            tried = {ms.metric for ms in scoring.scored} | {n for n, _ in skipped + failed}
+            baseline_note = why_no_baseline(
+                jset, wanted, [ms.metric for ms in scored], skipped, failed, choice=variant_record, shown=variants,
+                cannot=selection.cannot_run(metric, options, jset, dim) if wanted and metric not in tried else None)
     elif baseline not in variants:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     williams = level == "global" and statistic in stats.CORRELATIONS

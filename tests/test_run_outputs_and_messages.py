@@ -195,3 +195,35 @@ def test_the_json_carries_the_printed_ranks_differences_and_pairwise_tests(tmp_p
     again = json.loads(plain.read_text(encoding="utf-8"))
     assert "pairwise" not in again and "differences" not in again
     assert not {"rank", "difference_vs_baseline"} & set(again["results"][0])
+
+
+# -- the missing-baseline advice names only what works ---------------------------------------------------------------
+def test_a_default_baseline_hidden_by_m_family_is_said_so_and_the_advice_works(tmp_path):
+    done = _run(tmp_path, "-m", "rouge1")
+    assert done.exit_code == 0, done.output
+    message = _flat(done.output)
+    assert ("the set set's default baseline rougeL-f was scored but is not shown: -m rouge1 shows only the rouge "
+            "variants it names; pass --baseline rougeL-f") in message and "add it to -m (rouge1,rougeL-f)" in message
+    assert "is not among the chosen metrics" not in message and "add -m rouge " not in message
+    for advice in (["-m", "rouge1", "--baseline", "rougeL-f"], ["-m", "rouge1,rougeL-f"]):  # each does what it says
+        done = _run(tmp_path, *advice)
+        assert done.exit_code == 0 and "no test against a baseline" not in done.output, done.output
+        assert "Williams p vs rougeL-f" in _flat(done.stdout)
+
+
+def test_a_default_baseline_that_cannot_run_on_the_set_is_not_advised(tmp_path):
+    data = _set(tmp_path / "set.jsonl")
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    sourced = tmp_path / "sourced.jsonl"  # no references, a source: ROUGE (the default baseline) cannot run
+    sourced.write_text("".join(json.dumps({**{k: v for k, v in r.items() if k != "references"},
+                                           "source": r["references"][0]}) + "\n" for r in rows), encoding="utf-8")
+    done = runner.invoke(app, ["run", "-j", str(sourced), "-m", "chrf", "-o", "ref=source", "--no-cache",
+                               "--resamples", "50"])
+    assert done.exit_code == 0, done.output
+    message = _flat(done.output)
+    assert ("the sourced set's default baseline rougeL-f (rouge) cannot run here: needs references, which sourced "
+            "does not have; to test against another variant, pass --baseline VARIANT (the chosen: chrf)") in message
+    assert "add -m rouge" not in message
+    done = runner.invoke(app, ["run", "-j", str(sourced), "-m", "chrf,rouge", "-o", "ref=source", "--no-cache",
+                               "--resamples", "50"])  # what the old advice led to
+    assert done.exit_code == 1 and "rouge not run: needs references" in _flat(done.output), done.output

@@ -207,6 +207,23 @@ def choose_for_set(requested: str | None, variants, baseline: str | None, import
     return asked, names, shown, chosen, skipped
 
 
+def cannot_run(name: str, options, jset, dimension: str) -> str | None:
+    """Why the registered metric ``name``, not chosen, could not run on ``jset`` with the run's ``options`` (those
+    it takes), in :func:`choose_metrics`'s words (e.g. "needs references, which qags does not have"); None when it
+    could. For advice that names only what can work (the set's default baseline, :func:`meta_eval.units.
+    why_no_baseline`)."""
+    import meta_eval.metrics.registry as registry
+
+    try:
+        config = metric_config(registry.get_class(name), parse_options(options))
+        chosen, skipped = choose_metrics(name, config, what=jset.name, has_sources=jset.has_sources,
+                                         has_references=jset.max_references > 0, language=jset.language,
+                                         judged=(jset, dimension))
+    except (registry.UnknownMetricError, MetaEvalError) as exc:
+        return str(exc)
+    return None if chosen else "; ".join(reason for _, reason in skipped) or "it cannot run here"
+
+
 def named_skips(skipped: Sequence[tuple[str, str]], requested: str | None) -> list[tuple[str, str]]:
     """The skips of metrics named one by one (not through ``all``): missing results, the command's exit 1."""
     from meta_eval.metrics.registry import ALL
