@@ -219,9 +219,13 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice
+    from meta_eval.judgments.rows import check_choice, check_seed
 
     check_choice(limit, sample, seed)
+    check_seed(spa_seed, "--spa-seed")
+    if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
+        raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
+                            "set's default; `meta-eval judgments SET` lists them)")
     option_list = selection.option_list(options)
     data_dir, cache = as_path(data_dir, "--data-dir"), as_path(cache, "--cache")
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
@@ -329,7 +333,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures,
                 provenance=record(plan, judgments))
         if statistic in categorical.NAMES:
-            raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
+            raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s '{dim}' is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "
                                 "--statistic spearman, say)")
         total_rows = len(trial)
@@ -355,7 +359,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     except (judgment_sets.JudgmentError, judgment_sets.DataError, ValueError) as exc:
         raise MetaEvalError(str(exc)) from None
     if len(jset) < 4:
-        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} score; at least 4 are needed")
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a '{dim}' score; at least 4 are needed")
     why = "given with --human" if human else jset.default_reason
     set_notes = list(jset.notes)
     if jset.rows_without_system():
@@ -383,9 +387,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         if count:  # before the scoring: the draws of the resamples are made at once (a sentence, not MemoryError)
             check_resample_memory(count, jset.documents(), len({r.system for r in jset.rows}), n_variants,
                                         option=option)
-    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} "
-        f"{level_words(jset.task, 'summary').units}, human: {dim}"
-        + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
+    words, n_docs = level_words(jset.task, "summary"), jset.documents()
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {n_docs} {words.unit if n_docs == 1 else words.units}"
+        f", human: {dim}" + (f" ({dropped} row{'s' if dropped != 1 else ''} without a {dim} score left out)"
+                             if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
     if scoring.dropped_rows():  # an LLM judge's on_unparsed=drop: rows with no parsed answer leave every metric

@@ -292,7 +292,7 @@ def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -
     from meta_eval.matrix import judgment_matrices
 
     words = level_words(jset.task, level, statistic)
-    where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
+    where = f"{jset.origin()}: the {level} level cannot be computed for human '{dimension}'"
     if getattr(jset, "pooled_datasets", ""):
         raise LevelError(f"{where}: {jset.pooled_datasets}")
     note = multi_system_note(jset)

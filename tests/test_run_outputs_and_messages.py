@@ -227,3 +227,65 @@ def test_a_default_baseline_that_cannot_run_on_the_set_is_not_advised(tmp_path):
     done = runner.invoke(app, ["run", "-j", str(sourced), "-m", "chrf,rouge", "-o", "ref=source", "--no-cache",
                                "--resamples", "50"])  # what the old advice led to
     assert done.exit_code == 1 and "rouge not run: needs references" in _flat(done.output), done.output
+
+
+# -- smaller messages: true, in the user's words -------------------------------------------------------------------
+def _rows(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_judgment_rows_are_refused_in_json_words(tmp_path):
+    good = [json.loads(line) for line in _set(tmp_path / "set.jsonl").read_text().splitlines()]
+    for change, expected in ((lambda r: r.update(scores={}), ":4: 'scores' is empty; give at least one dimension's"),
+                             (lambda r: r.pop("scores"), ":4: missing 'scores'"),
+                             (lambda r: r.update(scores={"overall": True}), ":4: human score true is not a finite "
+                                                                            "number or null"),
+                             (lambda r: r.update(judges={"overall": 3}), ":4: judges['overall'] must be a list of "
+                                                                         "numbers (one per judge), got 3")):
+        rows = [dict(r) for r in good]
+        change(rows[3])
+        data = _rows(tmp_path / "bad.jsonl", rows)
+        done = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--no-cache"])
+        assert done.exit_code == 2 and f"{data}{expected}" in _flat(done.output), done.output
+        assert "True" not in done.output
+    scores = _rows(tmp_path / "mine.jsonl", [{"id": r["id"], "score": None if i == 2 else 0.5} for i, r in
+                                              enumerate(good)])
+    done = runner.invoke(app, ["run", "-j", str(tmp_path / "set.jsonl"), "--scores", f"mine={scores}", "--no-cache"])
+    assert done.exit_code == 2 and f"{scores}:3: the score 'score' is null, not a number" in _flat(done.output)
+
+
+def test_a_negative_seed_and_an_empty_human_dimension_are_refused_before_scoring(tmp_path):
+    for args, expected in ((["--seed", "-1"], "--seed must be a whole number from 0, not -1"),
+                           (["--spa-seed", "-1"], "--spa-seed must be a whole number from 0, not -1"),
+                           (["--human", ""], "--human must name a human dimension of the set, not ''")):
+        done = _run(tmp_path, "-m", "rouge", "--level", "summary", *args)
+        assert done.exit_code == 2 and expected in _flat(done.output), done.output
+        assert not (tmp_path / "c.sqlite").exists()  # nothing scored
+    done = runner.invoke(app, ["score", "-m", "chrf", "-c", str(tmp_path / "set.jsonl"), "--seed", "-1",
+                               "--no-cache"])
+    assert done.exit_code == 2 and "--seed must be a whole number from 0, not -1" in _flat(done.output)
+
+
+def test_counts_agree_with_their_nouns_and_a_dimension_is_written_one_way(tmp_path):
+    dim = "ov|er_all\\"  # a backslash: Python's repr would double it
+    rows = [{"id": f"r{s}", "doc_id": "d0", "system": f"s{s}", "candidate": "the cat " * (s + 1),
+             "references": ["the cat sat"], "scores": {dim: None if s == 6 else float(s % 4)}} for s in range(7)]
+    done = runner.invoke(app, ["run", "-j", str(_rows(tmp_path / "one.jsonl", rows)), "-m", "rouge", "--no-cache",
+                               "--resamples", "50"])
+    assert done.exit_code == 0, done.output
+    message = _flat(done.output)
+    assert f"one (all): 6 rows, 1 document, human: {dim} (1 row without a {dim} score left out)" in message
+    assert f"with human '{dim}'" in message and f"for dimension '{dim}'" in message  # title and ceiling line
+    assert "ov|er_all\\\\" not in done.output
+
+
+def test_a_run_of_imported_scores_only_does_not_count_distinct_texts(tmp_path):
+    data = _set(tmp_path / "set.jsonl")
+    scores = _rows(tmp_path / "mine.jsonl", [{"id": f"d{d}-s{s}", "score": float(s + d % 2)} for d in range(8)
+                                             for s in range(4)])
+    done = runner.invoke(app, ["run", "-j", str(data), "-m", "mine", "--scores", f"mine={scores}", "--no-cache",
+                               "--resamples", "50"])
+    assert done.exit_code == 0, done.output
+    assert "distinct (candidate, references, source) texts" not in done.output
+    assert "mine: read from its file" in done.output

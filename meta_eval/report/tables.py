@@ -446,11 +446,11 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     notes.print("Signatures:")
     for signature in result.signatures.values():
         notes.print(f"  {signature}", highlight=False, soft_wrap=True, markup=False)
-    distinct = {ms.computed + ms.cached for ms in result.scores}
-    if distinct and max(distinct) < result.n:
+    imported = {imp["metric"] for imp in result.imported}
+    distinct = {ms.computed + ms.cached for ms in result.scores if ms.metric not in imported}  # scored here
+    if distinct and 0 < max(distinct) < result.n:
         err.print(f"  ({result.n} rows hold {max(distinct)} distinct (candidate, references, source) texts: each is "
                   "scored once)", highlight=False, markup=False)
-    imported = {imp["metric"] for imp in result.imported}
     for ms in result.scores:
         err.print(f"  {ms.metric}: " + (f"read from its file in {ms.seconds:.2f}s" if ms.metric in imported else
                                          f"{ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s")
@@ -729,7 +729,7 @@ def print_judgment_set(jset, out: Console) -> None:
     if d.get("multi_system_rows"):
         add("rows naming several systems", d["multi_system_rows"])
     for dim, c in d["dimensions"].items():
-        add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
+        add(f"human '{dim}'" + (" (default)" if dim == d["default_dimension"] else ""),
             f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
     if len(d["dimensions"]) > 1:
         add("default dimension", f"{d['default_dimension']} (because {d['default_reason']}; run --human to choose)")
