@@ -220,10 +220,9 @@ def run(
                    say=_say_then(later, stdout=form == "table"), system_score=system_score, scores=scores,
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
-                   correction=correction, plots=plot, pairwise=pairwise, limit=limit, sample=sample)  # outputs checked
-    ranks = _call(result.clusters) if pairwise else None
-    diffs = _call(result.difference_intervals) if differences else None
-    print_run(result, out, err, form=form, two_sided=two_sided, ranks=ranks, differences=diffs, verbose=verbose)
+                   correction=correction, plots=plot, pairwise=pairwise, limit=limit, sample=sample,
+                   differences=differences)  # outputs checked; --pairwise, --differences computed once (JSON too)
+    print_run(result, out, err, form=form, two_sided=two_sided, verbose=verbose)
     notes = out if form == "table" else err
     for name, reason in result.failed:
         notes.print(f"[red]failed[/] {escape(name)}: {escape(reason)}", highlight=False)
@@ -232,7 +231,7 @@ def run(
     _wrote(output)
     _wrote(scores_out)
     for kind, variant, path in result.figures:
-        _call(result.plot, kind, path, variant=variant, ranks=ranks)
+        _call(result.plot, kind, path, variant=variant, ranks=getattr(result, "ranks", None))
         _wrote(path)
     _exit_if_incomplete(result.failed, result.not_run, output)
 

@@ -36,7 +36,7 @@ from meta_eval.errors import MetaEvalError
 from meta_eval.metrics.base import Example
 
 __all__ = ["DUPLICATE_POLICIES", "DuplicateReport", "Judgment", "JudgmentSet", "JudgmentError", "LabelledExamples",
-           "Property"]
+           "Property", "json_type", "json_value"]
 
 DUPLICATE_POLICIES = ("error", "mean", "first")
 
@@ -308,14 +308,14 @@ class JudgmentSet:
         """Human scores for ``dimension`` as float64, NaN where a row has none (see :meth:`scored`)."""
         dim = dimension or self.default_dimension
         if dim not in self.dimensions:
-            raise JudgmentError(f"{self.name} has no human dimension {dim!r}; it has: {', '.join(self.dimensions)}")
+            raise JudgmentError(f"{self.name} has no human dimension '{dim}'; it has: {', '.join(self.dimensions)}")
         prop = self.get_property(dim)
         if prop is not None and prop.categorical:
             graded = [p.name for p in self.properties if not p.categorical]
             choose = (f"choose a graded property with --human ({', '.join(graded)})" if graded
                       else "this set has no graded property")
             raise JudgmentError(
-                f"{self.name}: {dim!r} is a {'pairwise' if prop.pairwise else 'categorical'} property (labels "
+                f"{self.name}: '{dim}' is a {'pairwise' if prop.pairwise else 'categorical'} property (labels "
                 f"{', '.join(prop.labels)}) without numeric human scores: its labels are compared by label "
                 "statistics (meta_eval.categorical, as `meta-eval run` does), or " + choose)
         return np.array([math.nan if r.scores.get(dim) is None else float(r.scores[dim]) for r in self.rows])
@@ -552,6 +552,34 @@ def make_ids_unique(rows: list[Judgment]) -> list[Judgment]:
 _KIND_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "an object", int: "an integer"}
 
 
+def json_value(value, most: int = 40) -> str:
+    """A value read from a JSON file as a message shows it: in JSON's words (``true``, ``false``, ``null``,
+    ``"text"``, ``NaN``), as the user wrote it, not Python's (``True``, ``None``, ``'text'``); at most ``most``
+    characters (a long integer: its first digits and its length).
+
+    >>> json_value(True), json_value(None), json_value("two"), json_value(float("nan")), json_value([1, None])
+    ('true', 'null', '"two"', 'NaN', '[1, null]')
+    """
+    import json
+
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > most:
+        return f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+def json_type(value) -> str:
+    """What a value read from a JSON file is, in JSON's words: ``null``, ``true``/``false``, ``a number``, ``a
+    string``, ``a list``, ``an object`` (not Python's ``NoneType``, ``bool``, ``dict``)."""
+    if value is None or isinstance(value, bool):
+        return json_value(value)
+    return ("a number" if isinstance(value, (int, float)) else _KIND_NAMES.get(type(value))
+            or f"a {type(value).__name__}")
+
+
 def get_field(obj: object, key: str, where: str, kind: type | tuple = str, *, nullable: bool = False):
     """``obj[key]``, checked to be of type ``kind`` (None allowed if ``nullable``).
 
@@ -559,7 +587,7 @@ def get_field(obj: object, key: str, where: str, kind: type | tuple = str, *, nu
     starts with ``where`` (``"<file>:<line>"``). ``bool`` is not accepted where ``int`` is asked for.
     """
     if not isinstance(obj, dict):
-        raise JudgmentError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        raise JudgmentError(f"{where}: expected a JSON object, got {json_type(obj)}")
     if key not in obj:
         raise JudgmentError(f"{where}: missing field {key!r}")
     value = obj[key]
@@ -569,14 +597,14 @@ def get_field(obj: object, key: str, where: str, kind: type | tuple = str, *, nu
         kinds = kind if isinstance(kind, tuple) else (kind,)
         names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
         raise JudgmentError(f"{where}: field {key!r} must be {names}{' or null' if nullable else ''}, got "
-                            f"{type(value).__name__}")
+                            f"{json_type(value)}")
     return value
 
 
 def get_number(value: object, where: str, name: str) -> float:
     """``value`` as a finite float; anything else (null, a string, true/false, NaN) is a :class:`JudgmentError`."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgmentError(f"{where}: {name} must be a finite number, got {value!r}")
+        raise JudgmentError(f"{where}: {name} must be a finite number, got {json_value(value)}")
     return float(value)
 
 

@@ -4,9 +4,10 @@ Every row of the set as loaded (after ``--subset``: the rows ``meta-eval run`` l
 without a human score included), as ``.jsonl``, ``.csv`` or ``.tsv`` (by the file's suffix):
 
 - JSONL: a first line ``{"signatures": [], "judgments": SET, "subset": ..., "rows": N, "dimensions": [...]}`` (the
-  header of meta-eval's score files, which ``--scores`` skips), then one object per row: ``index`` (the row's
-  position from 0), ``id``, ``doc_id``, ``system`` (null when the row has none), ``candidate``, ``references`` (a
-  list), ``source`` (null when none) and ``human`` (``{dimension: score or null}``).
+  header of meta-eval's score files, which ``--scores`` and ``meta-eval score -i`` skip), then one object per
+  row: ``index`` (the row's position from 0), ``id``, ``doc_id``, ``system`` (null when the row has none),
+  ``candidate``, ``references`` (a list), ``source`` (null when none) and ``human`` (``{dimension: score or
+  null}``).
 - CSV/TSV: a header ``index,id,doc_id,system,candidate,references,source,human.<dimension>...``, then one record
   per row, quoted where a text holds the separator, a quote or a line end (Python's :mod:`csv`, which
   ``--scores`` reads back); ``references`` is a JSON list in its cell; an empty cell is a missing system, source

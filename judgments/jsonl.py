@@ -57,7 +57,7 @@ import re
 import zlib
 from pathlib import Path
 
-from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet, json_type, json_value
 from meta_eval.judgments.limits import check_regular_file, iter_lines
 from meta_eval.judgments.text import check_encodable, decode_line, repair_text, text_fixer
 
@@ -66,7 +66,7 @@ CONVENTIONAL_DEFAULT = "overall"
 
 def _text(value: object, where: str, name: str, fix=repair_text) -> str:
     if not isinstance(value, str):
-        raise JudgmentError(f"{where}: {name} must be a string, got {type(value).__name__}")
+        raise JudgmentError(f"{where}: {name} must be a string, got {json_type(value)}")
     return fix(check_encodable(value, where, name, JudgmentError))
 
 
@@ -76,14 +76,14 @@ def _judges(value: object, where: str) -> dict[str, tuple[float, ...]]:
         return {}
     if not isinstance(value, dict):
         raise JudgmentError(f"{where}: 'judges' must be an object of dimension -> list of numbers, got "
-                            f"{type(value).__name__}")
+                            f"{json_type(value)}")
     out = {}
     for dim, values in value.items():
         if values is None:
             continue
         if not isinstance(values, list):
             raise JudgmentError(f"{where}: judges[{dim!r}] must be a list of numbers (one per judge), got "
-                                f"{type(values).__name__} {values!r}")
+                                f"{json_value(values)}")
         numbers = (_number(v, where, f"a judges[{dim!r}] value") for v in values)
         out[str(dim)] = tuple(x for x in numbers if x is not None)
     return out
@@ -97,9 +97,7 @@ def _number(value: object, where: str, name: str = "human score") -> float | Non
     except OverflowError:  # an integer too large for a float (hundreds of digits)
         number = math.inf
     if not math.isfinite(number):
-        shown = value if not isinstance(value, int) or abs(value) < 10 ** 30 else f"{str(value)[:12]}... " \
-            f"({len(str(abs(value)))} digits)"
-        raise JudgmentError(f"{where}: {name} {shown!r} is not a finite number or null")
+        raise JudgmentError(f"{where}: {name} {json_value(value)} is not a finite number or null")
     return number
 
 
@@ -109,7 +107,7 @@ def _label(obj: dict, key: str, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise JudgmentError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
+        raise JudgmentError(f"{where}: {key!r} must be a string, got {json_type(value)}")
     if value == "":
         raise JudgmentError(f"{where}: {key!r} is empty; leave it out if the row has none")
     return str(value)
@@ -120,8 +118,14 @@ def _row(obj: object, where: str, lineno: int, fix=repair_text) -> Judgment:
         raise JudgmentError(f"{where}: expected a JSON object")
     if "candidate" not in obj:
         raise JudgmentError(f"{where}: missing 'candidate'")
-    if not isinstance(obj.get("scores"), dict) or not obj["scores"]:
+    if "scores" not in obj:
         raise JudgmentError(f"{where}: missing 'scores' (an object of dimension -> number)")
+    if not isinstance(obj["scores"], dict):
+        raise JudgmentError(f"{where}: 'scores' must be an object of dimension -> number, got "
+                            f"{json_value(obj['scores'])}")
+    if not obj["scores"]:
+        raise JudgmentError(f"{where}: 'scores' is empty; give at least one dimension's score (number or null), "
+                            "e.g. {\"overall\": 0.5}")
     refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])
     if isinstance(refs, str) or not isinstance(refs, list):
         raise JudgmentError(f"{where}: 'references' must be a list of strings")

@@ -100,7 +100,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet, Property
+from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet, Property, json_type, json_value
 from meta_eval.judgments.files import DataFile, Source, data_dir, ensure_file
 
 __all__ = ["SETS", "SUBSETS", "alpha_with_metric", "human_agreement", "is_judge_bench", "load", "load_file", "load_json",
@@ -267,7 +267,7 @@ def parse_json(raw: bytes, path: Path) -> object:
 
 def _not_schema(path: Path, doc: object) -> str:
     what = (f"an object with the keys {', '.join(map(repr, list(doc)[:8]))}" if isinstance(doc, dict)
-            else f"a JSON {type(doc).__name__}")
+            else json_type(doc))
     return (f"{path} is {what}: a .json judgment file must be in JUDGE-BENCH's schema (one object with 'annotations' "
             "and 'instances', see docs/judgments.md), or JSON lines (one object per line, with 'candidate' and "
             "'scores')")
@@ -275,7 +275,7 @@ def _not_schema(path: Path, doc: object) -> str:
 
 def _number(value: object, where: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise JudgmentError(f"{where}: {name} must be a finite number, got {value!r}")
+        raise JudgmentError(f"{where}: {name} must be a finite number, got {json_value(value)}")
     return float(value)
 
 
@@ -283,12 +283,12 @@ def _properties(doc: dict, path: Path) -> tuple[Property, ...]:
     anns = doc.get("annotations")
     if not isinstance(anns, list) or not anns:
         raise JudgmentError(f"{path}: 'annotations' must be a non-empty list of the judged properties (JUDGE-BENCH's "
-                            f"schema), got {type(anns).__name__ if 'annotations' in doc else 'nothing'}")
+                            f"schema), got {json_type(anns) if 'annotations' in doc else 'nothing'}")
     props: list[Property] = []
     for i, a in enumerate(anns):
         where = f"{path}: annotations[{i}]"
         if not isinstance(a, dict):
-            raise JudgmentError(f"{where} must be an object, got {type(a).__name__}")
+            raise JudgmentError(f"{where} must be an object, got {json_type(a)}")
         name = a.get("metric")
         if not isinstance(name, str) or not name.strip():
             raise JudgmentError(f"{where}: 'metric' (the property's name) must be a non-empty string, got {name!r}")
@@ -300,7 +300,7 @@ def _properties(doc: dict, path: Path) -> tuple[Property, ...]:
             raise JudgmentError(f"{where}: 'category' must be one of {', '.join(KINDS)}, got {kind!r}")
         prompt = a.get("prompt", "")
         if not isinstance(prompt, str):
-            raise JudgmentError(f"{where}: 'prompt' must be a string (a jinja template), got {type(prompt).__name__}")
+            raise JudgmentError(f"{where}: 'prompt' must be a string (a jinja template), got {json_type(prompt)}")
         if kind == "categorical":
             labels = a.get("labels_list")
             if (not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) and x.strip()
@@ -345,10 +345,10 @@ def _texts(instance: object, rule: str, where: str) -> tuple[dict[str, str], str
         return fields, instance.strip(), None
     if not isinstance(instance, dict) or not instance:
         raise JudgmentError(f"{where}: 'instance' must be a string or an object of named string fields, got "
-                            f"{type(instance).__name__ if not isinstance(instance, dict) else 'an empty object'}")
+                            f"{json_type(instance) if not isinstance(instance, dict) else 'an empty object'}")
     for key, value in instance.items():
         if not isinstance(value, str):
-            raise JudgmentError(f"{where}: instance field {key!r} must be a string, got {type(value).__name__}")
+            raise JudgmentError(f"{where}: instance field {key!r} must be a string, got {json_type(value)}")
     if rule not in (None, "fields"):
         raise JudgmentError(f"{where}: 'instance' must be a string for this set, got an object")
     cand = next((k for k in CANDIDATE_FIELDS if k in instance), None)
@@ -364,14 +364,14 @@ def _label(value: object, prop: Property, where: str, name: str) -> str:
     lower = [x.strip().lower() for x in prop.labels]
     if not isinstance(value, str) or value.strip().lower() not in lower:
         raise JudgmentError(f"{where}: {name} of {prop.name!r} must be one of its labels {', '.join(prop.labels)}, "
-                            f"got {value!r}")
+                            f"got {json_value(value)}")
     return prop.labels[lower.index(value.strip().lower())]
 
 
 def _row(inst: object, i: int, props: tuple[Property, ...], path: Path, rule: str | None) -> Judgment:
     where = f"{path}: instances[{i}]"
     if not isinstance(inst, dict):
-        raise JudgmentError(f"{where} must be an object, got {type(inst).__name__}")
+        raise JudgmentError(f"{where} must be an object, got {json_type(inst)}")
     rid = inst.get("id")
     if isinstance(rid, bool) or not isinstance(rid, (int, str)) or (isinstance(rid, str) and not rid.strip()):
         raise JudgmentError(f"{where}: 'id' must be an integer or a non-empty string, got {rid!r}")
@@ -383,7 +383,7 @@ def _row(inst: object, i: int, props: tuple[Property, ...], path: Path, rule: st
     anns = inst.get("annotations")
     if not isinstance(anns, dict):
         raise JudgmentError(f"{where}: 'annotations' must be an object of property -> human judgments, got "
-                            f"{type(anns).__name__ if 'annotations' in inst else 'nothing'}")
+                            f"{json_type(anns) if 'annotations' in inst else 'nothing'}")
     names = {p.name for p in props}
     for key in anns:
         if key not in names:
@@ -395,11 +395,11 @@ def _row(inst: object, i: int, props: tuple[Property, ...], path: Path, rule: st
         if a is None:
             continue
         if not isinstance(a, dict):
-            raise JudgmentError(f"{where}: annotations[{p.name!r}] must be an object, got {type(a).__name__}")
+            raise JudgmentError(f"{where}: annotations[{p.name!r}] must be an object, got {json_type(a)}")
         values = a.get("individual_human_scores", [])
         if not isinstance(values, list):
             raise JudgmentError(f"{where}: individual_human_scores of {p.name!r} must be a list, got "
-                                f"{type(values).__name__}")
+                                f"{json_type(values)}")
         if p.categorical:
             if "majority_human" not in a:
                 raise JudgmentError(f"{where}: the categorical property {p.name!r} needs 'majority_human'")
@@ -432,7 +432,7 @@ def read(doc: dict, path: str | Path, *, name: str | None = None, rule: str | No
     insts = doc.get("instances")
     if not isinstance(insts, list) or not insts:
         raise JudgmentError(f"{path}: 'instances' must be a non-empty list of the judged instances (JUDGE-BENCH's "
-                            f"schema), got {type(insts).__name__ if 'instances' in doc else 'nothing'}")
+                            f"schema), got {json_type(insts) if 'instances' in doc else 'nothing'}")
     rows = [_row(inst, i, props, path, rule) for i, inst in enumerate(insts)]
     seen: dict[str, Judgment] = {}
     for row in rows:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["RowChoice", "check_choice", "choose", "select_rows"]
+__all__ = ["RowChoice", "check_choice", "check_seed", "choose", "select_rows"]
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,21 @@ def _count(value, option: str) -> int | None:
 
 def check_choice(limit=None, sample=None, seed=None) -> None:
     """Raise :class:`~meta_eval.errors.MetaEvalError` for a bad ``--limit``/``--sample`` (not a whole number, under
-    1, both given) before any loading."""
+    1, both given) or ``--seed`` (the seed of the sample and of every resampling: a whole number from 0, as numpy's
+    generators take; None: not given) before any loading."""
     if _count(limit, "--limit") is not None and _count(sample, "--sample") is not None:
         raise MetaEvalError("give --limit N (the first N rows) or --sample N (a seeded sample), not both")
     _count(sample, "--sample")
-    if sample is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise MetaEvalError(f"--seed must be an integer, not {seed!r}")
+    check_seed(seed)
+
+
+def check_seed(seed, option: str = "--seed") -> None:
+    """Raise :class:`~meta_eval.errors.MetaEvalError` unless ``seed`` is None or a whole number from 0 (numpy's
+    generators take no negative seed), naming ``option``: a sentence before any work, not numpy's error after it."""
+    import numbers
+
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise MetaEvalError(f"{option} must be a whole number from 0, not {seed!r}")
 
 
 def choose(total: int, limit=None, sample=None, seed=0) -> RowChoice | None:

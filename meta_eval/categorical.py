@@ -65,6 +65,9 @@ NAMES = CATEGORICAL_STATISTICS + (PAIRWISE_STATISTIC,)
 _AGREEMENT = {"label-accuracy": "accuracy", "kappa": "kappa", "macro-f1": "macro-f1",
               "pairwise-accuracy": "pairwise-accuracy"}
 SECOND_OUTPUT = {"output_a": "output_b", "output_1": "output_2"}
+#: Why ``--differences`` is refused here (``run`` refuses it before any scoring).
+NO_DIFFERENCES = ("--differences is for graded properties; on a categorical or pairwise property each variant's "
+                  "interval and its paired test against the baseline are reported")
 
 
 def check_options(statistic, correlation, level, epsilon, control, delta_band, spa_seed) -> None:
@@ -161,8 +164,7 @@ class CategoricalResult:
         return fig
 
     def difference_intervals(self, *args, **kwargs):
-        raise MetaEvalError("--differences is for graded properties; on a categorical or pairwise property each "
-                            "variant's interval and its paired test against the baseline are reported")
+        raise MetaEvalError(NO_DIFFERENCES)
 
     def to_dict(self) -> dict:
         """The document ``meta-eval run --output`` writes: the table's numbers, one per question."""
@@ -290,7 +292,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
             if space is not None:
                 if sorted(_lower(space)) != sorted(_lower(prop.labels)):
                     skipped.append((variant, f"it answers in the labels {', '.join(map(str, space))}, not "
-                                             f"the labels of {dim!r} ({', '.join(prop.labels)})"))
+                                             f"the labels of '{dim}' ({', '.join(prop.labels)})"))
                     continue
                 answers = _answers(arr, space, prop)
                 items = np.arange(n)
@@ -437,7 +439,7 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         if fig_kind != "intervals":
             what = ("the all-pairs p-value heatmap of a graded run's matrix test" if fig_kind == "pvalues" else
                     "a metric's scores against graded human scores")
-            raise MetaEvalError(f"--plot {fig_kind}:{path} draws {what}; {loaded.name}'s {dim!r} is {kind} (labels "
+            raise MetaEvalError(f"--plot {fig_kind}:{path} draws {what}; {loaded.name}'s '{dim}' is {kind} (labels "
                                 f"{', '.join(prop.labels)}): --plot {path} draws each variant's {statistic} with its "
                                 "interval instead (--pairwise gives every pair's p-value in the JSON)")
     jset = replace(loaded, rows=[r for r in loaded.rows if r.labels.get(dim) is not None])
@@ -455,7 +457,7 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         if len(keep) < len(jset):
             jset = replace(jset, rows=[full.rows[p] for p in keep])
     if len(jset) < 4:
-        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} label; at least 4 are needed")
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a '{dim}' label; at least 4 are needed")
     if len(loaded.dimensions) > 1:
         say("out", f"human: {dim} ({kind}: {', '.join(prop.labels)}; pass --human to choose: "
                    f"{', '.join(loaded.dimensions)})")
@@ -465,7 +467,7 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         requested_names(metrics), variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache,
         no_cache=no_cache)
     say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human: {dim} ({kind})"
-        + (f" ({dropped} rows without a {dim} label left out)" if dropped else ""))
+        + (f" ({dropped} row{'s' if dropped != 1 else ''} without a {dim} label left out)" if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})
     notes = []

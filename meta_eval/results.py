@@ -176,6 +176,14 @@ class RunResult:
     figures: list = field(default_factory=list, repr=False)
     """The figures asked for with the run (``plots`` of :func:`meta_eval.task.run`, ``--plot``): (kind, variant,
     path), each checked with the run's other outputs before any scoring; :meth:`plot` writes one."""
+    ranks: dict | None = None
+    """The significance clusters of ``pairwise=True`` (``--pairwise``): variant -> rank, :meth:`clusters` computed
+    once by the run, for the table's rank column, the figures and the JSON (each result's ``rank``, and
+    ``pairwise``: the all-pairs p-values behind them); None when not asked for."""
+    differences: dict | None = None
+    """The intervals of ``differences=True`` (``--differences``): variant -> the bootstrap interval of its statistic
+    minus the baseline's (:meth:`difference_intervals`, computed once by the run), for the table's column and the
+    JSON (each result's ``difference_vs_baseline``, :meth:`difference_entries`); None when not asked for."""
     _matrices: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     """:meth:`pvalue_matrix`'s tests by (resamples, seed), before any correction: each runs once."""
 
@@ -236,6 +244,7 @@ class RunResult:
         from meta_eval.scoring.runner import shared_totals
 
         adjusted = self.adjusted_pvalues_vs_baseline()
+        differences = self.difference_entries()
         return {"judgments": self.judgments, "subset": self.subset, "human": self.human,
                 "human_chosen_because": self.human_chosen_because, "n": self.n,
                 "rows_without_human": self.rows_without_human, "duplicates": self.duplicates, "notes": self.notes,
@@ -257,7 +266,13 @@ class RunResult:
                 "results": [{**r.as_dict(), "p_adjusted_vs_baseline": adjusted[r.metric],
                              **self.fit_checks.get(r.metric, {}),
                              **({"alpha_with_metric": self.alpha_with_metric.get(r.metric)}
-                                if self.alpha_with_metric is not None else {})} for r in self.results],
+                                if self.alpha_with_metric is not None else {}),
+                             **({"rank": self.ranks.get(r.metric)} if self.ranks is not None else {}),
+                             **({"difference_vs_baseline": differences.get(r.metric)}
+                                if differences is not None else {})} for r in self.results],
+                **({"pairwise": self.pairwise_document()} if self.ranks is not None else {}),
+                **({"differences": {"baseline": self.baseline, "confidence": 0.95}} if differences is not None
+                   else {}),
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
                 "failed": [{"metric": n, "reason": r} for n, r in self.failed],
                 "metrics_requested": self.metrics_requested, "variants": self.variants,
@@ -292,6 +307,37 @@ class RunResult:
         """Per variant, the bootstrap interval of its statistic minus the baseline's (same draws for both; the run's
         resamples and seed). Also at the global level, where the test is Williams's."""
         return _difference_intervals(self, confidence)
+
+    def difference_entries(self, intervals: dict | None = None) -> dict[str, dict | None] | None:
+        """Per variant, ``{"value": its statistic minus the baseline's, "ci": [low, high] or None}`` from
+        ``intervals`` (default :attr:`differences`; None when neither: not asked for); None for the baseline and a
+        variant without a value. The numbers of the table's "Δ vs baseline" column and of the JSON."""
+        intervals = self.differences if intervals is None else intervals
+        if intervals is None:
+            return None
+        base = self.values.get(self.baseline) if self.baseline else None
+        out: dict[str, dict | None] = {}
+        for variant, value in self.values.items():
+            if variant == self.baseline or value is None or base is None:
+                out[variant] = None
+                continue
+            ci = intervals.get(variant)
+            out[variant] = {"value": value - base, "ci": list(ci) if ci else None}
+        return out
+
+    def pairwise_document(self) -> dict:
+        """The all-pairs tests behind the clusters (:meth:`pvalue_matrix`, the run's correction and alpha), as the
+        JSON records them under ``pairwise``, in the form of a leaderboard block's (leaderboard/SCHEMA.md): the
+        test, its resamples and seed, the rule and its family, the variants and ``p[i][j]`` (one-sided, variants[i]
+        better than variants[j]) with ``p_adjusted``; NaN as null."""
+        matrix = self.pvalue_matrix()
+
+        def rows(P) -> list | None:
+            return None if P is None else [[None if not np.isfinite(x) else float(x) for x in row] for row in P]
+
+        return {"test": matrix.test, "n_resamples": matrix.n_resamples, "seed": matrix.seed,
+                "correction": matrix.correction, "alpha": matrix.alpha, "family": matrix.family,
+                "variants": list(matrix.variants), "p": rows(matrix.p), "p_adjusted": rows(matrix.p_adjusted)}
 
     def clusters(self, alpha: float | None = None, correction: str | None = None, n_resamples: int | None = None,
                  seed: int | None = None) -> dict[str, int]:
@@ -355,10 +401,26 @@ class RunResult:
             fig = figures.pvalues_figure(self, matrix, ranks or matrix.ranks)
         else:
             best = next((r.metric for r in self.results if r.value is not None), None)
-            fig = figures.scatter_figure(self, variant or best)
+            fig = figures.scatter_figure(self, self._plottable(variant or best))
         if path is not None:
             figures.save_figure(fig, path)
         return fig
+
+    def _plottable(self, variant: str | None) -> str:
+        """``variant`` when this run has its scores, else a :class:`~meta_eval.errors.MetaEvalError` (code 1: the
+        run is done, the figure is missing) saying why: hidden by the variant choice (and how to show it), or
+        never scored (its metric failed or was not chosen)."""
+        from meta_eval.errors import MetaEvalError
+
+        shown = [v for ms in self.scores for v in ms.scores]
+        if variant in shown:
+            return variant
+        if variant in ((self.variants or {}).get("hidden") or ()):
+            raise MetaEvalError(f"{variant!r} was scored but not shown ({self.variants['rule']}), so it is not "
+                                f"plotted; name it for the figure (--plot scatter={variant}:FILE, plots=[...]) or "
+                                f"with --variants, and it is shown", code=1)
+        raise MetaEvalError(f"{variant!r} has no scores in this run; its variants: {', '.join(shown) or 'none'}",
+                            code=1)
 
     def _pooled_groups(self) -> list[str] | None:
         """Each system column's language pair when the run pooled several at the system level, else None."""

@@ -34,6 +34,12 @@ Say = Callable[[str, str], None]
 device_option = selection.device_option
 
 
+#: The suffixes of a score file (``score --output``, ``run --scores-out``): each names its format.
+SCORE_FORMATS = (".jsonl", ".csv", ".tsv")
+#: Why ``run --output`` takes .json only, where a user may have meant another output.
+RESULTS_ONLY_JSON = "the table as csv, md or latex: --format; every row's scores: --scores-out"
+
+
 def _quiet(channel: str, text: str) -> None:
     return None
 
@@ -104,7 +110,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
         correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False,
-        limit: int | None = None, sample: int | None = None):
+        limit: int | None = None, sample: int | None = None, differences: bool = False):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -144,7 +150,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         folder (even with ``force``), never two outputs on one path.
     plots : list of str or path
         The figures of ``--plot`` (``FILE``, ``pvalues:FILE``, ``scatter:FILE``, ``scatter=VARIANT:FILE``;
-        :func:`meta_eval.report.figures.figure_request`), checked with the other outputs and kept as
+        :func:`meta_eval.report.figures.figure_request`), checked with the other outputs (a scatter's VARIANT
+        against the chosen metrics' variants; one hidden by default is shown, as an explicit baseline is) and kept as
         :attr:`RunResult.figures` for :meth:`RunResult.plot` to write (the command line writes them after the
         table, with the clusters of ``--pairwise``).
     progress : bool
@@ -181,8 +188,14 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         the baseline (table, reading line) and over all pairs (heatmap, clusters); recorded in the JSON.
     pairwise : bool
         A categorical or pairwise property: also every pair's paired test (``--pairwise``;
-        :attr:`~meta_eval.categorical.CategoricalResult.pvalues`). A graded one computes its all-pairs tests on
-        demand (:meth:`RunResult.clusters`) and ignores it.
+        :attr:`~meta_eval.categorical.CategoricalResult.pvalues`). A graded one: its significance clusters
+        (:meth:`RunResult.clusters`, kept as :attr:`RunResult.ranks`) with the all-pairs tests behind them, in the
+        JSON (each result's ``rank``, and ``pairwise``), computed once for the table, the figures and the JSON.
+    differences : bool
+        A graded property: each variant's difference to the baseline with its bootstrap interval (``--differences``;
+        :meth:`RunResult.difference_intervals`, kept as :attr:`RunResult.differences`), in the JSON as each
+        result's ``difference_vs_baseline`` ``{"value", "ci"}``; refused before any scoring on a categorical or
+        pairwise property.
 
     Returns
     -------
@@ -198,7 +211,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         metric able to run (code 2; 1 if every chosen metric failed).
     """
     from meta_eval.report.figures import figure_request
-    from meta_eval.report.outputs import OutputPlan, as_path
+    from meta_eval.report.outputs import OutputPlan, as_path, check_format
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.imported import parse_spec
     from meta_eval.scoring.system_scores import MODES
@@ -206,16 +219,18 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice
+    from meta_eval.judgments.rows import check_choice, check_seed
 
     check_choice(limit, sample, seed)
+    check_seed(spa_seed, "--spa-seed")
+    if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
+        raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
+                            "set's default; `meta-eval judgments SET` lists them)")
     option_list = selection.option_list(options)
     data_dir, cache = as_path(data_dir, "--data-dir"), as_path(cache, "--cache")
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
     if scores_missing not in ("error", "drop"):
         raise MetaEvalError(f"--scores-missing must be error or drop, not {scores_missing!r}")
-    if scores_out is not None and as_path(scores_out, "--scores-out").suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-        raise MetaEvalError(f"--scores-out {scores_out}: write .jsonl, .csv or .tsv")
     figures = [figure_request(item) for item in ([plots] if isinstance(plots, (str, Path)) else plots)]
     # every output at once, before any loading or scoring: a bad output is found in a second, not after hours
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
@@ -227,6 +242,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     outputs.add(sidecar(scores_out), "--scores-out (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
     for _, _, path in figures:
         outputs.add(path, "--plot")
+    check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)  # the suffix says the format
+    check_format(scores_out, "--scores-out", SCORE_FORMATS)
     selection.load_plugins(plugins)
     selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
     from meta_eval import categorical
@@ -257,7 +274,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     output=output, progress=progress, say=say, started=started, system_score=system_score,
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
                     allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
-                    asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs)
+                    asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs,
+                    differences=differences)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -278,7 +296,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
          allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
-         pairwise=False, rows=(None, None), plan=None):
+         pairwise=False, rows=(None, None), plan=None, differences=False):
     from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
@@ -305,6 +323,8 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
             say("err", f"{loaded.name} ({loaded.subset}): {row_choice.line()}")
         prop = loaded.get_property(dim)
         if prop is not None and prop.categorical:  # labels: accuracy, kappa, macro-F1 or pairwise accuracy
+            if differences:  # before any scoring
+                raise MetaEvalError(categorical.NO_DIFFERENCES)
             return categorical.run_categorical(
                 trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,
@@ -313,7 +333,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures,
                 provenance=record(plan, judgments))
         if statistic in categorical.NAMES:
-            raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s {dim!r} is not a "
+            raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s '{dim}' is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "
                                 "--statistic spearman, say)")
         total_rows = len(trial)
@@ -340,7 +360,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         raise MetaEvalError(str(exc)) from None
     if len(jset) < 4:
         among = row_choice.among() if row_choice is not None else ""  # --limit 3 is why, not the file
-        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a {dim!r} score{among}; at least 4 are needed"
+        raise MetaEvalError(f"{jset.name}: only {len(jset)} rows have a '{dim}' score{among}; at least 4 are needed"
                             + (f": keep more rows than {row_choice.flag}" if among else ""))
     why = "given with --human" if human else jset.default_reason
     set_notes = list(jset.notes)
@@ -355,17 +375,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         set_notes.append(multi_system_note(jset))
     for line in ([dup_report.message] if dup_report.message else []) + [f"note: {n}" for n in set_notes]:
         say("out", line)
+    scatter = {f"--plot scatter={v}:{path}:": v for kind, v, path in figures if kind == "scatter" and v}
     asked, requested, shown, chosen, skipped = selection.choose_for_set(
-        requested, variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache, no_cache=no_cache)
-    if baseline is not None:  # checked before the scoring, not after it
-        planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
-        if baseline not in planned:
-            from difflib import get_close_matches
-
-            close = get_close_matches(baseline, planned, n=3, cutoff=0.5)
-            raise MetaEvalError(f"--baseline {baseline!r} is not a variant of the chosen metrics"
-                                + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
-                                + ", ".join(planned))
+        requested, variants, baseline, imported, options, jset, dim, data_dir=data_dir, cache=cache, no_cache=no_cache,
+        shown_too=scatter.values())  # a variant named for a figure is shown, as an explicit baseline is
+    planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
+    for option, variant in (({"--baseline": baseline} if baseline is not None else {}) | scatter).items():
+        check_planned(option, variant, planned)  # before the scoring, not after it
     from meta_eval.stats.resampling import check_resample_memory
 
     n_variants = sum(len(m.variants) for m in chosen) + sum(len(imp.table.variants) for imp in imported)
@@ -373,9 +389,10 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         if count:  # before the scoring: the draws of the resamples are made at once (a sentence, not MemoryError)
             check_resample_memory(count, jset.documents(), len({r.system for r in jset.rows}), n_variants,
                                         option=option)
-    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {jset.documents()} "
-        f"{level_words(jset.task, 'summary').units}, human: {dim}"
-        + (f" ({dropped} rows without a {dim} score left out)" if dropped else ""))
+    words, n_docs = level_words(jset.task, "summary"), jset.documents()
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, {n_docs} {words.unit if n_docs == 1 else words.units}"
+        f", human: {dim}" + (f" ({dropped} row{'s' if dropped != 1 else ''} without a {dim} score left out)"
+                             if dropped else ""))
     scoring = score_all(chosen, jset.examples(), open_cache(cache, no_cache), batch_size, engine=engine,
                         progress=progress) if chosen else Scoring([], [], {})  # -m named imported metrics only
     if scoring.dropped_rows():  # an LLM judge's on_unparsed=drop: rows with no parsed answer leave every metric
@@ -409,7 +426,13 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         if wanted in variants:
             baseline = wanted
         else:
-            baseline_note = why_no_baseline(jset, wanted, [ms.metric for ms in scored], skipped, failed)
+            from meta_eval.units import BASELINE_METRIC
+
+            metric = BASELINE_METRIC.get(wanted, wanted)
+            tried = {ms.metric for ms in scoring.scored} | {n for n, _ in skipped + failed}
+            baseline_note = why_no_baseline(
+                jset, wanted, [ms.metric for ms in scored], skipped, failed, choice=variant_record, shown=variants,
+                cannot=selection.cannot_run(metric, options, jset, dim) if wanted and metric not in tried else None)
     elif baseline not in variants:
         raise MetaEvalError(f"baseline {baseline!r} was not scored; scored variants: {', '.join(variants)}")
     williams = level == "global" and statistic in stats.CORRELATIONS
@@ -474,6 +497,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                                         for ms in scored for v, arr in ms.scores.items()}
     result.rows = row_choice.as_dict() if row_choice is not None else None
     result.provenance = record(plan, judgments)
+    # once, for the table, the figures and the JSON alike
+    result.ranks = result.clusters() if pairwise else None
+    result.differences = result.difference_intervals() if differences else None
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())
@@ -485,6 +511,20 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         atomic_write(scores_out, lambda tmp: write_row_scores(tmp, jset, scored, header=header))
         write_sidecar(scores_out, header)
     return result
+
+
+def check_planned(option: str, variant: str, planned: Sequence[str]) -> None:
+    """Raise :class:`~meta_eval.errors.MetaEvalError` (before any scoring) when ``variant``, named by ``option``
+    (``--baseline``, ``--plot scatter=VARIANT:FILE:``), is none of the variants the chosen metrics will score
+    (``planned``, the hidden ones included: a named variant is shown), with the close names and the variants."""
+    if variant in planned:
+        return
+    from difflib import get_close_matches
+
+    close = get_close_matches(variant, planned, n=3, cutoff=0.5)
+    raise MetaEvalError(f"{option} {variant!r} is not a variant of the chosen metrics"
+                        + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
+                        + (", ".join(planned) or "none") + " (-m chooses the metrics)")
 
 
 def drop_rows(jset, scoring):
@@ -641,7 +681,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval import stats
     from meta_eval.evaluate import add_global_intervals, evaluate, evaluate_level
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
-    from meta_eval.report.outputs import OutputPlan, write_json
+    from meta_eval.report.outputs import OutputPlan, check_format, write_json
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
     from meta_eval.scoring.runner import score_all
@@ -653,6 +693,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
         ".toml") else []
     plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
     output = plan.add(output, "--output")
+    check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:
@@ -775,7 +816,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     :class:`~meta_eval.results.ScoreResult`; a bad choice or input raises :class:`~meta_eval.errors.MetaEvalError`
     (code 2; 1 when every metric failed).
     """
-    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write, check_stores
+    from meta_eval.report.outputs import OutputPlan, as_path, atomic_write, check_format, check_stores
     from meta_eval.results import ScoreResult
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.engines import engine_for
@@ -795,8 +836,6 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
 
     check_choice(limit, sample, seed)
     output = as_path(output, "--output")
-    if output is not None and output.suffix.lower() not in (".jsonl", ".csv", ".tsv"):
-        raise MetaEvalError(f"unknown output format {output.suffix!r}: use .jsonl, .csv or .tsv")
     option_list = selection.option_list(options)
     selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "
                                   "so there is no set's prompt to fill")
@@ -807,6 +846,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                       metrics=metrics)
     plan.add(output, "--output")
     plan.add(sidecar(output), "--output (its sidecar)")  # a CSV/TSV's record (score_files.file_header)
+    check_format(output, "--output", SCORE_FORMATS)  # after the plan: a folder is named a folder
     selection.load_plugins(plugins)
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         if examples is None:

@@ -120,21 +120,35 @@ def default_baseline(jset) -> str | None:
 BASELINE_METRIC = {"rougeL-f": "rouge", "bleu": "bleu"}
 
 
-def why_no_baseline(jset, variant: str | None, scored_metrics, skipped, failed) -> str:
-    """Why the set's default baseline ``variant`` did not run, for the table's note, the JSON and the reading:
-    skipped (with the skip's reason, e.g. a metric that cannot score the set's language), failed, or not chosen;
-    ``variant`` None: the set declares none (its ``no_baseline`` reason)."""
+def why_no_baseline(jset, variant: str | None, scored_metrics, skipped, failed, *, choice: dict | None = None,
+                    shown=(), cannot: str | None = None) -> str:
+    """Why the set's default baseline ``variant`` did not run, for the table's note, the JSON and the reading, with
+    advice that can work: scored but not shown (hidden by the variant ``choice``,
+    :meth:`~meta_eval.scoring.selection.VariantChoice.as_dict`: ``-m rouge1`` keeps rouge1's variants only;
+    ``--baseline`` or naming it with ``-m`` shows it), skipped (with the skip's reason, e.g. a metric that cannot
+    score the set's language), failed, not chosen and unable to run on this set (``cannot``: why, e.g. no
+    references; then only another ``--baseline`` among the ``shown`` variants helps), or not chosen; ``variant``
+    None: the set declares none (its ``no_baseline`` reason)."""
     if variant is None:
         return (f"the {jset.name} set declares no default baseline ({jset.no_baseline}); pass --baseline VARIANT to "
                 "compare with one")
     metric = BASELINE_METRIC.get(variant, variant)
     head = f"the {jset.name} set's default baseline {variant}"
+    if variant in (choice or {}).get("hidden", ()):
+        tokens = choice.get("named_with_metrics", {}).get(metric)
+        why = f": -m {','.join(tokens)} shows only the {metric} variants it names" if tokens else f" ({choice['rule']})"
+        return (f"{head} was scored but is not shown{why}; pass --baseline {variant} to test against it (it is then "
+                "shown too)" + (f", add it to -m ({','.join(tokens)},{variant})" if tokens else "")
+                + ", or pass --baseline VARIANT for a shown one")
     for name, reason in skipped:
         if name == metric:
             return f"{head} ({metric}) was skipped: {reason}; pass --baseline VARIANT to compare with another"
     for name, reason in failed:
         if name == metric:
             return f"{head} ({metric}) failed: {reason}; pass --baseline VARIANT to compare with another"
+    if cannot is not None:
+        return (f"{head} ({metric}) cannot run here: {cannot}; to test against another variant, pass --baseline "
+                f"VARIANT (the chosen: {', '.join(shown)})")
     return (f"{head} is not among the chosen metrics ({', '.join(scored_metrics)}); add -m {metric} or pass "
             "--baseline VARIANT")
 
@@ -278,7 +292,7 @@ def level_units(jset, dimension: str, level: str, statistic: str = "spearman") -
     from meta_eval.matrix import judgment_matrices
 
     words = level_words(jset.task, level, statistic)
-    where = f"{jset.origin()}: the {level} level cannot be computed for human {dimension!r}"
+    where = f"{jset.origin()}: the {level} level cannot be computed for human '{dimension}'"
     if getattr(jset, "pooled_datasets", ""):
         raise LevelError(f"{where}: {jset.pooled_datasets}")
     note = multi_system_note(jset)

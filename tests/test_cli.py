@@ -85,7 +85,7 @@ def test_missing_human_scores_are_left_out_and_reported(jsonl, tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["n"] == len(ROWS) - 1 and doc["rows_without_human"] == 1
-    assert "1 rows without a quality score left out" in " ".join(res.output.split())
+    assert "1 row without a quality score left out" in " ".join(res.output.split())
 
 
 @pytest.mark.parametrize("args, message", [

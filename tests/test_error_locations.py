@@ -197,9 +197,9 @@ def test_a_default_id_colliding_with_a_given_one_says_why(tmp_path):
 # -- 4. a judges value that is not a list ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("judges, message", [
-    ({"overall": 3}, "judges['overall'] must be a list of numbers (one per judge), got int 3"),
-    ({"overall": [1, "two"]}, "a judges['overall'] value 'two' is not a finite number or null"),
-    ([1, 2], "'judges' must be an object of dimension -> list of numbers, got list"),
+    ({"overall": 3}, "judges['overall'] must be a list of numbers (one per judge), got 3"),
+    ({"overall": [1, "two"]}, 'a judges[\'overall\'] value "two" is not a finite number or null'),
+    ([1, 2], "'judges' must be an object of dimension -> list of numbers, got a list"),
 ])
 def test_judges_of_the_wrong_type_name_the_line(tmp_path, judges, message):
     path = write(tmp_path / "judges.jsonl", [row(0), row(1), row(2, judges=judges), row(3), row(4), row(5)])

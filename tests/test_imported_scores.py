@@ -158,8 +158,8 @@ def _bad(base, name, objs):
 @pytest.mark.parametrize("case,expect", [
     ("missing", r"miss\.jsonl: no score for 1 of the 6877 judged rows .*'zh-en:\d+:"),
     ("repeat", r"repeat\.jsonl:3: row 'zh-en:\d+:\w+' is scored again \(first at line 1\); 1 repeated"),
-    ("nan", r"nan\.jsonl:2: the score 'score' is nan; scores must be finite"),
-    ("text", r"text\.jsonl:2: the score 'score' is 'high', not a number"),
+    ("nan", r"nan\.jsonl:2: the score 'score' is NaN; scores must be finite"),
+    ("text", r"text\.jsonl:2: the score 'score' is \"high\", not a number"),
     ("stranger", r"stranger\.jsonl:6878: row 'nope' is not a row of wmt21-mqm-ted \(zh-en\); 1 line"),
 ])
 def test_bad_files_fail_before_scoring_naming_file_and_line(base, case, expect):

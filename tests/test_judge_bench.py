@@ -231,7 +231,8 @@ def _off_scale(doc):
 @pytest.mark.parametrize("change, expected", [
     ({"instances": None, "annotations": None, "rows": [1]}, "a .json judgment file must be in JUDGE-BENCH's schema"),
     ({"x": _drop_instance_field}, "instances[2] (id '2'): the instance has the fields 'user_prompt' but none of"),
-    ({"x": _bad_label}, "instances[1] (id '1'): majority_human of 'safe' must be one of its labels Yes, No, got 'Maybe'"),
+    ({"x": _bad_label}, "instances[1] (id '1'): majority_human of 'safe' must be one of its labels Yes, No, got "
+                        "\"Maybe\""),
     ({"x": _off_scale}, "instances[3] (id '3'): 'quality' value 7 is outside its scale 1-5"),
     ({"annotations": [{"metric": "quality", "category": "ordinal"}]}, "'category' must be one of graded, continuous"),
 ])

@@ -68,7 +68,7 @@ def test_a_json_string_is_not_a_score(tmp_path, text):
     scores = _scores(tmp_path / "str.jsonl", raw={3: text})
     done = _run(tmp_path, "--scores", f"mine={scores}")
     assert done.exit_code == 2, done.output
-    assert (f"{scores}:4: the score 'score' is {json.loads(text)!r}, not a number: in a JSON-lines file a score is "
+    assert (f"{scores}:4: the score 'score' is {text}, not a number: in a JSON-lines file a score is "
             "a JSON number, never a string") in _flat(done.output)
 
 

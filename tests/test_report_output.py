@@ -44,6 +44,8 @@ def test_csv_md_and_latex_hold_the_table(system_run):
     for r in system_run.results:
         assert by_name[r.metric][1] == f"{r.spearman:.3f}"
     md = render_table(table, "md").splitlines()
+    assert md[0].startswith("chaganty (sms, n=") and md[1] == ""  # the title, a line of its own
+    md = md[2:]
     assert len(md) == len(rows) + 1 and all(line.startswith("| ") for line in md[2:])
     assert md[1].startswith("|:---|---:")
     tex = render_table(table, "latex")

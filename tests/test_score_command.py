@@ -56,7 +56,7 @@ def test_bad_inputs_are_clear_errors(files, tmp_path):
         (["score", "-m", "rouge", "-c", str(cands), "-r", str(short)], "has 1 lines but"),
         (["score", "-m", "rouge"], "either --candidates"),
         (["score", "-m", "rouge", "-c", str(cands), "-r", str(refs), "--output", str(tmp_path / "x.xlsx")],
-         "unknown output format"),
+         "write .jsonl, .csv or .tsv"),
         (["score", "-m", "sms", "-c", str(cands)], "no metric could run"),
         (["score", "-m", "nope", "-c", str(cands), "-r", str(refs)], "unknown metric 'nope'"),
     ]

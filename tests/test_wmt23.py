@@ -215,7 +215,7 @@ def test_a_corrupted_row_of_the_real_file_names_file_and_line(shared_data, tmp_p
     (lambda o: o.update(scores={"mqm": 1.0}), r"bad\.jsonl:2: 'scores' must hold 'da_sqm' only"),
     (lambda o: o.update(doc_id="zh-en:1"), r"bad\.jsonl:2: doc_id 'zh-en:1' is not '<lp>:<seg_id>'"),
     (lambda o: o.update(lp="de-en"), r"bad\.jsonl:2: language pair 'de-en' is not one of en-de, zh-en"),
-    (lambda o: o.update(seg_id=True), r"bad\.jsonl:2: field 'seg_id' must be an integer, got bool"),
+    (lambda o: o.update(seg_id=True), r"bad\.jsonl:2: field 'seg_id' must be an integer, got true"),
     (lambda o: o.update(ref_summs=[o["ref_summ"], "another"]), r"bad\.jsonl:2: 'ref_summs' must be \[ref_summ\]"),
     (lambda o: o.update(is_human=True), r"bad\.jsonl:2: is_human is true for system 'GPT4-5shot'"),
     (lambda o: o.update(ref_system="refB"), r"bad\.jsonl:2: ref_system is 'refB'"),

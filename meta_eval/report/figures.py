@@ -180,8 +180,12 @@ def scatter_figure(result, variant: str):
 
 def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str | None, Path]:
     """``FILE``, ``pvalues:FILE``, ``scatter:FILE`` or ``scatter=VARIANT:FILE`` (``run --plot``) as (kind, variant,
-    path); a suffix other than .png, .svg or .pdf, or matplotlib missing, is a
-    :class:`~meta_eval.errors.MetaEvalError`, raised before any scoring."""
+    path); a suffix other than .png, .svg or .pdf, an unknown kind, ``=VARIANT`` on another kind than scatter, or
+    matplotlib missing, is a :class:`~meta_eval.errors.MetaEvalError`, raised before any scoring.
+
+    Whatever stands before the first colon is a kind unless it holds a path separator: ``foo:x.png`` is refused
+    (an unknown kind), never written to a file named ``foo:x.png``; ``figs/foo:x.png`` (or its absolute path) is
+    that file."""
     import importlib.util
 
     from meta_eval.errors import MetaEvalError
@@ -189,8 +193,16 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
     item = str(item)
     kind, variant, path = "intervals", None, item
     head, sep, rest = item.partition(":")
-    if sep and head.split("=")[0] in KINDS:
-        kind, _, variant = head.partition("=")
+    drive = len(head) == 1 and rest[:1] in ("/", "\\")  # C:\figs\x.png
+    if sep and not drive and not any(c in head for c in "/\\"):
+        kind, eq, variant = head.partition("=")
+        forms = "FILE (the intervals), pvalues:FILE, scatter:FILE or scatter=VARIANT:FILE"
+        if kind not in KINDS:
+            raise MetaEvalError(f"{option} {item}: unknown figure kind {kind!r}; give {forms} (a file name with a "
+                                f"colon: with its folder, {Path(item).absolute()})")
+        if eq and (kind != "scatter" or not variant):
+            raise MetaEvalError(f"{option} {item}: " + ("name the variant after 'scatter='" if kind == "scatter"
+                                                         else "only scatter takes a variant") + f"; give {forms}")
         variant, path = variant or None, rest
     if Path(path).suffix.lower() not in SUFFIXES:
         raise MetaEvalError(f"{option} {item}: a figure is written as .png, .svg or .pdf")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_output",
+__all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_format", "check_output",
            "check_output_folder", "check_store", "check_stores", "job_inputs", "same_file", "with_marker", "write_json",
            "written_by_meta_eval"]
 
@@ -226,6 +226,19 @@ def as_path(value, option: str) -> Path | None:
     if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or not str(os.fspath(value)).strip():
         raise OutputError(f"{option} must be a path (a str or os.PathLike), not {value!r}")
     return Path(os.fspath(value))
+
+
+def check_format(path: Path | None, option: str, formats: tuple[str, ...], why: str = "") -> None:
+    """Raise :class:`OutputError` unless the output ``path`` (None: not asked for) ends in one of ``formats``, the
+    suffixes that choose its format (``(".json",)`` for ``run --output``); ``why``: a hint added to the refusal.
+    A command calls it once its :class:`OutputPlan` has every output, so that a folder is named a folder and two
+    outputs on one path are named as such, not as an unknown format; still before any loading or scoring."""
+    if path is None or Path(path).suffix.lower() in formats:
+        return
+    suffix = Path(path).suffix
+    names = ", ".join(formats[:-1]) + " or " + formats[-1] if len(formats) > 1 else formats[0]
+    raise OutputError(f"{option} {path}: write {names} (the suffix chooses the format), not "
+                      + (repr(suffix) if suffix else "a name without a suffix") + (f"; {why}" if why else ""))
 
 
 def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = False, files=(), options=(),

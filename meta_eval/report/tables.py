@@ -120,6 +120,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     header.append(f"{test} vs {baseline} ({sides})" if baseline else test)
     rows, styles = [], []
     adjusted = _adjusted(result, two_sided)  # the stars read the p-values of the run's correction
+    entries = result.difference_entries(differences) if differences else {}
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
@@ -148,11 +149,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         if alphas is not None:
             row.append(fmt(alphas.get(r.metric)))
         if differences:
-            d = differences.get(r.metric)
-            value = None if r.value is None or result.values.get(baseline) is None else \
-                r.value - result.values[baseline]
-            row.append("(baseline)" if r.metric == baseline else "-" if value is None else
-                       f"{value:+.3f} [{fmt(d[0])}, {fmt(d[1])}]" if d else f"{value:+.3f}")
+            e = entries.get(r.metric)  # the JSON's difference_vs_baseline
+            row.append("(baseline)" if r.metric == baseline else "-" if e is None else
+                       f"{e['value']:+.3f} [{fmt(e['ci'][0])}, {fmt(e['ci'][1])}]" if e["ci"] else f"{e['value']:+.3f}")
         row.append(last)
         rows.append(row)
         styles.append("bold" if better else None)
@@ -200,21 +199,24 @@ def _after(result, adjusted: float | None, resolution: int | None) -> str:
 
 
 def render_table(table: RunTable, form: str) -> str:
-    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular); the header row first. Every cell and the
-    title are escaped for the format (:mod:`meta_eval.report.escape`: a name can neither format the Markdown nor run
-    a LaTeX command); csv is data, written as it is."""
+    """``table`` as csv, Markdown (pipe table) or LaTeX (booktabs tabular). Every cell and the title are escaped for
+    the format (:mod:`meta_eval.report.escape`: a name can neither format the Markdown nor run a LaTeX command, and
+    a control character shows as its escape, ``\\x1b``, in csv too: the table goes to standard output, often a
+    terminal; Python's csv then quotes the cells that need it). The title (set, n, level, statistic, human
+    dimension) is a line of its own above a Markdown table and a ``%`` comment above a LaTeX one; csv is the header
+    row and the rows only, for any csv reader: ``meta-eval run --format csv`` prints its title on standard error
+    (:func:`emit_table`)."""
     if form == "csv":
         import csv
         import io
 
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(table.header)
-        writer.writerows(table.rows)
+        writer.writerows([terminal(c) for c in row] for row in [table.header, *table.rows])
         return buf.getvalue()
     if form == "md":
         esc = [[markdown(c) for c in row] for row in [table.header, *table.rows]]
-        lines = ["| " + " | ".join(esc[0]) + " |",
+        lines = [markdown(table.title), "", "| " + " | ".join(esc[0]) + " |",
                  "|" + "|".join(":---" if h in ("rank", "metric") else "---:" for h in table.header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in esc[1:]]
         return "\n".join(lines) + "\n"
@@ -344,11 +346,14 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
               ranks: dict[str, int] | None = None, differences: dict | None = None, verbose: bool = False) -> None:
     """The results of ``meta-eval run``: the table (rich, or ``form`` csv / md / latex on stdout, the notes then going
     to ``err``), how to read it, the statistic's paper and resampling, the level's warning, the ceiling, the
-    signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason)."""
+    signatures, timing and skipped metrics (grouped; ``verbose``: each with its reason). ``ranks`` and
+    ``differences`` default to the result's own (:attr:`~meta_eval.results.RunResult.ranks`, ``.differences``)."""
     from meta_eval.categorical import CategoricalResult
 
     if isinstance(result, CategoricalResult):  # a categorical or pairwise property (JUDGE-BENCH's labels)
         return print_categorical(result, out, err, form=form, two_sided=two_sided, verbose=verbose)
+    ranks = result.ranks if ranks is None else ranks  # the run's (pairwise=True), computed once: the JSON's too
+    differences = result.differences if differences is None else differences
     table = run_table(result, two_sided=two_sided, ranks=ranks, differences=differences)
     setting, statistic, level, results = result.setting, result.statistic, result.level, result.results
     what = f"{statistic} correlation" if statistic in ("spearman", "pearson", "kendall") else statistic
@@ -441,11 +446,11 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
     notes.print("Signatures:")
     for signature in result.signatures.values():
         notes.print(f"  {signature}", highlight=False, soft_wrap=True, markup=False)
-    distinct = {ms.computed + ms.cached for ms in result.scores}
-    if distinct and max(distinct) < result.n:
+    imported = {imp["metric"] for imp in result.imported}
+    distinct = {ms.computed + ms.cached for ms in result.scores if ms.metric not in imported}  # scored here
+    if distinct and 0 < max(distinct) < result.n:
         err.print(f"  ({result.n} rows hold {max(distinct)} distinct (candidate, references, source) texts: each is "
                   "scored once)", highlight=False, markup=False)
-    imported = {imp["metric"] for imp in result.imported}
     for ms in result.scores:
         err.print(f"  {ms.metric}: " + (f"read from its file in {ms.seconds:.2f}s" if ms.metric in imported else
                                          f"{ms.computed} computed, {ms.cached} from cache, {ms.seconds:.2f}s")
@@ -744,7 +749,7 @@ def print_judgment_set(jset, out: Console) -> None:
     if d.get("multi_system_rows"):
         add("rows naming several systems", d["multi_system_rows"])
     for dim, c in d["dimensions"].items():
-        add(f"human {dim!r}" + (" (default)" if dim == d["default_dimension"] else ""),
+        add(f"human '{dim}'" + (" (default)" if dim == d["default_dimension"] else ""),
             f"{c['rows_with_score']} rows with a score, {c['rows_without_score']} without")
     if len(d["dimensions"]) > 1:
         add("default dimension", f"{d['default_dimension']} (because {d['default_reason']}; run --human to choose)")
@@ -934,8 +939,11 @@ def categorical_table(result, *, two_sided: bool = False) -> RunTable:
 
 def emit_table(table, form: str, out: Console, err: Console, *, left=("metric",)) -> Console:
     """Print a :class:`RunTable`: a rich table on ``out`` (``form`` "table"; a section line before the ceiling row;
-    the ``left`` columns left-aligned), else its csv/md/latex text on stdout. Returns the console for the notes under
-    it (stdout for a terminal table, else stderr, leaving stdout to the table)."""
+    the ``left`` columns left-aligned), else its csv/md/latex text on stdout (csv's title on stderr, first: the csv
+    stays a plain table). Returns the console for the notes under it (stdout for a terminal table, else stderr,
+    leaving stdout to the table)."""
+    if form == "csv":
+        err.print(terminal(table.title), highlight=False, markup=False, soft_wrap=True)
     if form != "table":
         out.file.write(render_table(table, form))
         out.file.flush()

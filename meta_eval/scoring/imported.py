@@ -149,32 +149,36 @@ def _number(value, where: str, column: str, text: bool = False, offers_drop: boo
     numbers are written as text; in JSON a score is a JSON number, and a string (``"0.5"``) is an error.
     ``offers_drop``: whether the command has ``--scores-missing drop`` (:func:`read_table`)."""
     if isinstance(value, str) and not text:
-        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number: in a JSON-lines file a "
-                            "score is a JSON number, never a string (write 0.5, not \"0.5\")")
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value, text)}, not a number: in a JSON-lines "
+                            "file a score is a JSON number, never a string (write 0.5, not \"0.5\")")
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number")
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value, text)}, not a number")
     try:
         x = float(value)
         if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()) and math.isfinite(x):
             raise ValueError(value)  # Python's float() also takes "1_000" and other scripts' digits
     except ValueError:
-        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}, not a number (a decimal such as "
-                            "0.5, -3 or 1e-4)") from None
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value, text)}, not a number (a decimal such "
+                            "as 0.5, -3 or 1e-4)") from None
     except OverflowError:  # an integer of hundreds of digits: too large for a float
         x = math.inf
     if not math.isfinite(x):
-        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value)}; scores must be finite numbers "
+        raise MetaEvalError(f"{where}: the score {column!r} is {_shown(value, text)}; scores must be finite numbers "
                             + ("(leave the row out of the file and pass --scores-missing drop to drop it)"
                                if offers_drop else f"({_EVERY_ROW})"))
     return x
 
 
-def _shown(value, most: int = 40) -> str:
-    """A value as a message shows it: at most ``most`` characters (a long integer: its first digits and length)."""
-    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > most:
-        return f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
-    text = repr(value)
-    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+def _shown(value, text: bool = False, most: int = 40) -> str:
+    """A value as a message shows it, at most ``most`` characters (a long integer: its first digits and length): a
+    JSON value in JSON's words (``true``, ``null``, ``"high"``: :func:`judgments.base.json_value`), a cell of a text
+    format (``text``) quoted as text."""
+    from meta_eval.judgments.base import json_value
+
+    if not text or not isinstance(value, str):
+        return json_value(value, most)
+    shown = repr(value)
+    return shown if len(shown) <= most else f"{shown[:most]}... ({len(shown)} characters)"
 
 
 def _key_kind(fields: Iterable[str], where: str) -> str | None:
@@ -203,7 +207,7 @@ def _key(kind: str, obj, where: str):
             index = -1
         if isinstance(value, bool) or index < 0 or (isinstance(value, float) and value != index) \
                 or (isinstance(value, str) and value.strip() != str(index)):
-            raise MetaEvalError(f"{where}: 'index' must be a row position (an integer from 0), not {value!r}")
+            raise MetaEvalError(f"{where}: 'index' must be a row position (an integer from 0), not {_shown(value)}")
         return index
     if kind == "id":
         return _label(obj["id"], where, "id")
@@ -212,7 +216,7 @@ def _key(kind: str, obj, where: str):
 
 def _label(value, where: str, name: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value):
-        raise MetaEvalError(f"{where}: {name!r} must be a non-empty string (or an integer), not {value!r}")
+        raise MetaEvalError(f"{where}: {name!r} must be a non-empty string (or an integer), not {_shown(value)}")
     return str(value)
 
 
@@ -291,13 +295,14 @@ _KIND_TEXT = {"id": "'id'", "index": "'index'", "pair": "'doc_id' and 'system'",
 
 
 def _read_jsonl(spec: ScoreSpec, builder: _Builder) -> None:
+    from meta_eval.judgments.base import json_type
     from meta_eval.judgments.jsonl import iter_jsonl
 
     first = True
     for where, obj in iter_jsonl(spec.path, MetaEvalError):
         lineno = int(where.rsplit(":", 1)[1])
         if not isinstance(obj, dict):
-            raise MetaEvalError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            raise MetaEvalError(f"{where}: expected a JSON object, got {json_type(obj)}")
         if first and "signatures" in obj and not (set(obj) & set(_KEYS)):
             first = False
             continue  # the header of meta-eval's own files

@@ -80,11 +80,16 @@ def _text(value: str, where: str, name: str) -> str:
 
 def read_jsonl(path: Path) -> LabelledExamples:
     """Examples from a JSON-lines file of ``{"candidate", "references", "source"}`` objects, labelled
-    ``"<path>:<line>"``."""
+    ``"<path>:<line>"``. A first line that is meta-eval's own header (``{"signatures": ...}`` without a
+    ``candidate``: ``meta-eval judgments SET --export rows.jsonl`` writes one, judgments/export.py) is skipped, as
+    ``--scores`` skips it; the export's other fields (``id``, ``human``, ...) are not read."""
     from meta_eval.judgments.jsonl import iter_jsonl
 
-    examples, labels = [], []
+    examples, labels, first = [], [], True
     for where, obj in iter_jsonl(path, ValueError):
+        header, first = first and isinstance(obj, dict) and "signatures" in obj and "candidate" not in obj, False
+        if header:  # meta-eval's header line, not an example
+            continue
         if not isinstance(obj, dict) or not isinstance(obj.get("candidate"), str):
             raise ValueError(f"{where}: expected an object with a string 'candidate'")
         refs = obj.get("references", [obj["reference"]] if "reference" in obj else [])

@@ -193,10 +193,11 @@ def refuse_set_template(requested: str | Sequence[str] | None, options, command:
 
 
 def choose_for_set(requested: str | None, variants, baseline: str | None, imported: Sequence, options, jset,
-                   dimension: str, *, data_dir=None, cache=None, no_cache: bool = False):
+                   dimension: str, *, data_dir=None, cache=None, no_cache: bool = False, shown_too: Sequence = ()):
     """The metrics a command that judges ``jset``'s ``dimension`` scores (``meta-eval run`` on a graded or a label
     property): the names without the imported ones (:func:`meta_eval.scoring.imported.without_imported`), the
-    variant choice (:func:`resolve_metric_choice`, the baseline always shown), the built metrics
+    variant choice (:func:`resolve_metric_choice`, the baseline and the variants of ``shown_too`` always shown: a
+    variant the user named, e.g. ``--plot scatter=rouge1-p:FILE``), the built metrics
     (:func:`choose_metrics` with ``judged``), checked against the imported names and the choice, narrowed to it,
     and their answer stores checked (:func:`meta_eval.report.outputs.check_stores`) before any request.
 
@@ -208,8 +209,7 @@ def choose_for_set(requested: str | None, variants, baseline: str | None, import
 
     asked, only_imported = without_imported(requested, imported)
     names, shown = resolve_metric_choice(asked, variants)
-    if baseline is not None:
-        shown.always.add(baseline)
+    shown.always.update([baseline] if baseline is not None else [], shown_too)
     chosen, skipped = ([], []) if only_imported else choose_metrics(
         names, parse_options(options), what=jset.name, has_sources=jset.has_sources,
         has_references=jset.max_references > 0, language=jset.language, judged=(jset, dimension))
@@ -218,6 +218,23 @@ def choose_for_set(requested: str | None, variants, baseline: str | None, import
     chosen = shown.narrow(chosen, skipped, names)
     check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store: before any request
     return asked, names, shown, chosen, skipped
+
+
+def cannot_run(name: str, options, jset, dimension: str) -> str | None:
+    """Why the registered metric ``name``, not chosen, could not run on ``jset`` with the run's ``options`` (those
+    it takes), in :func:`choose_metrics`'s words (e.g. "needs references, which qags does not have"); None when it
+    could. For advice that names only what can work (the set's default baseline, :func:`meta_eval.units.
+    why_no_baseline`)."""
+    import meta_eval.metrics.registry as registry
+
+    try:
+        config = metric_config(registry.get_class(name), parse_options(options))
+        chosen, skipped = choose_metrics(name, config, what=jset.name, has_sources=jset.has_sources,
+                                         has_references=jset.max_references > 0, language=jset.language,
+                                         judged=(jset, dimension))
+    except (registry.UnknownMetricError, MetaEvalError) as exc:
+        return str(exc)
+    return None if chosen else "; ".join(reason for _, reason in skipped) or "it cannot run here"
 
 
 def named_skips(skipped: Sequence[tuple[str, str]], requested: str | None) -> list[tuple[str, str]]:

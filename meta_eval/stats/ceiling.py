@@ -102,9 +102,9 @@ def no_annotator_reason(jset, dimension: str | None = None) -> str | None:
     if usable.any():
         return None
     if not counts.any():
-        return (f"{jset.name} has no per-annotator values for dimension {dim!r} (every row's judges[{dim!r}] is "
+        return (f"{jset.name} has no per-annotator values for dimension '{dim}' (every row's judges['{dim}'] is "
                 "empty: the data or its loader keeps only the aggregated score), so there is no human ceiling")
-    return (f"{jset.name}: no row has both a human score and at least 2 annotator values for dimension {dim!r} "
+    return (f"{jset.name}: no row has both a human score and at least 2 annotator values for dimension '{dim}' "
             f"(most annotators on a row: {int(counts.max())}), so there is no human ceiling")
 
 
@@ -182,7 +182,7 @@ def annotator_matrices(jset, dimension: str | None = None, slots: str = "common"
     for i in np.flatnonzero(usable):
         v = np.asarray(jset.rows[i].judges[dim], dtype=float)
         if not np.isfinite(v).all():
-            raise ValueError(f"{jset.describe_rows([i])}: annotator values for {dim!r} must be finite numbers, got "
+            raise ValueError(f"{jset.describe_rows([i])}: annotator values for '{dim}' must be finite numbers, got "
                              f"{tuple(jset.rows[i].judges[dim])}")
         values[i] = v
     n_slots = int(counts[usable].min() if slots == "common" else counts[usable].max())
