@@ -259,8 +259,7 @@ def _say_then(later: list, stdout: bool = True):
 def _call(function, *args, **kwargs):
     """A library call as a command: its :class:`~meta_eval.errors.MetaEvalError` printed as one line with its exit
     code, Ctrl-C (exit 130) and SIGTERM (143) as a line saying what is kept of the work done."""
-    from meta_eval.errors import MetaEvalError
-    from meta_eval.scoring.cache import what_is_kept
+    from meta_eval.errors import MetaEvalError, what_is_kept
 
     try:
         return function(*args, **kwargs)

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_eval.errors import MetaEvalError
-from meta_eval.scoring.cache import what_is_kept
+from meta_eval.errors import MetaEvalError, what_is_kept
 
 __all__ = ["systemless_results", "categorical_set", "judge_command", "set_lines", "ADD_A_JUDGE", "LLM_JUDGE_OPTIONS"]
 

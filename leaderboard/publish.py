@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from meta_eval.errors import MetaEvalError
+from meta_eval.errors import MetaEvalError, what_is_kept
 from meta_eval.stats.clusters import family_label, significance_clusters
 from meta_eval.stats.significance import williams_pvalues
 from meta_eval.evaluate import global_interval, global_values, units_warning
@@ -46,7 +46,6 @@ from meta_eval.matrix import judgment_matrices
 from meta_eval.stats import GROUPING, describe
 from meta_eval.stats.resampling import bootstrap_ci, level_correlation, pairwise_permutation_pvalues
 from meta_eval.scoring.runner import MetricScores
-from meta_eval.scoring.cache import what_is_kept
 from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "TASK_STATISTICS", "publication_signature", "set_results",

@@ -3,7 +3,7 @@ prints after ``error:`` and whose ``code`` is the command's exit status (2: a ch
 fixed before anything long ran; 1: the work ran but something asked for is missing)."""
 from __future__ import annotations
 
-__all__ = ["MetaEvalError"]
+__all__ = ["MetaEvalError", "what_is_kept"]
 
 
 class MetaEvalError(Exception):
@@ -12,3 +12,15 @@ class MetaEvalError(Exception):
     def __init__(self, message: str, code: int = 2):
         super().__init__(message)
         self.code = code
+
+
+def what_is_kept(no_cache: bool) -> str:
+    """What a command stopped early (Ctrl-C, SIGTERM, a failed metric) says of the scores it computed: in the
+    cache, so that the same command resumes; or, under ``--no-cache``, nowhere.
+
+    >>> what_is_kept(True)
+    'nothing was kept (--no-cache): a rerun starts again'
+    """
+    if no_cache:
+        return "nothing was kept (--no-cache): a rerun starts again"
+    return "every finished batch is in the cache; rerun the same command to resume"

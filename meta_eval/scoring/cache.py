@@ -54,8 +54,7 @@ import platformdirs
 from meta_eval.metrics.base import Example
 from meta_eval.metrics.sqlite_busy import BUSY_CODES, primary_code, retry_busy
 
-__all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "keys_remembered", "open_cache",
-           "what_is_kept"]
+__all__ = ["CacheError", "ScoreCache", "default_cache_path", "example_key", "keys_remembered", "open_cache"]
 
 _SCHEMA_VERSION = "1"
 _CHUNK = 500
@@ -74,18 +73,6 @@ class CacheError(ValueError):
 def default_cache_path() -> Path:
     """``<user cache dir>/meta-eval/scores.sqlite``."""
     return platformdirs.user_cache_path("meta-eval") / "scores.sqlite"
-
-
-def what_is_kept(no_cache: bool) -> str:
-    """What a command stopped early (Ctrl-C, SIGTERM, a failed metric) says of the scores it computed: in the
-    cache, so that the same command resumes; or, under ``--no-cache``, nowhere.
-
-    >>> what_is_kept(True)
-    'nothing was kept (--no-cache): a rerun starts again'
-    """
-    if no_cache:
-        return "nothing was kept (--no-cache): a rerun starts again"
-    return "every finished batch is in the cache; rerun the same command to resume"
 
 
 def open_cache(cache: str | Path | None = None, no_cache: bool = False) -> "ScoreCache | None":
