@@ -541,10 +541,12 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     that dimension on every set (default: each set's own default); ``title`` heads the pages; ``plugins``: Python
     files whose metrics are registered first (``--plugin FILE.py``); ``scores``: imported metrics
     (``"NAME=FILE"`` with one set, ``"SET/NAME=FILE"`` naming the set as given in ``judgments``; see
-    :mod:`meta_eval.scoring.imported`), read and checked before any scoring. Returns the board's
-    document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder;
-    :class:`~meta_eval.report.outputs.OutputError` for a folder in the judgment data folder, one whose board files
-    would replace an input, or an ``out_dir`` that is not a path, such as None).
+    :mod:`meta_eval.scoring.imported`), read and checked before any scoring; every set is loaded and its metrics
+    checked before the first is scored (:func:`publish_blocks`: a learned model fitted on a set's rows is
+    refused, :func:`held_out`). Returns the board's document; raises :class:`~meta_eval.errors.MetaEvalError`
+    (:class:`PublishError` for the folder; :class:`~meta_eval.report.outputs.OutputError` for a folder in the
+    judgment data folder, one whose board files would replace an input, or an ``out_dir`` that is not a path, such
+    as None).
     """
     import shlex
 
@@ -622,115 +624,162 @@ def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[
 def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,
                    data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
                    say=None, human: str | None = None, tables: dict | None = None) -> list[dict]:
-    """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
+    """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`).
+
+    Every set is loaded and its metrics chosen and checked first (:func:`_prepare`: imported scores joined, names,
+    answer stores, in-sample learned models), so that a bad request about the second set stops the board before
+    the first is scored; then each set is scored (:func:`_scored_block`)."""
+    from meta_eval.scoring.selection import parse_options
+
+    say = say or (lambda channel, text: None)
+    parsed = parse_options(options)
+    plans = [_prepare(name.strip(), metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say,
+                      human, tables) for name in judgments.split(",") if name.strip()]
+    blocks = []
+    for plan in plans:
+        if "categorical" in plan:  # labels: meta-eval run's statistics (leaderboard.judge_board), chosen and scored
+            from meta_eval.leaderboard.judge_board import categorical_set
+
+            blocks.append(categorical_set(
+                *plan["categorical"], metrics=metrics, variants=variants, options=options, resamples=resamples,
+                seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                batch_size=batch_size, engine=engine, progress=progress, say=say))
+            continue
+        blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
+                                    batch_size, engine, progress, say))
+    return blocks
+
+
+def _prepare(given: str, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,
+             tables) -> dict:
+    """One set of a board, loaded and checked before anything is scored: its rows (duplicates resolved), imported
+    scores joined, metrics chosen (as every command chooses them) and checked (names, answer stores, no learned
+    model fitted on these rows); a dict for :func:`_scored_block`, or ``{"categorical": (set, dimension,
+    property)}`` for a label property."""
     from meta_eval import judgments as judgment_sets
+    from meta_eval.report.outputs import check_stores
+    from meta_eval.scoring.imported import check_names, without_imported
+    from meta_eval.scoring.selection import available_variants, choose_metrics, resolve_metric_choice
+
+    name, subset = given, None
+    if ":" in given and given.split(":", 1)[0] in judgment_sets.BUILTIN:
+        name, subset = given.split(":", 1)
+    try:
+        loaded = jset = judgment_sets.load(name, data_dir, subset=subset)
+        dim = human or jset.default_dimension
+        if dim not in jset.dimensions:
+            raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
+        prop = next((p for p in (getattr(jset, "properties", None) or ()) if p.name == dim), None)
+        if prop is not None and prop.categorical:
+            if (tables or {}).get(given):
+                raise MetaEvalError(f"--scores {given}/...: {jset.name}'s {dim!r} is a "
+                                    f"{'pairwise' if prop.pairwise else 'categorical'} property; imported "
+                                    "scores are for graded properties")
+            return {"categorical": (jset, dim, prop)}
+        jset = jset.scored(dim)
+        jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
+        if report.message:
+            say("err", report.message)
+        imported, rows, position = [], [], {}
+        if (tables or {}).get(given):
+            from meta_eval.scoring.imported import check_levels, join_scores
+
+            position = {r.id: i for i, r in enumerate(loaded.rows)}
+            rows = [position[r.id] for r in jset.rows]
+            imported, _ = join_scores(tables[given], loaded, rows)  # strict: every judged row scored
+            for level in levels_of(jset):
+                check_levels(imported, level, "spearman")
+    except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+        raise MetaEvalError(str(exc)) from None
+    requested, only_imported = without_imported(metrics, imported)
+    requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
+        language=jset.language, full_default=True, judged=(jset, dim))  # a published board has every metric
+    check_names(imported, chosen)
+    shown.check(available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store, before asking
+    held_out(chosen, jset, given, say)
+    return {"jset": jset, "loaded": loaded, "dim": dim, "imported": imported, "rows": rows, "position": position,
+            "chosen": chosen, "skipped": skipped, "shown": shown}
+
+
+def held_out(chosen, jset, given: str, say) -> None:
+    """Refuse a learned model (``learned:NAME``) fitted on rows of this set: a board ranks metrics and tests them
+    against each other, and an in-sample correlation is no held-out one (``meta-eval run`` shows it, says so and
+    withholds its tests: docs/learning.md). The check is ``run``'s (:func:`meta_eval.metrics.learned.fit_checks`:
+    the model's row fingerprints, else its set and subset); a model file that records neither is published with
+    ``run``'s note."""
+    from meta_eval.metrics.learned import fit_checks
+
+    for metric, check in fit_checks(chosen, jset.examples(), jset.name, jset.subset).items():
+        if check.in_sample:
+            raise MetaEvalError(f"{check.message()}; a leaderboard publishes held-out correlations only, so "
+                                f"{metric} is not published on {given}: publish it on rows it was not fitted on, "
+                                f"or see it in-sample with `meta-eval run -j {given} -m {metric}` (which withholds "
+                                "its tests)")
+        if check.message() is not None:
+            say("err", f"note: {check.message()}")
+
+
+def _scored_block(plan: dict, resamples, seed, correlation, alpha, correction, cache, no_cache, batch_size, engine,
+                  progress, say) -> dict:
+    """Score one set prepared by :func:`_prepare` and build its leaderboard block (:func:`set_results`)."""
     from meta_eval.report.progress import resampling_progress
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, parse_options,
-                                             resolve_metric_choice)
+    from meta_eval.scoring.selection import group_skips
 
-    say = say or (lambda channel, text: None)
-    parsed = parse_options(options)
-    blocks = []
-    for name in [n.strip() for n in judgments.split(",") if n.strip()]:
-        given, subset = name, None
-        if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
-            name, subset = name.split(":", 1)
-        try:
-            loaded = jset = judgment_sets.load(name, data_dir, subset=subset)
-            dim = human or jset.default_dimension
-            if dim not in jset.dimensions:
-                raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
-            prop = next((p for p in (getattr(jset, "properties", None) or ()) if p.name == dim), None)
-            if prop is not None and prop.categorical:  # labels: meta-eval run's statistics (leaderboard.judge_board)
-                from meta_eval.leaderboard.judge_board import categorical_set
+    jset, loaded, dim, imported, rows = plan["jset"], plan["loaded"], plan["dim"], plan["imported"], plan["rows"]
+    chosen, skipped, shown = plan["chosen"], plan["skipped"], plan["shown"]
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
+               f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
+    examples = jset.examples()
+    scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
+                        progress=progress) if chosen else None
+    if scoring is not None and scoring.dropped_rows():  # on_unparsed=drop: rows with no parsed answer leave
+        from meta_eval.task import drop_rows
 
-                if (tables or {}).get(given):
-                    raise MetaEvalError(f"--scores {given}/...: {jset.name}'s {dim!r} is a "
-                                        f"{'pairwise' if prop.pairwise else 'categorical'} property; imported "
-                                        "scores are for graded properties")
-                blocks.append(categorical_set(
-                    jset, dim, prop, metrics=metrics, variants=variants, options=options, resamples=resamples,
-                    seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
-                    no_cache=no_cache, batch_size=batch_size, engine=engine, progress=progress, say=say))
-                continue
-            jset = jset.scored(dim)
-            jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
-            if report.message:
-                say("err", report.message)
-            imported, rows = [], []
-            if (tables or {}).get(given):
-                from meta_eval.scoring.imported import check_levels, join_scores
+        jset, scoring, note = drop_rows(jset, scoring)
+        say("err", f"note: {note}")
+        rows = [plan["position"][r.id] for r in jset.rows] if imported else rows
+    scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
+    if imported:
+        from meta_eval.scoring.imported import metric_scores
 
-                position = {r.id: i for i, r in enumerate(loaded.rows)}
-                rows = [position[r.id] for r in jset.rows]
-                imported, _ = join_scores(tables[given], loaded, rows)  # strict: every judged row scored
-                for level in levels_of(jset):
-                    check_levels(imported, level, "spearman")
-        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
-            raise MetaEvalError(str(exc)) from None
-        from meta_eval.scoring.imported import check_names, without_imported
+        scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+    scored = shown.apply(scored)
+    for names, reason in group_skips(skipped):
+        say("err-skipped", f"{', '.join(names)}: {reason}")
+    if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
+        raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
+                            + "; nothing was written (every finished batch is in the cache: rerun to resume)",
+                            code=1)
+    if not scored:
+        raise MetaEvalError(f"{jset.name}: no metric could run")
+    if "system" in levels_of(jset):
+        from meta_eval.scoring.system_scores import add_system_scores
 
-        requested, only_imported = without_imported(metrics, imported)
-        requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
-        chosen, skipped = ([], []) if only_imported else choose_metrics(
-            requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
-            language=jset.language, full_default=True, judged=(jset, dim))  # a published board has every metric
-        check_names(imported, chosen)
-        shown.check(available_variants(chosen, skipped, imported))
-        chosen = shown.narrow(chosen, skipped, requested)
-        from meta_eval.report.outputs import check_stores
+        add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
+    not_measured = degenerate_report(scoring)
+    for line in degenerate_lines(not_measured, len(examples)):
+        say("err", line)
+    try:
+        with resampling_progress(progress) as advance, spread(engine, advance):
+            block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                correction=correction, primary=correlation, variant_filter=lambda v: True)
+    except ValueError as exc:
+        raise MetaEvalError(f"{jset.name}: {exc}") from None
+    # what a metric records beside its signature (an LLM judge: the server asked; never its key)
+    facts = {m.name: m.provenance() for m in chosen if callable(getattr(m, "provenance", None))}
+    for entry in block["metrics"]:
+        entry.update(facts.get(entry["metric"]) or {})
+    block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
+    block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
+    if getattr(jset, "properties", None):  # a JUDGE-BENCH file: the raters' alpha, as `meta-eval run` shows it
+        from meta_eval.judgments.judge_bench import human_agreement
 
-        check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store, before asking
-        say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
-                   f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
-        examples = jset.examples()
-        scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
-                            progress=progress) if chosen else None
-        if scoring is not None and scoring.dropped_rows():  # on_unparsed=drop: rows with no parsed answer leave
-            from meta_eval.task import drop_rows
-
-            jset, scoring, note = drop_rows(jset, scoring)
-            say("err", f"note: {note}")
-            rows = [position[r.id] for r in jset.rows] if imported else rows
-        scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
-        if imported:
-            from meta_eval.scoring.imported import metric_scores
-
-            scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
-        scored = shown.apply(scored)
-        for names, reason in group_skips(skipped):
-            say("err-skipped", f"{', '.join(names)}: {reason}")
-        if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
-            raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
-                                + "; nothing was written (every finished batch is in the cache: rerun to resume)",
-                                code=1)
-        if not scored:
-            raise MetaEvalError(f"{jset.name}: no metric could run")
-        if "system" in levels_of(jset):
-            from meta_eval.scoring.system_scores import add_system_scores
-
-            add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
-        not_measured = degenerate_report(scoring)
-        for line in degenerate_lines(not_measured, len(examples)):
-            say("err", line)
-        try:
-            with resampling_progress(progress) as advance, spread(engine, advance):
-                block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                    correction=correction, primary=correlation, variant_filter=lambda v: True)
-        except ValueError as exc:
-            raise MetaEvalError(f"{jset.name}: {exc}") from None
-        # what a metric records beside its signature (an LLM judge: the server asked; never its key)
-        facts = {m.name: m.provenance() for m in chosen if callable(getattr(m, "provenance", None))}
-        for entry in block["metrics"]:
-            entry.update(facts.get(entry["metric"]) or {})
-        block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
-        block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
-        if getattr(jset, "properties", None):  # a JUDGE-BENCH file: the raters' alpha, as `meta-eval run` shows it
-            from meta_eval.judgments.judge_bench import human_agreement
-
-            block["human_agreement"] = human_agreement(jset).get(dim)
-        blocks.append(block)
-    return blocks
+        block["human_agreement"] = human_agreement(jset).get(dim)
+    return block

@@ -1,0 +1,59 @@
+"""Leaderboards refuse what they cannot publish honestly, before anything is scored, and write only their own files.
+
+- a learned metric fitted on a board's rows (in-sample) is refused with ``run``'s in-sample message: a board ranks
+  held-out correlations and tests them; held-out rows publish it;
+
+Everything runs through the real command line on small files in ``tmp_path``; "before any scoring" is checked by
+the score cache, which is never created.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import small_set
+from meta_eval.cli import app
+from meta_eval.metrics.learned import ENV_HOME
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Learned models go to a temporary META_EVAL_HOME, never the user's data dir."""
+    monkeypatch.setenv(ENV_HOME, str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _publish(*args: str):
+    return runner.invoke(app, ["leaderboard", "publish", "--resamples", "20", *args])
+
+
+def test_an_in_sample_learned_metric_is_refused_before_scoring_and_a_held_out_one_published(tmp_path):
+    data = small_set(tmp_path / "mine.jsonl")
+    fitted = runner.invoke(app, ["learn", "-j", str(data), "-m", "rouge", "--features", "rougeL-f,rouge1-f",
+                                 "--save", "fit", "--no-cache"])
+    assert fitted.exit_code == 0, fitted.output
+    cache, out = tmp_path / "scores.sqlite", tmp_path / "board"
+    done = _publish("-j", str(data), "-m", "rouge,learned:fit", "--cache", str(cache), "--out", str(out))
+    said = _flat(done.output)
+    assert done.exit_code == 2, said
+    assert ("error: learned:fit: in-sample: fitted on mine/all (target overall); 30 of the 30 rows scored here were "
+            "among its 30 training rows; these correlations are not held-out; a leaderboard publishes held-out "
+            "correlations only, so learned:fit is not published on") in said
+    assert not cache.exists() and not out.exists()  # refused before any scoring; the folder made for it removed
+
+    other = tmp_path / "other.jsonl"  # the same documents and systems, other texts: no row of the model's
+    other.write_text("".join(json.dumps({**json.loads(line), "candidate": f"a dog ran in the park {i}"}) + "\n"
+                             for i, line in enumerate(data.read_text().splitlines())), encoding="utf-8")
+    done = _publish("-j", str(other), "-m", "rouge,learned:fit", "--cache", str(cache), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    board = json.loads((out / "results.json").read_text())
+    assert "learned:fit" in {m["variant"] for m in board["sets"][0]["metrics"]}
