@@ -541,7 +541,8 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     that dimension on every set (default: each set's own default); ``title`` heads the pages; ``plugins``: Python
     files whose metrics are registered first (``--plugin FILE.py``); ``scores``: imported metrics
     (``"NAME=FILE"`` with one set, ``"SET/NAME=FILE"`` naming the set as given in ``judgments``; see
-    :mod:`meta_eval.scoring.imported`), read and checked before any scoring; every set is loaded and its metrics
+    :mod:`meta_eval.scoring.imported`), read and checked before any scoring (an imported metric named in
+    ``metrics`` needs a file for every set, :func:`every_set_scored`); every set is loaded and its metrics
     checked before the first is scored (:func:`publish_blocks`: a learned model fitted on a set's rows is
     refused, :func:`held_out`). Returns the board's document; raises :class:`~meta_eval.errors.MetaEvalError`
     (:class:`PublishError` for the folder; :class:`~meta_eval.report.outputs.OutputError` for a folder in the
@@ -581,6 +582,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
     selection.load_plugins(plugins)
     tables = imported_tables(names, scores, scores_format)  # a bad score file fails before any work
+    every_set_scored(names, metrics, tables)
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:
@@ -619,6 +621,22 @@ def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[
             raise MetaEvalError(f"--scores {text}: {where!r} is not one of the board's sets ({', '.join(sets)})")
         by_set.setdefault(where, []).append(read_table(parse_spec(f"{name}{sep}{path}", fmt)))
     return {where: merge_tables(tables) for where, tables in by_set.items()}
+
+
+def every_set_scored(names: str, metrics: str | None, tables: dict[str, list]) -> None:
+    """An imported metric named in ``--metrics`` needs a score file for every set of the board (each set scores
+    every metric of ``-m``): one given for some sets only is an error naming the set without a file, before any set
+    is loaded or scored (it was an unknown metric once the other sets were scored)."""
+    sets = [n.strip() for n in names.split(",") if n.strip()]
+    asked = [m.strip() for m in (metrics or "").split(",") if m.strip()]
+    for metric in asked:
+        having = [s for s in sets if any(t.spec.name == metric for t in tables.get(s, ()))]
+        lacking = [s for s in sets if s not in having]
+        if having and lacking:
+            raise MetaEvalError(f"--scores: no score file was given for {metric!r} on {lacking[0]} (only on "
+                                f"{', '.join(having)}), and every set of a board scores every metric of -m: give "
+                                f"one with --scores {lacking[0]}/{metric}=FILE, or publish {lacking[0]} on a board "
+                                "of its own")
 
 
 def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,

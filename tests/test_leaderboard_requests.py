@@ -2,6 +2,8 @@
 
 - a learned metric fitted on a board's rows (in-sample) is refused with ``run``'s in-sample message: a board ranks
   held-out correlations and tests them; held-out rows publish it;
+- an imported metric named in ``-m`` with a score file for some sets only is an error naming the set without one
+  (it used to be an "unknown metric" after the other sets were scored);
 
 Everything runs through the real command line on small files in ``tmp_path``; "before any scoring" is checked by
 the score cache, which is never created.
@@ -57,3 +59,25 @@ def test_an_in_sample_learned_metric_is_refused_before_scoring_and_a_held_out_on
     assert done.exit_code == 0, done.output
     board = json.loads((out / "results.json").read_text())
     assert "learned:fit" in {m["variant"] for m in board["sets"][0]["metrics"]}
+
+
+def test_an_imported_metric_without_a_file_for_every_set_is_refused_before_scoring(tmp_path):
+    first, second = small_set(tmp_path / "first.jsonl"), small_set(tmp_path / "second.jsonl", rows=24)
+    scores = tmp_path / "mine.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": i % 7}) + "\n" for i in range(30)))
+    cache = tmp_path / "scores.sqlite"
+    done = _publish("-j", f"{first},{second}", "-m", "rouge,mine", "--scores", f"{first}/mine={scores}",
+                    "--cache", str(cache), "--out", str(tmp_path / "board"))
+    assert done.exit_code == 2
+    assert _flat(done.output) == (
+        f"error: --scores: no score file was given for 'mine' on {second} (only on {first}), and every set of a "
+        f"board scores every metric of -m: give one with --scores {second}/mine=FILE, or publish {second} on a "
+        "board of its own")
+    assert not cache.exists()  # nothing was scored
+    scoped = tmp_path / "second-mine.jsonl"
+    scoped.write_text("".join(json.dumps({"id": f"r{i}", "score": i % 5}) + "\n" for i in range(24)))
+    done = _publish("-j", f"{first},{second}", "-m", "rouge,mine", "--scores", f"{first}/mine={scores}",
+                    "--scores", f"{second}/mine={scoped}", "--cache", str(cache), "--out", str(tmp_path / "board"))
+    assert done.exit_code == 0, done.output  # the fix the message gives works
+    board = json.loads((tmp_path / "board" / "results.json").read_text())
+    assert [("mine" in {m["metric"] for m in s["metrics"]}) for s in board["sets"]] == [True, True]
