@@ -290,7 +290,9 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
     A folder that does not exist or is empty is fine. A folder that holds a leaderboard meta-eval wrote (its
     ``results.json`` has meta-eval's schema, and nothing but the files a leaderboard consists of, plus hidden files)
     would be replaced: that needs ``force``, as does any other non-empty folder (publishing into ``.`` would otherwise
-    overwrite a repository's README.md). A path that is a file is always refused.
+    overwrite a repository's README.md). A path that is a file is always refused. The message names the files of
+    ``figures/`` that meta-eval did not write (:func:`foreign_figures`): ``force`` replaces those named like the
+    board's figures too.
 
     Raises
     ------
@@ -306,21 +308,44 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
     if not present:
         return
     foreign = [n for n in present if n not in OUTPUT_FILES]
+    users = foreign_figures(out)
+    theirs = (f", among them {_listed(users)}, which meta-eval did not write" if users else "")
     if foreign or not _is_leaderboard(out / "results.json"):
-        shown = ", ".join((foreign or present)[:5]) + (" ..." if len(foreign or present) > 5 else "")
-        raise ValueError(f"--out {out} is not empty and was not written by meta-eval (it holds {shown}); "
-                         "choose a new or empty folder, or pass --force to write results.json, README.md and "
-                         "index.html into it anyway (files of those names are replaced)")
+        raise ValueError(f"--out {out} is not empty and was not written by meta-eval (it holds "
+                         f"{_listed(foreign or present)}); choose a new or empty folder, or pass --force to write "
+                         "results.json, README.md, index.html and the figures (figures/*.svg) into it anyway (files "
+                         f"of those names are replaced{theirs})")
     raise ValueError(f"--out {out} already holds a leaderboard; pass --force to replace it (compare with "
-                     "`git diff` afterwards if it is committed)")
+                     "`git diff` afterwards if it is committed)"
+                     + (f"; --force also replaces {_listed(users)}, which meta-eval did not write, where the board "
+                        "has a figure of that name" if users else ""))
+
+
+def _listed(names: Sequence[str], most: int = 5) -> str:
+    return ", ".join(names[:most]) + (" ..." if len(names) > most else "")
+
+
+def foreign_figures(out: Path) -> list[str]:
+    """The files of ``out/figures`` that meta-eval did not write (:func:`meta_eval.report.outputs.written_by_meta_eval`:
+    its figures carry meta-eval as their creator), as ``figures/NAME``: a board's figures replace such a file only
+    with ``--force``."""
+    from meta_eval.report.outputs import written_by_meta_eval
+
+    folder = Path(out) / "figures"
+    if not folder.is_dir():
+        return []
+    return [f"figures/{p.name}" for p in sorted(folder.iterdir())
+            if not p.name.startswith(".") and (not p.is_file() or not written_by_meta_eval(p))]
 
 
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
                       seed: int, confidence: float, alpha: float, correction: str, primary: str,
-                      title: str | None = None) -> dict:
-    """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document.
-    ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``; ``command`` is
-    recorded redacted (:func:`meta_eval.metrics.redact.redact`: no password, key or token)."""
+                      title: str | None = None, plan=None, force: bool = False) -> dict:
+    """Write results.json, README.md, index.html and the figures to ``out_dir`` (all or none, through
+    :func:`_write_board_files`); return the document. ``title`` (``--title``) heads the pages instead of the folder's
+    name and is kept as ``title``; ``command`` is recorded redacted (:func:`meta_eval.metrics.redact.redact`: no
+    password, key or token); ``plan`` (:class:`~meta_eval.report.outputs.OutputPlan`) holds the run's inputs, never
+    replaced, and ``force`` lets a figure replace a file meta-eval did not write."""
     from meta_eval.metrics.redact import redact
 
     doc = {"schema": SCHEMA, "name": name, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
@@ -342,7 +367,8 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     out = Path(out_dir)
     from meta_eval.probe.board import read_blindspots
 
-    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))])
+    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))],
+                       plan=plan, option="--out", force=force)
     return doc
 
 
@@ -384,7 +410,8 @@ def render_board(out_dir: str | Path) -> dict:
     from meta_eval.probe.board import read_blindspots
     from meta_eval.report.outputs import OutputPlan
 
-    out = OutputPlan().add_folder(out_dir, "leaderboard render", ("README.md", "index.html"), exists=True)
+    plan = OutputPlan()
+    out = plan.add_folder(out_dir, "leaderboard render", ("README.md", "index.html", "figures"), exists=True)
     doc = read_results(out)
     blindspots = read_blindspots(out)
     try:
@@ -393,12 +420,35 @@ def render_board(out_dir: str | Path) -> dict:
         if isinstance(exc, MetaEvalError):
             raise
         raise PublishError(str(malformed(out / "results.json", exc))) from None
-    _write_board_files(out, pages)
+    _write_board_files(out, pages, plan=plan, option="leaderboard render")
     return doc
 
 
-def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]]) -> None:
-    """Write every file in full first, then rename them all into place; nothing half-written is ever left."""
+def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=None, option: str = "--out",
+                       force: bool = False) -> None:
+    """Write every file in full first, then rename them all into place; nothing half-written is ever left.
+
+    Each file is checked first by :func:`meta_eval.report.outputs.check_output` against ``plan``'s inputs and
+    protected folders (an :class:`~meta_eval.report.outputs.OutputPlan`; default: the judgment data folder and the
+    score cache), which no ``force`` overrides. The board's own files (results.json, the pages, blindspots.json)
+    are the folder's, which :func:`check_out_dir` or the caller's reading of results.json vouched for; a file of
+    ``figures/`` that meta-eval did not write (:func:`foreign_figures`) is replaced only with ``force`` (publish's
+    ``--force``, whose check names it); else this is a :class:`PublishError` naming it, before anything is
+    written."""
+    from meta_eval.report.outputs import OutputError, OutputPlan, check_output, written_by_meta_eval
+
+    plan = plan if plan is not None else OutputPlan()
+    for filename, _ in texts:
+        final = out / filename
+        try:
+            check_output(final, option, inputs=plan.inputs, protected=plan.protected, force=True)
+        except OutputError as exc:
+            raise PublishError(f"{exc}; nothing of the board was written") from None
+        if filename.startswith("figures/") and not force and final.is_file() and not written_by_meta_eval(final):
+            raise PublishError(f"{option} {out}: {filename} exists and meta-eval did not write it, and the board "
+                               "has a figure of that name: move that file out of the board's figures/ folder"
+                               + (" or pass --force to replace it" if option == "--out" else "")
+                               + "; nothing of the board was written")
     temporary = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -570,10 +620,10 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     option_list = selection.option_list(options)
     score_texts = [scores] if isinstance(scores, str) else list(scores)
     # the board folder against every input, before any scoring (BoardLock then checks its contents and holds it)
-    out_dir = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
-                         plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
-                                                 if isinstance(t, str) and "=" in t]
-                         ).add_folder(out_dir, "--out", ("results.json", "README.md", "index.html"))
+    plan = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
+                      plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
+                                              if isinstance(t, str) and "=" in t])
+    out_dir = plan.add_folder(out_dir, "--out", OUTPUT_FILES)  # figures/ too: no input in it, even with --force
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
                 *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],
@@ -593,7 +643,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
                                     confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
-                                    title=title)
+                                    title=title, plan=plan, force=force)
         except PublishError as exc:
             raise MetaEvalError(str(exc), code=1) from None
         board.written()

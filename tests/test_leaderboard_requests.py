@@ -4,6 +4,9 @@
   held-out correlations and tests them; held-out rows publish it;
 - an imported metric named in ``-m`` with a score file for some sets only is an error naming the set without one
   (it used to be an "unknown metric" after the other sets were scored);
+- the board's figures go through the guarded write path as its other files: an input in its ``figures/`` folder is
+  refused even with ``--force`` (a ``--scores`` file there was replaced by an SVG), and a figure meta-eval did not
+  write is named by the message that asks for ``--force`` and replaced only then (``render`` refuses it);
 
 Everything runs through the real command line on small files in ``tmp_path``; "before any scoring" is checked by
 the score cache, which is never created.
@@ -19,6 +22,7 @@ from typer.testing import CliRunner
 from conftest import small_set
 from meta_eval.cli import app
 from meta_eval.metrics.learned import ENV_HOME
+from meta_eval.report.outputs import written_by_meta_eval
 
 runner = CliRunner()
 
@@ -81,3 +85,49 @@ def test_an_imported_metric_without_a_file_for_every_set_is_refused_before_scori
     assert done.exit_code == 0, done.output  # the fix the message gives works
     board = json.loads((tmp_path / "board" / "results.json").read_text())
     assert [("mine" in {m["metric"] for m in s["metrics"]}) for s in board["sets"]] == [True, True]
+
+
+def test_an_input_in_the_boards_figures_folder_is_never_replaced_even_with_force(tmp_path):
+    data, out, cache = small_set(tmp_path / "mine.jsonl"), tmp_path / "board", tmp_path / "scores.sqlite"
+    (out / "figures").mkdir(parents=True)
+    scores = out / "figures" / "mine-all-global-spearman.svg"  # named like the figure the board would write
+    text = "".join(json.dumps({"id": f"r{i}", "score": i % 7}) + "\n" for i in range(30))
+    scores.write_text(text, encoding="utf-8")
+    done = _publish("-j", str(data), "-m", "rouge,imp", "--scores", f"imp={scores}", "--scores-format", "jsonl",
+                    "--cache", str(cache), "--out", str(out), "--force")
+    assert done.exit_code == 2
+    assert _flat(done.output) == (f"error: --out {out}: its folder figures, whose files meta-eval writes, holds a "
+                                  f"--scores file of this run ({scores}): writing there could replace it; move the "
+                                  "file out of it, or choose another folder")
+    assert scores.read_text(encoding="utf-8") == text and not cache.exists()
+    assert sorted(p.name for p in out.rglob("*")) == ["figures", scores.name]
+
+
+def test_a_figure_meta_eval_did_not_write_is_named_before_force_replaces_it_and_render_keeps_it(tmp_path):
+    pytest.importorskip("matplotlib")  # the board's figures (the plot extra)
+    data, out = small_set(tmp_path / "mine.jsonl"), tmp_path / "board"
+    (out / "figures").mkdir(parents=True)
+    users = out / "figures" / "mine-all-global-spearman.svg"
+    users.write_text("<svg>my own figure</svg>", encoding="utf-8")
+    done = _publish("-j", str(data), "-m", "rouge", "--no-cache", "--out", str(out))
+    assert done.exit_code == 2
+    assert ("pass --force to write results.json, README.md, index.html and the figures (figures/*.svg) into it "
+            "anyway (files of those names are replaced, among them figures/mine-all-global-spearman.svg, which "
+            "meta-eval did not write)") in _flat(done.output)
+    assert users.read_text(encoding="utf-8") == "<svg>my own figure</svg>"
+    done = _publish("-j", str(data), "-m", "rouge", "--no-cache", "--out", str(out), "--force")
+    assert done.exit_code == 0, done.output
+    assert written_by_meta_eval(users)  # replaced, as the message said --force would
+
+    users.write_text("<svg>my own figure</svg>", encoding="utf-8")
+    again = _publish("-j", str(data), "-m", "rouge", "--no-cache", "--out", str(out))
+    assert again.exit_code == 2 and ("--force also replaces figures/mine-all-global-spearman.svg, which meta-eval "
+                                     "did not write, where the board has a figure of that name") in _flat(again.output)
+    readme = (out / "README.md").read_bytes()
+    done = runner.invoke(app, ["leaderboard", "render", str(out)])  # render has no --force: it never replaces it
+    assert done.exit_code == 2
+    assert _flat(done.output) == (f"error: leaderboard render {out}: figures/mine-all-global-spearman.svg exists and "
+                                  "meta-eval did not write it, and the board has a figure of that name: move that "
+                                  "file out of the board's figures/ folder; nothing of the board was written")
+    assert users.read_text(encoding="utf-8") == "<svg>my own figure</svg>"
+    assert (out / "README.md").read_bytes() == readme

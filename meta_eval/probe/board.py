@@ -56,9 +56,10 @@ def _board(folder: Path) -> dict:
     return read_board(folder / "results.json")  # a BoardError (a MetaEvalError) naming it, never a KeyError
 
 
-def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[Path]:
+def save_to_board(folder: str | Path, results: Sequence, command: str, plan=None) -> list[Path]:
     """Write ``folder/blindspots.json`` from probe ``results`` (one per set; a set already in the file is replaced,
-    the others kept) with each set's heatmap, then re-render the board's pages. Returns the files written."""
+    the others kept) with each set's heatmap, then re-render the board's pages. Returns the files written. ``plan``:
+    the probe's :class:`~meta_eval.report.outputs.OutputPlan` (its inputs are never written over)."""
     from meta_eval.leaderboard.publish import _write_board_files, render_board
     from meta_eval.metrics.base import package_version
 
@@ -81,7 +82,7 @@ def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[P
     blind = {"schema": SCHEMA, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
              "sets": sorted(docs.values(), key=lambda d: (d["judgments"], d["subset"]))}
     files.insert(0, (FILE, json.dumps(blind, indent=1) + "\n"))
-    _write_board_files(folder, files)
+    _write_board_files(folder, files, plan=plan, option="leaderboard probe")
     render_board(folder)
     return [folder / name for name, _ in files] + [folder / "README.md", folder / "index.html"]
 
@@ -131,8 +132,8 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
 
     parse_variants(kwargs.get("variants"))  # an empty --variants: one clear error before the folder is touched
     # before any probing: the board folder is never in the judgment data folder, and can be written
-    folder = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache")).add_folder(
-        folder, "leaderboard probe", (FILE, "README.md", "index.html"), exists=True)
+    plan = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache"))
+    folder = plan.add_folder(folder, "leaderboard probe", (FILE, "README.md", "index.html", "figures"), exists=True)
     board = _board(folder)
     options = board_options(board.get("command", ""))
     results = []
@@ -149,7 +150,7 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
         results.append(probe(block["judgments"], names, subset=block["subset"], options=taken, **kwargs))
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
-    return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}")
+    return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}", plan)
 
 
 def _config_part(signature: str) -> str:
