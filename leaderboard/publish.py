@@ -831,7 +831,7 @@ def _scored_block(plan: dict, resamples, seed, correlation, alpha, correction, c
         from meta_eval.scoring.system_scores import add_system_scores
 
         add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
-    not_measured = degenerate_report(scoring)
+    not_measured = degenerate_report(scoring) if scoring is not None else {}  # None: imported metrics only
     for line in degenerate_lines(not_measured, len(examples)):
         say("err", line)
     try:

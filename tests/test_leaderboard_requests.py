@@ -131,3 +131,14 @@ def test_a_figure_meta_eval_did_not_write_is_named_before_force_replaces_it_and_
                                   "file out of the board's figures/ folder; nothing of the board was written")
     assert users.read_text(encoding="utf-8") == "<svg>my own figure</svg>"
     assert (out / "README.md").read_bytes() == readme
+
+
+def test_a_board_of_imported_metrics_only_is_published(tmp_path):
+    # -m naming only imported metrics scores nothing (as `run`); publishing then ended in a traceback
+    data, scores = small_set(tmp_path / "mine.jsonl"), tmp_path / "imp.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": i % 7}) + "\n" for i in range(30)))
+    done = _publish("-j", str(data), "-m", "imp", "--scores", f"imp={scores}", "--no-cache", "--out",
+                    str(tmp_path / "board"))
+    assert done.exit_code == 0, done.output
+    (section,) = json.loads((tmp_path / "board" / "results.json").read_text())["sets"]
+    assert [m["variant"] for m in section["metrics"]] == ["imp"] and section["not_measured"] == {}
