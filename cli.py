@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
+from meta_eval.leaderboard import HELP as _BOARD_HELP
 from meta_eval.learning import HELP as _LEARN_HELP
 from meta_eval.report.escape import markup as escape, terminal, terminal_console
 from meta_eval.task import device_option as _device_option
@@ -606,6 +607,7 @@ def leaderboard_publish(
 @leaderboard_app.command("probe")
 def leaderboard_probe(
     out_dir: Path = typer.Argument(..., help="A leaderboard folder (holding results.json)"),
+    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_BOARD_HELP["probe_judgments"]),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Metric names \\[default: the board's]"),
     perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Names or families \\[all]"),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap"),
@@ -627,7 +629,7 @@ def leaderboard_probe(
     written = _call(probe_board, out_dir, metrics, perturbations=perturbations, seed=seed, tolerance=tolerance,
                     resamples=resamples, max_items=max_items, data_dir=data_dir, cache=cache, no_cache=no_cache,
                     batch_size=batch_size, engine=engine, workers=workers, command=_command_line(), say=_say,
-                    variants=variants)
+                    variants=variants, judgments=judgments)
     for path in written:
         _wrote(path)
 

@@ -17,7 +17,7 @@ from typing import Sequence
 from meta_eval.errors import MetaEvalError
 
 __all__ = ["FILE", "SCHEMA", "board_options", "check_blindspots", "figure_name", "probe_board", "read_blindspots",
-           "save_to_board"]
+           "save_to_board", "set_sources"]
 
 SCHEMA = "meta-eval-blindspots/1"
 FILE = "blindspots.json"
@@ -116,14 +116,15 @@ def _taken(options: list[str], names) -> list[str]:
 
 
 def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
-                **kwargs) -> list[Path]:
+                judgments: str | None = None, **kwargs) -> list[Path]:
     """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
     command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`, ``variants``
     (``--variants``) included: the variants probed are chosen as ``meta-eval probe`` chooses them (the same parser
     and rule, :func:`meta_eval.scoring.selection.resolve_metric_choice`; default: every variant but ROUGE's precision
-    and recall, whatever variants the board shows). The folder goes through
-    :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data folder, writable);
-    an empty ``variants`` fails before that."""
+    and recall, whatever variants the board shows). ``judgments`` (``-j``, comma-separated): the files of the
+    board's sets that were published from a file (:func:`set_sources`). The folder goes through
+    :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data folder, never over
+    a ``-j`` file, writable); an empty ``variants`` fails before that."""
     import meta_eval.metrics.registry as registry
     from meta_eval.metrics.redact import MASK
     from meta_eval.probe.run import probe
@@ -132,9 +133,10 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
 
     parse_variants(kwargs.get("variants"))  # an empty --variants: one clear error before the folder is touched
     # before any probing: the board folder is never in the judgment data folder, and can be written
-    plan = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache"))
+    plan = OutputPlan(judgments=judgments, data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache"))
     folder = plan.add_folder(folder, "leaderboard probe", (FILE, "README.md", "index.html", "figures"), exists=True)
     board = _board(folder)
+    sources = set_sources(board, folder, judgments, kwargs.get("data_dir"))  # every set found before any probing
     options = board_options(board.get("command", ""))
     results = []
     for block in board.get("sets", []):
@@ -147,10 +149,57 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
                                 f"{', '.join(hidden)} (meta-eval never records one), so this probe cannot send it; "
                                 f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
                                 f"{hidden[0]}=...` giving it yourself")
-        results.append(probe(block["judgments"], names, subset=block["subset"], options=taken, **kwargs))
+        source, subset = sources[(block["judgments"], block["subset"])]
+        results.append(probe(source, names, subset=subset, options=taken, **kwargs))
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
     return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}", plan)
+
+
+def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> dict[tuple[str, str], tuple]:
+    """``(set, subset) -> (what probe() loads, subset)`` for every set of the board: a built-in set by its name and
+    subset; a set published from a file by the file in ``judgments`` (``-j``, comma-separated) that loads under the
+    set's name, since a board records the name only, never a local path. A set from a file without one, or a file
+    that is none of the board's sets, is a :class:`MetaEvalError` saying what to give."""
+    from meta_eval import judgments as judgment_sets
+
+    files: dict[str, str] = {}
+    for given in [j.strip() for j in (judgments or "").split(",") if j.strip()]:
+        try:
+            name = judgment_sets.load(given, data_dir).name
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            raise MetaEvalError(f"-j {given}: {exc}") from None
+        files.setdefault(name, given)
+    sets = board.get("sets", [])
+    unused = [f for name, f in files.items() if name not in {b["judgments"] for b in sets}]
+    if unused:
+        raise MetaEvalError(f"-j {unused[0]}: not one of the board's sets ({', '.join(b['judgments'] for b in sets)}); "
+                            "-j gives the files of the sets the board was published from")
+    sources = {}
+    for block in sets:
+        name, subset = block["judgments"], block["subset"]
+        if name in files:
+            sources[(name, subset)] = (files[name], None)
+        elif name.split(":", 1)[0] in judgment_sets.BUILTIN:
+            sources[(name, subset)] = (name, subset)
+        else:
+            hint = [w for w in _command_sets(board.get("command", "")) if Path(w).name.split(".")[0] == name]
+            raise MetaEvalError(f"{folder / 'results.json'}: its set {name!r} was published from a file, not a "
+                                "built-in set, and a board records the set's name only, never a local path: give "
+                                f"the file with `meta-eval leaderboard probe {folder} -j FILE`"
+                                + (f" (the board's command read {hint[0]})" if hint else ""))
+    return sources
+
+
+def _command_sets(command: str) -> list[str]:
+    """The sets a board's recorded command gave to ``-j``/``--judgments`` (as typed), for a hint."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    given = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-j", "--judgments")]
+    given += [w.split("=", 1)[1] for w in words if w.startswith("--judgments=")]
+    return [s.strip() for g in given for s in g.split(",") if s.strip()]
 
 
 def _config_part(signature: str) -> str:
