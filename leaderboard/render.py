@@ -289,6 +289,8 @@ def _blindspot_html(blindspots: dict) -> str:
         parts += [f'<table><tr><th class="name">metric</th>{head}</tr>{"".join(rows)}</table>',
                   '<table><tr><th class="name">perturbation</th><th class="name">family</th><th>applied</th>'
                   f"<th>skipped</th></tr>{counts}</table>",
+                  *(f'<p class="small">Metric not probed: {e(d["metric"])} ({e(d["reason"])}).</p>'
+                    for d in s.get("skipped") or ()),  # as the README says it (probe.report.markdown_lines)
                   f'<p class="small">Probe signature: <code>{e(s["probe"])}</code></p>']
     return "\n".join(parts) + "\n"
 

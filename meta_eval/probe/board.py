@@ -16,8 +16,8 @@ from typing import Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["FILE", "SCHEMA", "board_options", "check_blindspots", "figure_name", "probe_board", "read_blindspots",
-           "save_to_board", "set_sources"]
+__all__ = ["FILE", "IMPORTED", "SCHEMA", "board_metrics", "board_options", "check_blindspots", "figure_name",
+           "probe_board", "read_blindspots", "save_to_board", "set_sources"]
 
 SCHEMA = "meta-eval-blindspots/1"
 FILE = "blindspots.json"
@@ -121,11 +121,12 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`, ``variants``
     (``--variants``) included: the variants probed are chosen as ``meta-eval probe`` chooses them (the same parser
     and rule, :func:`meta_eval.scoring.selection.resolve_metric_choice`; default: every variant but ROUGE's precision
-    and recall, whatever variants the board shows). ``judgments`` (``-j``, comma-separated): the files of the
-    board's sets that were published from a file (:func:`set_sources`). The folder goes through
-    :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data folder, never over
-    a ``-j`` file, writable); an empty ``variants`` fails before that."""
-    import meta_eval.metrics.registry as registry
+    and recall, whatever variants the board shows). The board's metrics that cannot be probed (imported scores:
+    they exist for the board's rows only) are listed as not probed, with the reason (:func:`board_metrics`).
+    ``judgments`` (``-j``, comma-separated): the files of the board's sets that were published from a file
+    (:func:`set_sources`). The folder goes through :class:`~meta_eval.report.outputs.OutputPlan` before any
+    probing (never in the judgment data folder, never over a ``-j`` file, writable); an empty ``variants`` fails
+    before that."""
     from meta_eval.metrics.redact import MASK
     from meta_eval.probe.run import probe
     from meta_eval.report.outputs import OutputPlan
@@ -140,8 +141,7 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     options = board_options(board.get("command", ""))
     results = []
     for block in board.get("sets", []):
-        names = metrics or ",".join(m for m in dict.fromkeys(x["metric"] for x in block["metrics"])
-                                    if m in registry.names())  # imported scores (--scores) cannot be probed
+        names, not_probed = (metrics, []) if metrics else board_metrics(block, folder)
         taken = _taken(options, names)
         hidden = [o.split("=", 1)[0] for o in taken if MASK in o]
         if hidden:  # a recorded command never holds a secret (metrics/redact.py): it cannot be sent again
@@ -150,10 +150,39 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
                                 f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
                                 f"{hidden[0]}=...` giving it yourself")
         source, subset = sources[(block["judgments"], block["subset"])]
-        results.append(probe(source, names, subset=subset, options=taken, **kwargs))
+        result = probe(source, names, subset=subset, options=taken, **kwargs)
+        result.skipped = [*result.skipped, *not_probed]
+        results.append(result)
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
     return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}", plan)
+
+
+#: Why an imported metric of a board is not probed (blindspots.json's ``skipped``, the pages' "Metric not probed").
+IMPORTED = "imported scores (--scores) exist for the board's rows only: they cannot score the perturbed texts"
+
+
+def board_metrics(block: dict, folder: Path) -> tuple[str, list[tuple[str, str]]]:
+    """The metrics of a board's set that ``leaderboard probe`` probes by default (comma-separated, registered here,
+    a ``learned:NAME`` model included) and those it cannot, each with the reason (:data:`IMPORTED`, or not
+    registered here: a ``--plugin`` metric); none to probe is a :class:`MetaEvalError` saying why."""
+    import meta_eval.metrics.registry as registry
+
+    known = set(registry.names(include_named_only=True))
+    signatures = {m["metric"]: m["signature"] for m in reversed(block["metrics"])}  # the first one of each metric
+    probed, not_probed = [], []
+    for metric in dict.fromkeys(m["metric"] for m in block["metrics"]):
+        if metric in known:
+            probed.append(metric)
+        elif str(signatures[metric]).startswith("imported:"):
+            not_probed.append((metric, IMPORTED))
+        else:
+            not_probed.append((metric, "not a metric registered here (a --plugin metric: `meta-eval probe --plugin "
+                                       "FILE` probes it)"))
+    if not probed:
+        raise MetaEvalError(f"{folder / 'results.json'}: no metric of {block['judgments']} ({block['subset']}) can be "
+                            "probed: " + "; ".join(f"{m}: {r}" for m, r in not_probed) + "; name metrics with -m")
+    return ",".join(probed), not_probed
 
 
 def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> dict[tuple[str, str], tuple]:
