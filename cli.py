@@ -559,7 +559,7 @@ def leaderboard_publish(
                                           "ones included)"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
-    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help=_BOARD_HELP["resamples"]),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),
     correlation: str = typer.Option("spearman", "--correlation", help="Correlation for the significance tests"),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters"),
@@ -568,8 +568,7 @@ def leaderboard_publish(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
-    force: bool = typer.Option(False, "--force", help="Replace the leaderboard in --out, or write into a non-empty "
-                               "folder that meta-eval did not write"),
+    force: bool = typer.Option(False, "--force", help=_BOARD_HELP["force"]),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
@@ -580,9 +579,7 @@ def leaderboard_publish(
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
-    scores: list[str] = typer.Option([], "--scores", help="NAME=FILE (one set) or SET/NAME=FILE (SET as given "
-                                     "to -j, e.g. wmt23:en-de/mine=FILE): an imported metric on the board, as "
-                                     "`meta-eval run --scores` reads it (NAME:lower=FILE when lower is better)"),
+    scores: list[str] = typer.Option([], "--scores", help=_BOARD_HELP["scores"]),
     scores_format: Optional[str] = typer.Option(None, "--scores-format", help=_SCORES_FORMAT_HELP),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).

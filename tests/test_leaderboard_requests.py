@@ -142,3 +142,18 @@ def test_a_board_of_imported_metrics_only_is_published(tmp_path):
     assert done.exit_code == 0, done.output
     (section,) = json.loads((tmp_path / "board" / "results.json").read_text())["sets"]
     assert [m["variant"] for m in section["metrics"]] == ["imp"] and section["not_measured"] == {}
+
+
+def test_publish_help_says_what_resamples_governs_and_what_it_does_not():
+    # SPA's own permutations per system pair are fixed (the signature's perm:1000), whatever --resamples says
+    import typer
+
+    from meta_eval.leaderboard.publish import N_PERMUTATIONS, publication_signature
+
+    publish_command = typer.main.get_command(app).commands["leaderboard"].commands["publish"]
+    (resamples,) = [p for p in publish_command.params if p.name == "resamples"]
+    assert resamples.help.startswith("Resamples of every bootstrap interval (the human ceilings' too) and of every "
+                                     "permutation test; not the 1,000 permutations behind each system pair's p-value "
+                                     "inside SPA, which are fixed")
+    assert f"{N_PERMUTATIONS:,}" in resamples.help and f"perm:{N_PERMUTATIONS}" in resamples.help
+    assert f"spa(system,perm:{N_PERMUTATIONS})" in publication_signature(200, 0, 0.95, 0.05, "holm", "spearman")
