@@ -137,9 +137,8 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
     plan = OutputPlan(judgments=judgments, data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache"))
     folder = plan.add_folder(folder, "leaderboard probe", (FILE, "README.md", "index.html", "figures"), exists=True)
     board = _board(folder)
-    sources = set_sources(board, folder, judgments, kwargs.get("data_dir"))  # every set found before any probing
     options = board_options(board.get("command", ""))
-    results = []
+    chosen = []
     for block in board.get("sets", []):
         names, not_probed = (metrics, []) if metrics else board_metrics(block, folder)
         taken = _taken(options, names)
@@ -149,6 +148,10 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
                                 f"{', '.join(hidden)} (meta-eval never records one), so this probe cannot send it; "
                                 f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
                                 f"{hidden[0]}=...` giving it yourself")
+        chosen.append((block, names, not_probed, taken))
+    sources = set_sources(board, folder, judgments, kwargs.get("data_dir"))  # every set found before any probing
+    results = []
+    for block, names, not_probed, taken in chosen:
         source, subset = sources[(block["judgments"], block["subset"])]
         result = probe(source, names, subset=subset, options=taken, **kwargs)
         result.skipped = [*result.skipped, *not_probed]
