@@ -210,10 +210,10 @@ def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> d
     sources = {}
     for block in sets:
         name, subset = block["judgments"], block["subset"]
-        if name in files:
-            sources[(name, subset)] = (files[name], None)
-        elif name.split(":", 1)[0] in judgment_sets.BUILTIN:
+        if name.split(":", 1)[0] in judgment_sets.BUILTIN:  # by its name and the board's subset, whatever -j says
             sources[(name, subset)] = (name, subset)
+        elif name in files:
+            sources[(name, subset)] = (files[name], None)
         else:
             hint = [w for w in _command_sets(board.get("command", "")) if Path(w).name.split(".")[0] == name]
             raise MetaEvalError(f"{folder / 'results.json'}: its set {name!r} was published from a file, not a "
