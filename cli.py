@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
+from meta_eval.leaderboard import HELP as _BOARD_HELP
 from meta_eval.learning import HELP as _LEARN_HELP
 from meta_eval.report.escape import markup as escape, terminal, terminal_console
 from meta_eval.task import device_option as _device_option
@@ -556,7 +557,7 @@ def leaderboard_publish(
                                           "ones included)"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
-    resamples: int = typer.Option(1000, "--resamples", min=10, help="Bootstrap and permutation resamples"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help=_BOARD_HELP["resamples"]),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),
     correlation: str = typer.Option("spearman", "--correlation", help="Correlation for the significance tests"),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters"),
@@ -565,8 +566,7 @@ def leaderboard_publish(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
-    force: bool = typer.Option(False, "--force", help="Replace the leaderboard in --out, or write into a non-empty "
-                               "folder that meta-eval did not write"),
+    force: bool = typer.Option(False, "--force", help=_BOARD_HELP["force"]),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help=_WORKERS_HELP),
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
@@ -577,9 +577,7 @@ def leaderboard_publish(
                                         "set's own]"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the pages \\[default: the folder's name]"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
-    scores: list[str] = typer.Option([], "--scores", help="NAME=FILE (one set) or SET/NAME=FILE (SET as given "
-                                     "to -j, e.g. wmt23:en-de/mine=FILE): an imported metric on the board, as "
-                                     "`meta-eval run --scores` reads it (NAME:lower=FILE when lower is better)"),
+    scores: list[str] = typer.Option([], "--scores", help=_BOARD_HELP["scores"]),
     scores_format: Optional[str] = typer.Option(None, "--scores-format", help=_SCORES_FORMAT_HELP),
 ) -> None:
     """Score sets with metrics and publish a reproducible leaderboard (levels, intervals, significance).
@@ -604,6 +602,7 @@ def leaderboard_publish(
 @leaderboard_app.command("probe")
 def leaderboard_probe(
     out_dir: Path = typer.Argument(..., help="A leaderboard folder (holding results.json)"),
+    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_BOARD_HELP["probe_judgments"]),
     metrics: Optional[str] = typer.Option(None, "--metrics", "-m", help="Metric names \\[default: the board's]"),
     perturbations: Optional[str] = typer.Option(None, "--perturbations", "-p", help="Names or families \\[all]"),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap"),
@@ -625,7 +624,7 @@ def leaderboard_probe(
     written = _call(probe_board, out_dir, metrics, perturbations=perturbations, seed=seed, tolerance=tolerance,
                     resamples=resamples, max_items=max_items, data_dir=data_dir, cache=cache, no_cache=no_cache,
                     batch_size=batch_size, engine=engine, workers=workers, command=_command_line(), say=_say,
-                    variants=variants)
+                    variants=variants, judgments=judgments)
     for path in written:
         _wrote(path)
 

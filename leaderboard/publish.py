@@ -290,7 +290,9 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
     A folder that does not exist or is empty is fine. A folder that holds a leaderboard meta-eval wrote (its
     ``results.json`` has meta-eval's schema, and nothing but the files a leaderboard consists of, plus hidden files)
     would be replaced: that needs ``force``, as does any other non-empty folder (publishing into ``.`` would otherwise
-    overwrite a repository's README.md). A path that is a file is always refused.
+    overwrite a repository's README.md). A path that is a file is always refused. The message names the files of
+    ``figures/`` that meta-eval did not write (:func:`foreign_figures`): ``force`` replaces those named like the
+    board's figures too.
 
     Raises
     ------
@@ -306,21 +308,44 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
     if not present:
         return
     foreign = [n for n in present if n not in OUTPUT_FILES]
+    users = foreign_figures(out)
+    theirs = (f", among them {_listed(users)}, which meta-eval did not write" if users else "")
     if foreign or not _is_leaderboard(out / "results.json"):
-        shown = ", ".join((foreign or present)[:5]) + (" ..." if len(foreign or present) > 5 else "")
-        raise ValueError(f"--out {out} is not empty and was not written by meta-eval (it holds {shown}); "
-                         "choose a new or empty folder, or pass --force to write results.json, README.md and "
-                         "index.html into it anyway (files of those names are replaced)")
+        raise ValueError(f"--out {out} is not empty and was not written by meta-eval (it holds "
+                         f"{_listed(foreign or present)}); choose a new or empty folder, or pass --force to write "
+                         "results.json, README.md, index.html and the figures (figures/*.svg) into it anyway (files "
+                         f"of those names are replaced{theirs})")
     raise ValueError(f"--out {out} already holds a leaderboard; pass --force to replace it (compare with "
-                     "`git diff` afterwards if it is committed)")
+                     "`git diff` afterwards if it is committed)"
+                     + (f"; --force also replaces {_listed(users)}, which meta-eval did not write, where the board "
+                        "has a figure of that name" if users else ""))
+
+
+def _listed(names: Sequence[str], most: int = 5) -> str:
+    return ", ".join(names[:most]) + (" ..." if len(names) > most else "")
+
+
+def foreign_figures(out: Path) -> list[str]:
+    """The files of ``out/figures`` that meta-eval did not write (:func:`meta_eval.report.outputs.written_by_meta_eval`:
+    its figures carry meta-eval as their creator), as ``figures/NAME``: a board's figures replace such a file only
+    with ``--force``."""
+    from meta_eval.report.outputs import written_by_meta_eval
+
+    folder = Path(out) / "figures"
+    if not folder.is_dir():
+        return []
+    return [f"figures/{p.name}" for p in sorted(folder.iterdir())
+            if not p.name.startswith(".") and (not p.is_file() or not written_by_meta_eval(p))]
 
 
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
                       seed: int, confidence: float, alpha: float, correction: str, primary: str,
-                      title: str | None = None) -> dict:
-    """Write results.json, README.md and index.html to ``out_dir`` (each atomically); return the document.
-    ``title`` (``--title``) heads the pages instead of the folder's name and is kept as ``title``; ``command`` is
-    recorded redacted (:func:`meta_eval.metrics.redact.redact`: no password, key or token)."""
+                      title: str | None = None, plan=None, force: bool = False) -> dict:
+    """Write results.json, README.md, index.html and the figures to ``out_dir`` (all or none, through
+    :func:`_write_board_files`); return the document. ``title`` (``--title``) heads the pages instead of the folder's
+    name and is kept as ``title``; ``command`` is recorded redacted (:func:`meta_eval.metrics.redact.redact`: no
+    password, key or token); ``plan`` (:class:`~meta_eval.report.outputs.OutputPlan`) holds the run's inputs, never
+    replaced, and ``force`` lets a figure replace a file meta-eval did not write."""
     from meta_eval.metrics.redact import redact
 
     doc = {"schema": SCHEMA, "name": name, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
@@ -342,7 +367,8 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     out = Path(out_dir)
     from meta_eval.probe.board import read_blindspots
 
-    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))])
+    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))],
+                       plan=plan, option="--out", force=force)
     return doc
 
 
@@ -384,7 +410,8 @@ def render_board(out_dir: str | Path) -> dict:
     from meta_eval.probe.board import read_blindspots
     from meta_eval.report.outputs import OutputPlan
 
-    out = OutputPlan().add_folder(out_dir, "leaderboard render", ("README.md", "index.html"), exists=True)
+    plan = OutputPlan()
+    out = plan.add_folder(out_dir, "leaderboard render", ("README.md", "index.html", "figures"), exists=True)
     doc = read_results(out)
     blindspots = read_blindspots(out)
     try:
@@ -393,12 +420,35 @@ def render_board(out_dir: str | Path) -> dict:
         if isinstance(exc, MetaEvalError):
             raise
         raise PublishError(str(malformed(out / "results.json", exc))) from None
-    _write_board_files(out, pages)
+    _write_board_files(out, pages, plan=plan, option="leaderboard render")
     return doc
 
 
-def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]]) -> None:
-    """Write every file in full first, then rename them all into place; nothing half-written is ever left."""
+def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=None, option: str = "--out",
+                       force: bool = False) -> None:
+    """Write every file in full first, then rename them all into place; nothing half-written is ever left.
+
+    Each file is checked first by :func:`meta_eval.report.outputs.check_output` against ``plan``'s inputs and
+    protected folders (an :class:`~meta_eval.report.outputs.OutputPlan`; default: the judgment data folder and the
+    score cache), which no ``force`` overrides. The board's own files (results.json, the pages, blindspots.json)
+    are the folder's, which :func:`check_out_dir` or the caller's reading of results.json vouched for; a file of
+    ``figures/`` that meta-eval did not write (:func:`foreign_figures`) is replaced only with ``force`` (publish's
+    ``--force``, whose check names it); else this is a :class:`PublishError` naming it, before anything is
+    written."""
+    from meta_eval.report.outputs import OutputError, OutputPlan, check_output, written_by_meta_eval
+
+    plan = plan if plan is not None else OutputPlan()
+    for filename, _ in texts:
+        final = out / filename
+        try:
+            check_output(final, option, inputs=plan.inputs, protected=plan.protected, force=True)
+        except OutputError as exc:
+            raise PublishError(f"{exc}; nothing of the board was written") from None
+        if filename.startswith("figures/") and not force and final.is_file() and not written_by_meta_eval(final):
+            raise PublishError(f"{option} {out}: {filename} exists and meta-eval did not write it, and the board "
+                               "has a figure of that name: move that file out of the board's figures/ folder"
+                               + (" or pass --force to replace it" if option == "--out" else "")
+                               + "; nothing of the board was written")
     temporary = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -541,10 +591,13 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     that dimension on every set (default: each set's own default); ``title`` heads the pages; ``plugins``: Python
     files whose metrics are registered first (``--plugin FILE.py``); ``scores``: imported metrics
     (``"NAME=FILE"`` with one set, ``"SET/NAME=FILE"`` naming the set as given in ``judgments``; see
-    :mod:`meta_eval.scoring.imported`), read and checked before any scoring. Returns the board's
-    document; raises :class:`~meta_eval.errors.MetaEvalError` (:class:`PublishError` for the folder;
-    :class:`~meta_eval.report.outputs.OutputError` for a folder in the judgment data folder, one whose board files
-    would replace an input, or an ``out_dir`` that is not a path, such as None).
+    :mod:`meta_eval.scoring.imported`), read and checked before any scoring (an imported metric named in
+    ``metrics`` needs a file for every set, :func:`every_set_scored`); every set is loaded and its metrics
+    checked before the first is scored (:func:`publish_blocks`: a learned model fitted on a set's rows is
+    refused, :func:`held_out`). Returns the board's document; raises :class:`~meta_eval.errors.MetaEvalError`
+    (:class:`PublishError` for the folder; :class:`~meta_eval.report.outputs.OutputError` for a folder in the
+    judgment data folder, one whose board files would replace an input, or an ``out_dir`` that is not a path, such
+    as None).
     """
     import shlex
 
@@ -567,10 +620,10 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     option_list = selection.option_list(options)
     score_texts = [scores] if isinstance(scores, str) else list(scores)
     # the board folder against every input, before any scoring (BoardLock then checks its contents and holds it)
-    out_dir = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
-                         plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
-                                                 if isinstance(t, str) and "=" in t]
-                         ).add_folder(out_dir, "--out", ("results.json", "README.md", "index.html"))
+    plan = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
+                      plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
+                                              if isinstance(t, str) and "=" in t])
+    out_dir = plan.add_folder(out_dir, "--out", OUTPUT_FILES)  # figures/ too: no input in it, even with --force
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
                 *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],
@@ -579,6 +632,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
     selection.load_plugins(plugins)
     tables = imported_tables(names, scores, scores_format)  # a bad score file fails before any work
+    every_set_scored(names, metrics, tables)
     board = BoardLock(out_dir, force)
     board.__enter__()  # before any scoring: the folder is checked, made if missing and held until written
     try:
@@ -589,7 +643,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
                                     confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
-                                    title=title)
+                                    title=title, plan=plan, force=force)
         except PublishError as exc:
             raise MetaEvalError(str(exc), code=1) from None
         board.written()
@@ -619,118 +673,181 @@ def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[
     return {where: merge_tables(tables) for where, tables in by_set.items()}
 
 
+def every_set_scored(names: str, metrics: str | None, tables: dict[str, list]) -> None:
+    """An imported metric named in ``--metrics`` needs a score file for every set of the board (each set scores
+    every metric of ``-m``): one given for some sets only is an error naming the set without a file, before any set
+    is loaded or scored (it was an unknown metric once the other sets were scored)."""
+    sets = [n.strip() for n in names.split(",") if n.strip()]
+    asked = [m.strip() for m in (metrics or "").split(",") if m.strip()]
+    for metric in asked:
+        having = [s for s in sets if any(t.spec.name == metric for t in tables.get(s, ()))]
+        lacking = [s for s in sets if s not in having]
+        if having and lacking:
+            raise MetaEvalError(f"--scores: no score file was given for {metric!r} on {lacking[0]} (only on "
+                                f"{', '.join(having)}), and every set of a board scores every metric of -m: give "
+                                f"one with --scores {lacking[0]}/{metric}=FILE, or publish {lacking[0]} on a board "
+                                "of its own")
+
+
 def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, correlation, alpha, correction,
                    data_dir, cache, no_cache, batch_size, engine, duplicates=None, *, progress: bool = True,
                    say=None, human: str | None = None, tables: dict | None = None) -> list[dict]:
-    """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`)."""
+    """Score every set of :func:`publish` on ``engine`` and build its leaderboard block (:func:`set_results`).
+
+    Every set is loaded and its metrics chosen and checked first (:func:`_prepare`: imported scores joined, names,
+    answer stores, in-sample learned models), so that a bad request about the second set stops the board before
+    the first is scored; then each set is scored (:func:`_scored_block`)."""
+    from meta_eval.scoring.selection import parse_options
+
+    say = say or (lambda channel, text: None)
+    parsed = parse_options(options)
+    plans = [_prepare(name.strip(), metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say,
+                      human, tables) for name in judgments.split(",") if name.strip()]
+    blocks = []
+    for plan in plans:
+        if "categorical" in plan:  # labels: meta-eval run's statistics (leaderboard.judge_board), chosen and scored
+            from meta_eval.leaderboard.judge_board import categorical_set
+
+            blocks.append(categorical_set(
+                *plan["categorical"], metrics=metrics, variants=variants, options=options, resamples=resamples,
+                seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache, no_cache=no_cache,
+                batch_size=batch_size, engine=engine, progress=progress, say=say))
+            continue
+        blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
+                                    batch_size, engine, progress, say))
+    return blocks
+
+
+def _prepare(given: str, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,
+             tables) -> dict:
+    """One set of a board, loaded and checked before anything is scored: its rows (duplicates resolved), imported
+    scores joined, metrics chosen (as every command chooses them) and checked (names, answer stores, no learned
+    model fitted on these rows); a dict for :func:`_scored_block`, or ``{"categorical": (set, dimension,
+    property)}`` for a label property."""
     from meta_eval import judgments as judgment_sets
+    from meta_eval.report.outputs import check_stores
+    from meta_eval.scoring.imported import check_names, without_imported
+    from meta_eval.scoring.selection import available_variants, choose_metrics, resolve_metric_choice
+
+    name, subset = given, None
+    if ":" in given and given.split(":", 1)[0] in judgment_sets.BUILTIN:
+        name, subset = given.split(":", 1)
+    try:
+        loaded = jset = judgment_sets.load(name, data_dir, subset=subset)
+        dim = human or jset.default_dimension
+        if dim not in jset.dimensions:
+            raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
+        prop = next((p for p in (getattr(jset, "properties", None) or ()) if p.name == dim), None)
+        if prop is not None and prop.categorical:
+            if (tables or {}).get(given):
+                raise MetaEvalError(f"--scores {given}/...: {jset.name}'s {dim!r} is a "
+                                    f"{'pairwise' if prop.pairwise else 'categorical'} property; imported "
+                                    "scores are for graded properties")
+            return {"categorical": (jset, dim, prop)}
+        jset = jset.scored(dim)
+        jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
+        if report.message:
+            say("err", report.message)
+        imported, rows, position = [], [], {}
+        if (tables or {}).get(given):
+            from meta_eval.scoring.imported import check_levels, join_scores
+
+            position = {r.id: i for i, r in enumerate(loaded.rows)}
+            rows = [position[r.id] for r in jset.rows]
+            imported, _ = join_scores(tables[given], loaded, rows, offers_drop=False)  # strict: every row
+            for level in levels_of(jset):
+                check_levels(imported, level, "spearman")
+    except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+        raise MetaEvalError(str(exc)) from None
+    requested, only_imported = without_imported(metrics, imported)
+    requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
+    chosen, skipped = ([], []) if only_imported else choose_metrics(
+        requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
+        language=jset.language, full_default=True, judged=(jset, dim))  # a published board has every metric
+    check_names(imported, chosen)
+    shown.check(available_variants(chosen, skipped, imported))
+    chosen = shown.narrow(chosen, skipped, requested)
+    check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store, before asking
+    held_out(chosen, jset, given, say)
+    return {"jset": jset, "loaded": loaded, "dim": dim, "imported": imported, "rows": rows, "position": position,
+            "chosen": chosen, "skipped": skipped, "shown": shown}
+
+
+def held_out(chosen, jset, given: str, say) -> None:
+    """Refuse a learned model (``learned:NAME``) fitted on rows of this set: a board ranks metrics and tests them
+    against each other, and an in-sample correlation is no held-out one (``meta-eval run`` shows it, says so and
+    withholds its tests: docs/learning.md). The check is ``run``'s (:func:`meta_eval.metrics.learned.fit_checks`:
+    the model's row fingerprints, else its set and subset); a model file that records neither is published with
+    ``run``'s note."""
+    from meta_eval.metrics.learned import fit_checks
+
+    for metric, check in fit_checks(chosen, jset.examples(), jset.name, jset.subset).items():
+        if check.in_sample:
+            raise MetaEvalError(f"{check.message()}; a leaderboard publishes held-out correlations only, so "
+                                f"{metric} is not published on {given}: publish it on rows it was not fitted on, "
+                                f"or see it in-sample with `meta-eval run -j {given} -m {metric}` (which withholds "
+                                "its tests)")
+        if check.message() is not None:
+            say("err", f"note: {check.message()}")
+
+
+def _scored_block(plan: dict, resamples, seed, correlation, alpha, correction, cache, no_cache, batch_size, engine,
+                  progress, say) -> dict:
+    """Score one set prepared by :func:`_prepare` and build its leaderboard block (:func:`set_results`)."""
     from meta_eval.report.progress import resampling_progress
     from meta_eval.scoring.cache import open_cache
     from meta_eval.scoring.chunks import spread
     from meta_eval.scoring.runner import degenerate_lines, degenerate_report, score_all
-    from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, parse_options,
-                                             resolve_metric_choice)
+    from meta_eval.scoring.selection import group_skips
 
-    say = say or (lambda channel, text: None)
-    parsed = parse_options(options)
-    blocks = []
-    for name in [n.strip() for n in judgments.split(",") if n.strip()]:
-        given, subset = name, None
-        if ":" in name and name.split(":", 1)[0] in judgment_sets.BUILTIN:
-            name, subset = name.split(":", 1)
-        try:
-            loaded = jset = judgment_sets.load(name, data_dir, subset=subset)
-            dim = human or jset.default_dimension
-            if dim not in jset.dimensions:
-                raise MetaEvalError(f"--human {dim}: {jset.name} has the dimensions {', '.join(jset.dimensions)}")
-            prop = next((p for p in (getattr(jset, "properties", None) or ()) if p.name == dim), None)
-            if prop is not None and prop.categorical:  # labels: meta-eval run's statistics (leaderboard.judge_board)
-                from meta_eval.leaderboard.judge_board import categorical_set
+    jset, loaded, dim, imported, rows = plan["jset"], plan["loaded"], plan["dim"], plan["imported"], plan["rows"]
+    chosen, skipped, shown = plan["chosen"], plan["skipped"], plan["shown"]
+    say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
+               f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
+    examples = jset.examples()
+    scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
+                        progress=progress) if chosen else None
+    if scoring is not None and scoring.dropped_rows():  # on_unparsed=drop: rows with no parsed answer leave
+        from meta_eval.task import drop_rows
 
-                if (tables or {}).get(given):
-                    raise MetaEvalError(f"--scores {given}/...: {jset.name}'s {dim!r} is a "
-                                        f"{'pairwise' if prop.pairwise else 'categorical'} property; imported "
-                                        "scores are for graded properties")
-                blocks.append(categorical_set(
-                    jset, dim, prop, metrics=metrics, variants=variants, options=options, resamples=resamples,
-                    seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache,
-                    no_cache=no_cache, batch_size=batch_size, engine=engine, progress=progress, say=say))
-                continue
-            jset = jset.scored(dim)
-            jset, report = jset.resolve_duplicates(duplicates)  # before any scoring; None: the set's policy
-            if report.message:
-                say("err", report.message)
-            imported, rows = [], []
-            if (tables or {}).get(given):
-                from meta_eval.scoring.imported import check_levels, join_scores
+        jset, scoring, note = drop_rows(jset, scoring)
+        say("err", f"note: {note}")
+        rows = [plan["position"][r.id] for r in jset.rows] if imported else rows
+    scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
+    if imported:
+        from meta_eval.scoring.imported import metric_scores
 
-                position = {r.id: i for i, r in enumerate(loaded.rows)}
-                rows = [position[r.id] for r in jset.rows]
-                imported, _ = join_scores(tables[given], loaded, rows, offers_drop=False)  # strict: every row
-                for level in levels_of(jset):
-                    check_levels(imported, level, "spearman")
-        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
-            raise MetaEvalError(str(exc)) from None
-        from meta_eval.scoring.imported import check_names, without_imported
+        scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
+    scored = shown.apply(scored)
+    for names, reason in group_skips(skipped):
+        say("err-skipped", f"{', '.join(names)}: {reason}")
+    if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
+        raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
+                            + f"; nothing was written ({what_is_kept(no_cache)})",
+                            code=1)
+    if not scored:
+        raise MetaEvalError(f"{jset.name}: no metric could run")
+    if "system" in levels_of(jset):
+        from meta_eval.scoring.system_scores import add_system_scores
 
-        requested, only_imported = without_imported(metrics, imported)
-        requested, shown = resolve_metric_choice(requested, variants)  # as every command chooses variants
-        chosen, skipped = ([], []) if only_imported else choose_metrics(
-            requested, parsed, what=jset.name, has_sources=jset.has_sources, has_references=jset.max_references > 0,
-            language=jset.language, full_default=True, judged=(jset, dim))  # a published board has every metric
-        check_names(imported, chosen)
-        shown.check(available_variants(chosen, skipped, imported))
-        chosen = shown.narrow(chosen, skipped, requested)
-        from meta_eval.report.outputs import check_stores
+        add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
+    not_measured = degenerate_report(scoring) if scoring is not None else {}  # None: imported metrics only
+    for line in degenerate_lines(not_measured, len(examples)):
+        say("err", line)
+    try:
+        with resampling_progress(progress) as advance, spread(engine, advance):
+            block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
+                                correction=correction, primary=correlation, variant_filter=lambda v: True)
+    except ValueError as exc:
+        raise MetaEvalError(f"{jset.name}: {exc}") from None
+    # what a metric records beside its signature (an LLM judge: the server asked; never its key)
+    facts = {m.name: m.provenance() for m in chosen if callable(getattr(m, "provenance", None))}
+    for entry in block["metrics"]:
+        entry.update(facts.get(entry["metric"]) or {})
+    block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
+    block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
+    if getattr(jset, "properties", None):  # a JUDGE-BENCH file: the raters' alpha, as `meta-eval run` shows it
+        from meta_eval.judgments.judge_bench import human_agreement
 
-        check_stores(chosen, data_dir=data_dir, cache=cache, no_cache=no_cache)  # the answer store, before asking
-        say("err", f"{jset.name} ({jset.subset}): {len(jset)} rows, human {dim}; metrics: "
-                   f"{', '.join([m.name for m in chosen] + [f'{imp.name} (imported)' for imp in imported])}")
-        examples = jset.examples()
-        scoring = score_all(chosen, examples, open_cache(cache, no_cache), batch_size, engine=engine,
-                            progress=progress) if chosen else None
-        if scoring is not None and scoring.dropped_rows():  # on_unparsed=drop: rows with no parsed answer leave
-            from meta_eval.task import drop_rows
-
-            jset, scoring, note = drop_rows(jset, scoring)
-            say("err", f"note: {note}")
-            rows = [position[r.id] for r in jset.rows] if imported else rows
-        scored, failed = (scoring.scored, scoring.failed) if scoring is not None else ([], [])
-        if imported:
-            from meta_eval.scoring.imported import metric_scores
-
-            scored = scored + [metric_scores(imp, rows, loaded) for imp in imported]
-        scored = shown.apply(scored)
-        for names, reason in group_skips(skipped):
-            say("err-skipped", f"{', '.join(names)}: {reason}")
-        if failed:  # a leaderboard without a metric it was asked for is not published; the scores are cached
-            raise MetaEvalError(f"{jset.name}: " + "; ".join(f"{n} failed: {r}" for n, r in failed)
-                                + f"; nothing was written ({what_is_kept(no_cache)})",
-                                code=1)
-        if not scored:
-            raise MetaEvalError(f"{jset.name}: no metric could run")
-        if "system" in levels_of(jset):
-            from meta_eval.scoring.system_scores import add_system_scores
-
-            add_system_scores(scored, chosen, jset)  # BLEU, chrF, TER: sacrebleu's corpus score per system
-        not_measured = degenerate_report(scoring)
-        for line in degenerate_lines(not_measured, len(examples)):
-            say("err", line)
-        try:
-            with resampling_progress(progress) as advance, spread(engine, advance):
-                block = set_results(jset, dim, scored, n_resamples=resamples, seed=seed, alpha=alpha,
-                                    correction=correction, primary=correlation, variant_filter=lambda v: True)
-        except ValueError as exc:
-            raise MetaEvalError(f"{jset.name}: {exc}") from None
-        # what a metric records beside its signature (an LLM judge: the server asked; never its key)
-        facts = {m.name: m.provenance() for m in chosen if callable(getattr(m, "provenance", None))}
-        for entry in block["metrics"]:
-            entry.update(facts.get(entry["metric"]) or {})
-        block["skipped"] = [{"metric": n, "reason": r} for n, r in skipped]
-        block["not_measured"] = {m: r for m, r in not_measured.items() if r["rows"]}
-        if getattr(jset, "properties", None):  # a JUDGE-BENCH file: the raters' alpha, as `meta-eval run` shows it
-            from meta_eval.judgments.judge_bench import human_agreement
-
-            block["human_agreement"] = human_agreement(jset).get(dim)
-        blocks.append(block)
-    return blocks
+        block["human_agreement"] = human_agreement(jset).get(dim)
+    return block

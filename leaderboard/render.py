@@ -92,8 +92,15 @@ def set_source(name: str) -> str | None:
     return getattr(importlib.import_module(module), "DATA_SOURCE", None) if module else None
 
 
-def ceiling_text(note: str | None) -> str:
-    """Why a set has no human ceiling, in a reader's words (the computed note kept after it)."""
+def ceiling_text(note: str | None, judgments: str | None = None) -> str:
+    """Why the set ``judgments`` has no human ceiling, in a reader's words where it is a built-in set (what its public
+    data hold); for any other set (a user's file) the computed note itself, which is true of any data and is the
+    reason the index gives (:mod:`meta_eval.leaderboard.index`): a user's file is no "public data", and its scores
+    need not be a mean of annotators'."""
+    from meta_eval.judgments import BUILTIN
+
+    if judgments is None or judgments.split(":", 1)[0] not in BUILTIN:
+        return note or "no per-annotator scores"
     if note and "no per-annotator values" in note:
         return ("the public data give only the mean of the annotators' scores, not each annotator's, so how well "
                 "people agree with each other cannot be measured here")
@@ -223,11 +230,11 @@ def render_readme(doc: dict, figures: bool = False, blindspots: dict | None = No
             ranked = blocks.get(primary) if (blocks.get(primary) or {}).get("pairwise") else first
             notes = block_notes(ranked)
             lines += ["", md_text("; ".join(notes)) + "."]
-            lines += _ceiling_note(first)
+            lines += _ceiling_note(first, s["judgments"])
             lines.append("")
         for b in s["levels"]:
             if b.get("correlation") is None:
-                lines += _extra_table(b)
+                lines += _extra_table(b, s["judgments"])
         lines += ["Metrics, their options and library versions:", ""]
         lines += _metrics_table(s["metrics"])
         lines.append("")
@@ -289,6 +296,8 @@ def _blindspot_html(blindspots: dict) -> str:
         parts += [f'<table><tr><th class="name">metric</th>{head}</tr>{"".join(rows)}</table>',
                   '<table><tr><th class="name">perturbation</th><th class="name">family</th><th>applied</th>'
                   f"<th>skipped</th></tr>{counts}</table>",
+                  *(f'<p class="small">Metric not probed: {e(d["metric"])} ({e(d["reason"])}).</p>'
+                    for d in s.get("skipped") or ()),  # as the README says it (probe.report.markdown_lines)
                   f'<p class="small">Probe signature: <code>{e(s["probe"])}</code></p>']
     return "\n".join(parts) + "\n"
 
@@ -306,15 +315,15 @@ def _ceiling_cell(c: dict) -> str:
     return f"*{_fmt(c['value'])} [{_fmt(c['ci'][0])}, {_fmt(c['ci'][1])}]*"
 
 
-def _ceiling_note(block: dict) -> list[str]:
+def _ceiling_note(block: dict, judgments: str) -> list[str]:
     c = block.get("ceiling") or {}
     if c.get("value") is not None:
         return ["", f"*Human ceiling*: each of {c['annotators']} annotators against the mean of the others "
                     f"({c['rows']} rows), same statistic, level and bootstrap draws."]
-    return ["", f"No human ceiling: {md_text(ceiling_text(c.get('note')))}."] if c else []
+    return ["", f"No human ceiling: {md_text(ceiling_text(c.get('note'), judgments))}."] if c else []
 
 
-def _extra_table(b: dict) -> list[str]:
+def _extra_table(b: dict, judgments: str) -> list[str]:
     """A ranked table of one pairwise-accuracy / acc-t / SPA block."""
     stat = b["statistic"]
     lines = [f"### {md_text(_level_name(b))}: {md_text(stat)} ({md_text(b['paper'])}; grouping: "
@@ -343,7 +352,7 @@ def _extra_table(b: dict) -> list[str]:
     lines += ["", "; ".join(extra) + "."]
     if b.get("undefined"):
         lines += ["", f"Undefined: {md_text(', '.join(b['undefined']))}."]
-    return lines + _ceiling_note(b) + [""]
+    return lines + _ceiling_note(b, judgments) + [""]
 
 
 _PAGE = """<!DOCTYPE html>
@@ -496,7 +505,7 @@ def _page_data(doc: dict, figures=()) -> dict:
                     b["figure"] = board_figure_name(s, b)
             c = b.get("ceiling") or {}
             if c and c.get("value") is None:
-                c["reader_note"] = ceiling_text(c.get("note"))
+                c["reader_note"] = ceiling_text(c.get("note"), s["judgments"])
     return page
 
 

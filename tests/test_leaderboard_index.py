@@ -152,3 +152,26 @@ def test_publish_takes_a_subset_per_set(tmp_path, shared_data):
     doc = json.loads((out / "results.json").read_text())
     assert [(s["judgments"], s["subset"], s["task"]) for s in doc["sets"]] == [("qags", "cnndm", "factuality"),
                                                                               ("qags", "xsum", "factuality")]
+
+
+def test_a_users_set_without_judges_has_one_true_reason_for_no_ceiling_on_its_board_and_in_the_index(tmp_path):
+    # the board said "the public data give only the mean of the annotators' scores" (a built-in set's reason) of a
+    # user's file, and the index gave the computed reason: both now give the computed one, true of any data
+    from conftest import small_set
+    from meta_eval.leaderboard.publish import publish
+    from meta_eval.report.escape import html, markdown
+
+    data = small_set(tmp_path / "mine.jsonl")
+    doc = publish(str(data), tmp_path / "root" / "board", "rouge", resamples=20, no_cache=True, progress=False)
+    notes = {b["ceiling"]["note"] for b in doc["sets"][0]["levels"]}
+    assert notes == {"mine has no per-annotator values for dimension 'overall' (every row's judges['overall'] is "
+                     "empty: the data or its loader keeps only the aggregated score), so there is no human ceiling"}
+    (note,) = notes
+    write_index(tmp_path / "root", "test")
+    board, index = tmp_path / "root" / "board", tmp_path / "root"
+    assert f"No human ceiling: {markdown(note)}." in (board / "README.md").read_text()
+    assert f"- mine: {markdown(note)}" in (index / "README.md").read_text()
+    assert json.dumps(note)[1:-1] in (board / "index.html").read_text()  # the page's reader_note
+    assert html(note, quote=True) in (index / "index.html").read_text()  # the index's hover text
+    for page in (board / "README.md", board / "index.html", index / "README.md", index / "index.html"):
+        assert "public data" not in page.read_text(), page

@@ -41,7 +41,7 @@ INPUTS = {("run", "--judgments"), ("run", "--protocol"), ("run", "--scores"), ("
           ("leaderboard publish", "--judgments"), ("leaderboard publish", "--scores"),
           ("leaderboard publish", "--data-dir"), ("leaderboard publish", "--cache"),
           ("leaderboard publish", "--plugin"),
-          ("leaderboard probe", "--data-dir"), ("leaderboard probe", "--cache")}
+          ("leaderboard probe", "--judgments"), ("leaderboard probe", "--data-dir"), ("leaderboard probe", "--cache")}
 #: str options whose names sound like paths but are not (a format, a policy, a protocol's name).
 NOT_PATHS = {("run", "--scores-format"), ("run", "--scores-missing"), ("learn", "--protocol"),
              ("learn", "--scores-format"), ("leaderboard publish", "--scores-format")}

@@ -16,8 +16,8 @@ from typing import Sequence
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["FILE", "SCHEMA", "board_options", "check_blindspots", "figure_name", "probe_board", "read_blindspots",
-           "save_to_board"]
+__all__ = ["FILE", "IMPORTED", "SCHEMA", "board_metrics", "board_options", "check_blindspots", "figure_name",
+           "probe_board", "read_blindspots", "save_to_board", "set_sources"]
 
 SCHEMA = "meta-eval-blindspots/1"
 FILE = "blindspots.json"
@@ -56,9 +56,10 @@ def _board(folder: Path) -> dict:
     return read_board(folder / "results.json")  # a BoardError (a MetaEvalError) naming it, never a KeyError
 
 
-def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[Path]:
+def save_to_board(folder: str | Path, results: Sequence, command: str, plan=None) -> list[Path]:
     """Write ``folder/blindspots.json`` from probe ``results`` (one per set; a set already in the file is replaced,
-    the others kept) with each set's heatmap, then re-render the board's pages. Returns the files written."""
+    the others kept) with each set's heatmap, then re-render the board's pages. Returns the files written. ``plan``:
+    the probe's :class:`~meta_eval.report.outputs.OutputPlan` (its inputs are never written over)."""
     from meta_eval.leaderboard.publish import _write_board_files, render_board
     from meta_eval.metrics.base import package_version
 
@@ -81,7 +82,7 @@ def save_to_board(folder: str | Path, results: Sequence, command: str) -> list[P
     blind = {"schema": SCHEMA, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
              "sets": sorted(docs.values(), key=lambda d: (d["judgments"], d["subset"]))}
     files.insert(0, (FILE, json.dumps(blind, indent=1) + "\n"))
-    _write_board_files(folder, files)
+    _write_board_files(folder, files, plan=plan, option="leaderboard probe")
     render_board(folder)
     return [folder / name for name, _ in files] + [folder / "README.md", folder / "index.html"]
 
@@ -115,15 +116,17 @@ def _taken(options: list[str], names) -> list[str]:
 
 
 def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, *, command: str = "",
-                **kwargs) -> list[Path]:
+                judgments: str | None = None, **kwargs) -> list[Path]:
     """Probe every set of the board in ``folder`` with its own metrics (or ``metrics``) and options (the board
     command's ``-o``), then :func:`save_to_board`. ``kwargs`` go to :func:`meta_eval.probe.run.probe`, ``variants``
     (``--variants``) included: the variants probed are chosen as ``meta-eval probe`` chooses them (the same parser
     and rule, :func:`meta_eval.scoring.selection.resolve_metric_choice`; default: every variant but ROUGE's precision
-    and recall, whatever variants the board shows). The folder goes through
-    :class:`~meta_eval.report.outputs.OutputPlan` before any probing (never in the judgment data folder, writable);
-    an empty ``variants`` fails before that."""
-    import meta_eval.metrics.registry as registry
+    and recall, whatever variants the board shows). The board's metrics that cannot be probed (imported scores:
+    they exist for the board's rows only) are listed as not probed, with the reason (:func:`board_metrics`).
+    ``judgments`` (``-j``, comma-separated): the files of the board's sets that were published from a file
+    (:func:`set_sources`). The folder goes through :class:`~meta_eval.report.outputs.OutputPlan` before any
+    probing (never in the judgment data folder, never over a ``-j`` file, writable); an empty ``variants`` fails
+    before that."""
     from meta_eval.metrics.redact import MASK
     from meta_eval.probe.run import probe
     from meta_eval.report.outputs import OutputPlan
@@ -131,14 +134,13 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
 
     parse_variants(kwargs.get("variants"))  # an empty --variants: one clear error before the folder is touched
     # before any probing: the board folder is never in the judgment data folder, and can be written
-    folder = OutputPlan(data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache")).add_folder(
-        folder, "leaderboard probe", (FILE, "README.md", "index.html"), exists=True)
+    plan = OutputPlan(judgments=judgments, data_dir=kwargs.get("data_dir"), cache=kwargs.get("cache"))
+    folder = plan.add_folder(folder, "leaderboard probe", (FILE, "README.md", "index.html", "figures"), exists=True)
     board = _board(folder)
     options = board_options(board.get("command", ""))
-    results = []
+    chosen = []
     for block in board.get("sets", []):
-        names = metrics or ",".join(m for m in dict.fromkeys(x["metric"] for x in block["metrics"])
-                                    if m in registry.names())  # imported scores (--scores) cannot be probed
+        names, not_probed = (metrics, []) if metrics else board_metrics(block, folder)
         taken = _taken(options, names)
         hidden = [o.split("=", 1)[0] for o in taken if MASK in o]
         if hidden:  # a recorded command never holds a secret (metrics/redact.py): it cannot be sent again
@@ -146,10 +148,90 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
                                 f"{', '.join(hidden)} (meta-eval never records one), so this probe cannot send it; "
                                 f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
                                 f"{hidden[0]}=...` giving it yourself")
-        results.append(probe(block["judgments"], names, subset=block["subset"], options=taken, **kwargs))
+        chosen.append((block, names, not_probed, taken))
+    sources = set_sources(board, folder, judgments, kwargs.get("data_dir"))  # every set found before any probing
+    results = []
+    for block, names, not_probed, taken in chosen:
+        source, subset = sources[(block["judgments"], block["subset"])]
+        result = probe(source, names, subset=subset, options=taken, **kwargs)
+        result.skipped = [*result.skipped, *not_probed]
+        results.append(result)
     if not results:
         raise MetaEvalError(f"{folder / 'results.json'}: a board without sets")
-    return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}")
+    return save_to_board(folder, results, command or f"meta-eval leaderboard probe {folder}", plan)
+
+
+#: Why an imported metric of a board is not probed (blindspots.json's ``skipped``, the pages' "Metric not probed").
+IMPORTED = "imported scores (--scores) exist for the board's rows only: they cannot score the perturbed texts"
+
+
+def board_metrics(block: dict, folder: Path) -> tuple[str, list[tuple[str, str]]]:
+    """The metrics of a board's set that ``leaderboard probe`` probes by default (comma-separated, registered here,
+    a ``learned:NAME`` model included) and those it cannot, each with the reason (:data:`IMPORTED`, or not
+    registered here: a ``--plugin`` metric); none to probe is a :class:`MetaEvalError` saying why."""
+    import meta_eval.metrics.registry as registry
+
+    known = set(registry.names(include_named_only=True))
+    signatures = {m["metric"]: m["signature"] for m in reversed(block["metrics"])}  # the first one of each metric
+    probed, not_probed = [], []
+    for metric in dict.fromkeys(m["metric"] for m in block["metrics"]):
+        if metric in known:
+            probed.append(metric)
+        elif str(signatures[metric]).startswith("imported:"):
+            not_probed.append((metric, IMPORTED))
+        else:
+            not_probed.append((metric, "not a metric registered here (a --plugin metric: `meta-eval probe --plugin "
+                                       "FILE` probes it)"))
+    if not probed:
+        raise MetaEvalError(f"{folder / 'results.json'}: no metric of {block['judgments']} ({block['subset']}) can be "
+                            "probed: " + "; ".join(f"{m}: {r}" for m, r in not_probed) + "; name metrics with -m")
+    return ",".join(probed), not_probed
+
+
+def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> dict[tuple[str, str], tuple]:
+    """``(set, subset) -> (what probe() loads, subset)`` for every set of the board: a built-in set by its name and
+    subset; a set published from a file by the file in ``judgments`` (``-j``, comma-separated) that loads under the
+    set's name, since a board records the name only, never a local path. A set from a file without one, or a file
+    that is none of the board's sets, is a :class:`MetaEvalError` saying what to give."""
+    from meta_eval import judgments as judgment_sets
+
+    files: dict[str, str] = {}
+    for given in [j.strip() for j in (judgments or "").split(",") if j.strip()]:
+        try:
+            name = judgment_sets.load(given, data_dir).name
+        except (judgment_sets.JudgmentError, judgment_sets.DataError) as exc:
+            raise MetaEvalError(f"-j {given}: {exc}") from None
+        files.setdefault(name, given)
+    sets = board.get("sets", [])
+    unused = [f for name, f in files.items() if name not in {b["judgments"] for b in sets}]
+    if unused:
+        raise MetaEvalError(f"-j {unused[0]}: not one of the board's sets ({', '.join(b['judgments'] for b in sets)}); "
+                            "-j gives the files of the sets the board was published from")
+    sources = {}
+    for block in sets:
+        name, subset = block["judgments"], block["subset"]
+        if name.split(":", 1)[0] in judgment_sets.BUILTIN:  # by its name and the board's subset, whatever -j says
+            sources[(name, subset)] = (name, subset)
+        elif name in files:
+            sources[(name, subset)] = (files[name], None)
+        else:
+            hint = [w for w in _command_sets(board.get("command", "")) if Path(w).name.split(".")[0] == name]
+            raise MetaEvalError(f"{folder / 'results.json'}: its set {name!r} was published from a file, not a "
+                                "built-in set, and a board records the set's name only, never a local path: give "
+                                f"the file with `meta-eval leaderboard probe {folder} -j FILE`"
+                                + (f" (the board's command read {hint[0]})" if hint else ""))
+    return sources
+
+
+def _command_sets(command: str) -> list[str]:
+    """The sets a board's recorded command gave to ``-j``/``--judgments`` (as typed), for a hint."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    given = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-j", "--judgments")]
+    given += [w.split("=", 1)[1] for w in words if w.startswith("--judgments=")]
+    return [s.strip() for g in given for s in g.split(",") if s.strip()]
 
 
 def _config_part(signature: str) -> str:

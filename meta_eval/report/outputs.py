@@ -289,8 +289,9 @@ def check_output_folder(folder: Path, option: str, *, inputs=(), protected=(), f
                         ) -> None:
     """Raise :class:`OutputError` unless meta-eval may write ``files`` (names relative to it) into the folder
     ``folder`` (a leaderboard's): not the judgment data folder nor inside it (``protected``), none of ``files`` an
-    input of the run (``inputs``), not a file; with ``exists`` (a board being rendered or probed, the index's root:
-    the caller reports a missing one), a file must be creatable in it if it is there (tried, as
+    input of the run (``inputs``), nor a folder of ``files`` (a board's ``figures``, whose names are known only once
+    the sets are scored) one that holds an input, not a file; with ``exists`` (a board being rendered or probed,
+    the index's root: the caller reports a missing one), a file must be creatable in it if it is there (tried, as
     :func:`check_output` does)."""
     folder = Path(folder).expanduser()
     for what, other in protected:
@@ -298,9 +299,15 @@ def check_output_folder(folder: Path, option: str, *, inputs=(), protected=(), f
             raise OutputError(f"{option} {folder} is inside {what} ({other}), which meta-eval reads; write elsewhere")
     for name in files:
         for what, other in inputs:
-            if other is not None and same_file(folder / name, Path(other)):
+            if other is None:
+                continue
+            if same_file(folder / name, Path(other)):
                 raise OutputError(f"{option} {folder}: its {name} is {what} of this run ({other}): writing there "
                                   "would replace it; choose another folder")
+            if (folder / name).is_dir() and _inside(Path(other), folder / name):
+                raise OutputError(f"{option} {folder}: its folder {name}, whose files meta-eval writes, holds {what} "
+                                  f"of this run ({other}): writing there could replace it; move the file out of "
+                                  "it, or choose another folder")
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{option} {folder} is a file, not a folder")
     if not exists or not folder.is_dir():

@@ -1,0 +1,87 @@
+"""``meta-eval leaderboard probe`` on boards built from a user's file and with imported scores.
+
+- a board records a set's name, never a local path: a set published from a file is probed from the file given with
+  ``-j``, and without it the error says so (with the path the board's command read) instead of "unknown judgment
+  set";
+- the board's imported metrics (``--scores``) cannot score perturbed texts: they are listed as not probed, with the
+  reason, in blindspots.json and on both pages (they used to vanish: ``"skipped": []``).
+
+Everything runs through the real command line on small files in ``tmp_path``.
+"""
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from conftest import small_set
+from meta_eval.cli import app
+from meta_eval.leaderboard.publish import publish
+from meta_eval.probe.board import IMPORTED
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _board(tmp_path, metrics: str, scores=()):
+    """A board of the user's file ``mine.jsonl``, published by the library (its recorded command is then the
+    equivalent command line, ``-j`` as given)."""
+    data, board = small_set(tmp_path / "mine.jsonl"), tmp_path / "board"
+    publish(str(data), board, metrics, resamples=20, no_cache=True, progress=False, scores=scores)
+    return data, board
+
+
+def _probe(board, *extra: str):
+    return runner.invoke(app, ["leaderboard", "probe", str(board), "--perturbations", "sentence-reversal",
+                               "--resamples", "20", "--no-cache", *extra])
+
+
+def test_a_board_from_a_file_is_probed_from_the_file_given_with_j(tmp_path):
+    data, board = _board(tmp_path, "rouge")
+    assert str(tmp_path) not in json.dumps(json.loads((board / "results.json").read_text())["sets"])
+    done = _probe(board)
+    assert done.exit_code == 2
+    assert _flat(done.output) == (f"error: {board / 'results.json'}: its set 'mine' was published from a file, not a "
+                                  "built-in set, and a board records the set's name only, never a local path: give "
+                                  f"the file with `meta-eval leaderboard probe {board} -j FILE` (the board's command "
+                                  f"read {data})")
+    assert not (board / "blindspots.json").exists()
+    other = small_set(tmp_path / "other.jsonl")
+    done = _probe(board, "-j", str(other))
+    assert done.exit_code == 2 and _flat(done.output) == (
+        f"error: -j {other}: not one of the board's sets (mine); -j gives the files of the sets the board was "
+        "published from")
+
+    done = _probe(board, "-j", str(data))
+    assert done.exit_code == 0, done.output
+    blind = json.loads((board / "blindspots.json").read_text())
+    (probed,) = blind["sets"]
+    assert (probed["judgments"], probed["subset"], probed["n_items"]) == ("mine", "all", 10)
+    assert {c["metric"] for c in probed["cells"]} == {"rouge"}
+    assert "### mine (all): 10 items" in (board / "README.md").read_text()
+
+
+def test_imported_metrics_are_listed_as_not_probed_with_the_reason(tmp_path):
+    scores = tmp_path / "imp.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": i % 7}) + "\n" for i in range(30)))
+    data, board = _board(tmp_path, "rouge,imp", [f"imp={scores}"])
+    done = _probe(board, "-j", str(data))
+    assert done.exit_code == 0, done.output
+    (probed,) = json.loads((board / "blindspots.json").read_text())["sets"]
+    assert probed["skipped"] == [{"metric": "imp", "reason": IMPORTED}]
+    assert {c["metric"] for c in probed["cells"]} == {"rouge"}
+    assert f"Metric not probed: imp ({IMPORTED})." in (board / "README.md").read_text()
+    assert (f"Metric not probed: imp ({IMPORTED})".replace("'", "&#x27;")
+            in (board / "index.html").read_text())
+
+    only = tmp_path / "only"
+    done = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "imp", "--scores", f"imp={scores}",
+                               "--resamples", "20", "--no-cache", "--out", str(only)])
+    assert done.exit_code == 0, done.output
+    done = _probe(only, "-j", str(data))
+    assert done.exit_code == 2 and _flat(done.output) == (
+        f"error: {only / 'results.json'}: no metric of mine (all) can be probed: imp: {IMPORTED}; name metrics "
+        "with -m")
