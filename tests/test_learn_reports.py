@@ -111,7 +111,7 @@ def test_score_file_errors_advise_only_options_the_command_has(tmp_path, command
             "publish": ["leaderboard", "publish", "-j", str(data), "--out", str(tmp_path / "board")]}[command]
     for path, expect in ((missing, "missing.jsonl: no score for 3 of the 30 judged rows of mine (all): 'r27', 'r28', "
                                    "'r29'; score them"),
-                         (nan, "nan.jsonl:2: the score 'score' is nan; scores must be finite numbers")):
+                         (nan, "nan.jsonl:2: the score 'score' is NaN; scores must be finite numbers")):
         res = runner.invoke(app, argv + ["-m", "rouge,x", "--scores", f"x={path}", "--no-cache"])
         assert res.exit_code == 2 and "Traceback" not in res.output, res.output
         assert expect in said(res)
