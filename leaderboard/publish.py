@@ -604,12 +604,14 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     from meta_eval.report.outputs import OutputPlan
     from meta_eval.scoring import selection
     from meta_eval.scoring.engines import engine_for
+    from meta_eval.judgments.rows import check_seed
     from meta_eval.task import check_judgments_argument
 
     if not isinstance(judgments, (str, os.PathLike)) and isinstance(judgments, Sequence) and all(
             isinstance(j, str) for j in judgments):
         judgments = ",".join(judgments)
     check_judgments_argument(judgments)
+    check_seed(seed)  # before any set is loaded, not numpy's error after the scoring
     if correlation not in ("spearman", "pearson", "kendall"):
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):

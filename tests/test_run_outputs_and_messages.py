@@ -289,3 +289,22 @@ def test_a_run_of_imported_scores_only_does_not_count_distinct_texts(tmp_path):
     assert done.exit_code == 0, done.output
     assert "distinct (candidate, references, source) texts" not in done.output
     assert "mine: read from its file" in done.output
+
+
+# -- the other commands: the same refusals, before any work ----------------------------------------------------
+def test_learn_and_probe_take_a_json_output_and_every_command_a_seed_from_0(tmp_path):
+    """learn --output l.csv wrote JSON into it, as run did; learn and publish's --seed -1 failed after the scoring
+    with numpy's words ("expected non-negative integer", "a non-negative int or a numpy.random.Generator")."""
+    data = str(_set(tmp_path / "set.jsonl"))
+    cache = ["--cache", str(tmp_path / "c.sqlite")]
+    for argv in (["learn", "-j", data, "-m", "rouge", "--output", str(tmp_path / "l.csv")],
+                 ["probe", "-j", data, "-m", "rouge", "--output", str(tmp_path / "p.md")]):
+        done = runner.invoke(app, argv + cache)
+        assert done.exit_code == 2, done.output
+        assert f"--output {argv[-1]}: write .json (the suffix chooses the format)" in _flat(done.output)
+        assert not Path(argv[-1]).exists()
+    for argv in (["learn", "-j", data, "-m", "rouge"],
+                 ["leaderboard", "publish", "-j", data, "-m", "rouge", "--out", str(tmp_path / "board")]):
+        done = runner.invoke(app, argv + cache + ["--seed", "-1"])
+        assert done.exit_code == 2 and _flat(done.output) == "error: --seed must be a whole number from 0, not -1"
+    assert not (tmp_path / "c.sqlite").exists() and not (tmp_path / "board").exists()  # nothing scored or made

@@ -501,8 +501,9 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     from meta_eval import judgments as judgment_sets
     from meta_eval.errors import MetaEvalError
     from meta_eval.learning.pipeline import search as run_search  # the parameter ``search`` hides the function
-    from meta_eval.report.outputs import OutputPlan, write_json
+    from meta_eval.report.outputs import OutputPlan, check_format, write_json
     from meta_eval.scoring.cache import open_cache
+    from meta_eval.judgments.rows import check_seed
     from meta_eval.task import check_judgments_argument
     from meta_eval.scoring.runner import score_all
     from meta_eval.scoring.selection import (available_variants, choose_metrics, group_skips, load_plugins,
@@ -527,6 +528,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     except ValueError as exc:
         raise MetaEvalError(str(exc)) from None
     check_judgments_argument(judgments)
+    check_seed(seed)  # a sentence now, not numpy's "expected non-negative integer" after the scoring
     # every output at once, before any loading, scoring or fitting
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
                          options=option_list, plugins=plugins, metrics=metrics,
@@ -534,6 +536,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                                 for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
     outputs.add(saved_to, "--save")
     output = outputs.add(output, "--output")
+    check_format(output, "--output", (".json",))  # JSON whatever the suffix said (res.csv held JSON)
     load_plugins(plugins)
     from meta_eval.scoring.imported import (check_names, join_scores, merge_tables, metric_scores, parse_spec,
                                             read_table, without_imported)

@@ -444,6 +444,9 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
                          options=option_list, plugins=plugins, metrics=metrics)
     output, plot = outputs.add(output, "--output"), outputs.add(plot, "--plot")
+    from meta_eval.report.outputs import check_format
+
+    check_format(output, "--output", (".json",))  # JSON whatever the suffix said (res.csv held JSON)
     selection.load_plugins(plugins)
     try:
         jset = judgment_sets.load(judgments, data_dir, subset=subset)
