@@ -369,7 +369,8 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
     for r in rows:
         r["p_vs_baseline"] = test(r, base) if base is not None and r is not base else None
     tested = [r for r in rows if r["p_vs_baseline"] is not None]
-    adjusted = adjust_pvalues([r["p_vs_baseline"] for r in tested], correction) if tested else []
+    # a p of 0 (no permutation as extreme) enters as its bound 1/resamples: the adjusted p is never 0
+    adjusted = adjust_pvalues([r["p_vs_baseline"] for r in tested], correction, resamples) if tested else []
     for r in rows:
         r["p_adjusted_vs_baseline"] = None
     for r, a in zip(tested, adjusted):

@@ -350,18 +350,32 @@ class RunResult:
         """Per variant, its p-value against the baseline adjusted by the run's :attr:`correction` over the family of
         the comparisons with the baseline (one per variant with a p-value; :attr:`baseline_family` names it): the
         p-value every star and "significantly" of the table and the reading line reads. ``two_sided``: the
-        two-sided p-values, adjusted."""
-        from meta_eval.stats.clusters import adjust_pvalues
+        two-sided p-values, adjusted.
 
-        raw = self.pvalues_vs_baseline
-        if two_sided:
-            resolution = None if self.setting["test"] == "williams" else self.resamples
-            raw = {v: _two_sided(p, resolution) for v, p in raw.items()}
+        A permutation p-value of 0 (no resample as extreme) enters the rule as its bound 1/B (:attr:`zero_resolution`
+        B; :func:`meta_eval.stats.clusters.adjust_pvalues`), so its adjusted value is an upper bound that B
+        resamples can support (Holm over 13 comparisons with 1,000: 0.013), never 0; the raw p stays 0 in
+        :attr:`pvalues_vs_baseline`."""
+        from meta_eval.stats.clusters import adjust_pvalues, zero_bound
+
+        raw, resolution = self.pvalues_vs_baseline, self.zero_resolution
+        if two_sided:  # the one-sided bound first: a two-sided 0 stands for 2/B
+            tails = None if self.setting["test"] == "williams" else self.resamples
+            raw = {v: None if p is None else _two_sided(float(zero_bound(p, resolution)), tails)
+                   for v, p in raw.items()}
         tested = [v for v, p in raw.items() if p is not None and np.isfinite(p)]
-        adjusted = adjust_pvalues([raw[v] for v in tested], self.correction) if tested else []
+        adjusted = adjust_pvalues([raw[v] for v in tested], self.correction, resolution) if tested else []
         out: dict[str, float | None] = {v: None for v in raw}
         out.update({v: float(a) for v, a in zip(tested, adjusted)})
         return out
+
+    @property
+    def zero_resolution(self) -> int | None:
+        """The resamples behind a p-value of 0 against the baseline: it means p < 1/this (None: Williams's exact
+        test; SPA: its first block, where its test stops early), :func:`meta_eval.stats.zero_resolution`."""
+        from meta_eval.stats import zero_resolution
+
+        return zero_resolution(self.setting["test"], self.resamples)
 
     @property
     def baseline_family(self) -> str:

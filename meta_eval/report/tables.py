@@ -93,6 +93,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     what = f"{statistic} correlation" if statistic in correlations else statistic
     baseline, results, ceiling = result.baseline, result.results, result.ceiling
     resolution = None if williams else result.resamples
+    zero = _zero_resolution(result)  # a p of 0 means p < 1/(this + 1): SPA's test stops after its first block
     mark = " (!)" if result.level_warning else ""
     partial = any(r.partial is not None or r.partial_p is not None for r in results)
     delta = any(r.delta is not None for r in results)
@@ -128,7 +129,7 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
         star = stars(adjusted.get(r.metric)) if r.metric != baseline else ""
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
-        last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, resolution)} {star}".strip()
+        last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, zero)} {star}".strip()
         if r.metric in (getattr(result, "in_sample", None) or {}).get("tests_withheld", ()):
             last = "withheld (in-sample)"
         row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
@@ -188,13 +189,23 @@ def _adjusted(result, two_sided: bool = False) -> dict:
     return {}
 
 
-def _after(result, adjusted: float | None, resolution: int | None) -> str:
-    """``", 0.044 after Holm over the 11 comparisons with the baseline"``: the adjusted p-value and its rule."""
+def _zero_resolution(result) -> int | None:
+    """The resamples behind a p-value of 0 of ``result``'s test (:func:`meta_eval.stats.zero_resolution`)."""
+    from meta_eval.stats import zero_resolution
+
+    return zero_resolution(result.setting["test"], result.resamples)
+
+
+def _after(result, adjusted: float | None, raw: float | None, resolution: int | None) -> str:
+    """``", 0.044 after Holm over the 11 comparisons with the baseline"``: the adjusted p-value and its rule. A raw
+    permutation p of 0 entered the rule as its bound 1/B, so its adjusted value is an upper bound: ``<= 0.013``."""
     family = getattr(result, "baseline_family", None)
     if family is None or adjusted is None:
         return ""
     if getattr(result, "correction", "holm") == "none":
         return f", {family}"
+    if resolution and raw == 0:
+        return f", <= {fmt(adjusted)} after {family}"
     return f", {fmt_p(adjusted, resolution)} after {family}"
 
 
@@ -278,6 +289,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     best = tied[0]
     williams = result.setting["test"] == "williams"
     resolution = None if williams else result.resamples
+    zero = _zero_resolution(result)
     names = [r.metric for r in tied]
     in_sample = getattr(result, "in_sample", None) or {}
     fitted = [n for n in names if n in in_sample.get("variants", ())]
@@ -306,7 +318,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
             q = p if q is None else q
             verdict = "significantly better than" if q < 0.05 else "not significantly better than"
             verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
-                             fmt_p(p, resolution) + _after(result, q, resolution)))
+                             fmt_p(p, zero) + _after(result, q, p, zero)))
     if withheld:
         own = all(n in in_sample.get("variants", ()) for n in withheld)
         who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
@@ -333,6 +345,15 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         text += (f"; the human ceiling is {fmt(c.value)}, so {'it reaches' if len(tied) == 1 else 'they reach'} "
                  f"{best.value / c.value:.0%} of it")
     return text + "."
+
+
+def _resolution_note(result) -> str:
+    """What a permutation p of 0 means, and how the adjustment reads it (:func:`meta_eval.stats.clusters.
+    adjust_pvalues`): ``"; p < 0.001 is the resolution of 1000 resamples; ..."``."""
+    zero = _zero_resolution(result)
+    spa = " (SPA's test stops after its first block when p < 0.02)" if zero != result.resamples else ""
+    return (f"; p < {1 / (zero + 1):.2g} is the resolution of {zero} resamples{spa}; such a p enters the "
+            f"adjustment as 1/{zero}, so its adjusted p is an upper bound (<=)")
 
 
 #: How a system-level score was formed, as the notes under a system-level table say it.
@@ -410,8 +431,7 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         adjusted = "p" if result.correction == "none" else "adjusted p"
         notes.print(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.baseline_family}): {kind} "
                     f"{TESTS[setting['test']]} that the metric's {what} {claim} {result.baseline}'s; the column "
-                    f"shows the unadjusted p" + (f"; p < {1 / (result.resamples + 1):.2g} is the resolution of "
-                                                 f"{result.resamples} resamples" if setting["test"] != "williams"
+                    f"shows the unadjusted p" + (_resolution_note(result) if setting["test"] != "williams"
                                                  else ""), highlight=False, soft_wrap=True, markup=False)
     if ranks:
         from meta_eval.stats.clusters import family_label
@@ -895,14 +915,17 @@ def categorical_pvalues(result, two_sided: bool = False) -> tuple[dict, dict]:
     """Per variant, its p-value against the baseline and the adjusted one (``two_sided``: twice the smaller tail,
     adjusted again over the same family), from a :class:`~meta_eval.categorical.CategoricalResult`."""
     from meta_eval.results import two_sided as both_tails
-    from meta_eval.stats.clusters import adjust_pvalues
+    from meta_eval.stats.clusters import adjust_pvalues, zero_bound
 
     raw = {r["metric"]: r["p_vs_baseline"] for r in result.results}
     if not two_sided:
         return raw, {r["metric"]: r["p_adjusted_vs_baseline"] for r in result.results}
+    # a one-sided 0 enters as its bound 1/resamples before the tails are doubled, as in the graded runs
+    bounds = {v: both_tails(float(zero_bound(p, result.resamples)), result.resamples)
+              for v, p in raw.items() if p is not None}
     raw = {v: both_tails(p, result.resamples) for v, p in raw.items()}
-    tested = [v for v, p in raw.items() if p is not None]
-    adjusted = dict(zip(tested, map(float, adjust_pvalues([raw[v] for v in tested], result.correction))))
+    tested = list(bounds)
+    adjusted = dict(zip(tested, map(float, adjust_pvalues([bounds[v] for v in tested], result.correction))))
     return raw, {v: adjusted.get(v) for v in raw}
 
 

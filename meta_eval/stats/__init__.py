@@ -68,7 +68,7 @@ import numpy as np
 
 __all__ = ["STATISTICS", "CORRELATIONS", "PAIRWISE", "LEVELS", "GROUPING", "StatisticError", "Estimate",
            "check_statistic", "describe", "interval_label", "point", "interval", "versus", "pvalue_matrix", "ceiling",
-           "tie_baseline", "SPA_BLOCK"]
+           "tie_baseline", "SPA_BLOCK", "zero_resolution"]
 
 CORRELATIONS = ("spearman", "pearson", "kendall")
 PAIRWISE = ("accuracy", "acc-eq", "acc-t")
@@ -152,6 +152,20 @@ def describe(statistic: str, level: str, *, n_resamples: int | None = None, seed
         doc["spa_seed"] = spa_seed
         doc["early_stopping"] = f"every {SPA_BLOCK} resamples, p < 0.02 or p > 0.5 (WMT24)"
     return doc
+
+
+def zero_resolution(test: str, n_resamples: int | None) -> int | None:
+    """The resamples behind a p-value of 0 from ``test`` run with ``n_resamples``: 0 means p < 1/this (the tests
+    count without a +1), the bound :func:`meta_eval.stats.clusters.adjust_pvalues` enters it as. None for the
+    Williams test (exact p-values) or without resamples. SPA's test stops after its first block of
+    :data:`SPA_BLOCK` resamples when p < 0.02, so its 0 comes from that block.
+
+    >>> zero_resolution("perm-both", 1000), zero_resolution("spa-perm-both", 1000), zero_resolution("williams", 1000)
+    (1000, 100, None)
+    """
+    if test == "williams" or not n_resamples:
+        return None
+    return min(SPA_BLOCK, int(n_resamples)) if test == "spa-perm-both" else int(n_resamples)
 
 
 #: What each resampling method draws with replacement (the units of the interval's label).

@@ -142,6 +142,13 @@ class AnnotatorPairs:
         return self.pairs[k]
 
 
+def _mean(values: np.ndarray) -> float:
+    """The mean of finite values, also near 1e308 (where their sum overflows): taken on the values scaled by a power
+    of 2 and scaled back, which is exact, so any other mean is the one of ``values.mean()``."""
+    e = int(np.frexp(np.abs(values).max())[1]) if len(values) else 0
+    return float(np.ldexp(np.ldexp(values, -e).mean(), e))
+
+
 def annotator_matrices(jset, dimension: str | None = None, slots: str = "common") -> AnnotatorPairs:
     """Per annotator slot k, the matrix of slot k's values and the matrix of the mean of the row's other values.
 
@@ -193,7 +200,7 @@ def annotator_matrices(jset, dimension: str | None = None, slots: str = "common"
         for i, v in values.items():
             if len(v) > k:
                 a[i] = v[k]
-                o[i] = np.delete(v, k).mean()
+                o[i] = _mean(np.delete(v, k))
         arrays += [a, o]
     _, mats = judgment_matrices(jset, dim, arrays)
     pairs = tuple(tuple(align_missing(mats[2 * k], mats[2 * k + 1])) for k in range(n_slots))

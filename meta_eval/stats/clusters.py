@@ -11,6 +11,15 @@ mt-metrics-eval compares the raw p-values with the threshold. Here the family of
 Holm-Bonferroni (family-wise error rate, :func:`holm`) or Benjamini-Hochberg (false discovery rate,
 :func:`scipy.stats.false_discovery_control`).
 
+A permutation p-value of 0 (no resample as extreme; the tests report count / n without a +1, as the paper's code
+and mt-metrics-eval) means p < 1/n, not p = 0, and a correction that multiplies it keeps 0: Holm would claim
+"< 0.001 after Holm" over 13 comparisons, which 1,000 resamples cannot show. :func:`adjust_pvalues` with
+``n_resamples`` therefore enters each 0 as its bound 1/n (at least Phipson & Smyth's (0 + 1) / (n + 1), the exact
+p-value of a permutation test that found no resample as extreme), so the adjusted value is a valid upper bound
+(Holm: 13/1000 over 13 comparisons). The comparisons with a baseline (``run``'s stars and reading line) are
+adjusted so; the clusters keep mt-metrics-eval's raw p-values (``n_resamples`` None here), which the committed
+leaderboards were published with.
+
 References
 ----------
 M. Freitag et al. (2021). Results of the WMT21 Metrics Shared Task. WMT (significance clusters from PERM-BOTH).
@@ -18,6 +27,8 @@ google-research/mt-metrics-eval, ``mt_metrics_eval/data.py``: ``CompareMetrics``
 S. Holm (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of Statistics
 6(2):65-70.
 Y. Benjamini and Y. Hochberg (1995). Controlling the false discovery rate. JRSS B 57(1):289-300.
+B. Phipson and G. K. Smyth (2010). Permutation p-values should never be zero: calculating exact p-values when
+permutations are randomly drawn. Statistical Applications in Genetics and Molecular Biology 9(1), article 39.
 
 Examples
 --------
@@ -32,7 +43,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "holm", "adjust_pvalues", "family_label", "significance_clusters"]
+__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "holm", "adjust_pvalues", "zero_bound", "family_label",
+           "significance_clusters"]
 
 CORRECTIONS = ("holm", "bh", "none")
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
@@ -95,7 +107,28 @@ def holm(pvalues) -> np.ndarray:
     return flat.reshape(p.shape)
 
 
-def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
+def zero_bound(pvalues, n_resamples: int | None) -> np.ndarray:
+    """Permutation p-values with each 0 replaced by 1/``n_resamples``, the bound it stands for.
+
+    A permutation test that counts the resamples at least as extreme as the data and divides by their number
+    (no +1) reports 0 when none was: then p < 1/n only (Phipson & Smyth 2010: (0 + 1) / (n + 1) is the exact
+    p-value, at most 1/n). Every other value is returned as it is; ``n_resamples`` None (a test without resamples,
+    Williams's) returns a copy.
+
+    Examples
+    --------
+    >>> zero_bound([0.0, 0.2, float("nan")], 1000).tolist(), zero_bound([0.0], None).tolist()
+    ([0.001, 0.2, nan], [0.0])
+    """
+    p = _pvalues(pvalues)
+    if n_resamples is None:
+        return p.copy()
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    return np.where(p == 0.0, 1.0 / int(n_resamples), p)
+
+
+def adjust_pvalues(pvalues, correction: str = "holm", n_resamples: int | None = None) -> np.ndarray:
     """p-values adjusted for multiple comparisons over all non-NaN entries (one family); NaN stays NaN.
 
     Parameters
@@ -105,15 +138,22 @@ def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
     correction : {"holm", "bh", "none"}
         Holm-Bonferroni (:func:`holm`), Benjamini-Hochberg (:func:`scipy.stats.false_discovery_control`), or a
         copy of the input.
+    n_resamples : int or None
+        The resamples of the permutation test behind the p-values: a 0 then enters every rule (``none``
+        included) as its bound 1/n (:func:`zero_bound`), so its adjusted value is an upper bound, never 0
+        (Holm over m comparisons: at most m/n). None: the p-values are taken as they are (Williams's exact
+        p-values; mt-metrics-eval's clusters).
 
     Examples
     --------
     >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], "bh").round(6).tolist()  # 4/2*.01, 4/4*.04, 4/3*.03, 4/1*.005
     [0.02, 0.04, 0.04, 0.02]
+    >>> adjust_pvalues([0.0, 0.0, 0.5], "holm").tolist(), adjust_pvalues([0.0, 0.0, 0.5], "holm", 1000).tolist()
+    ([0.0, 0.0, 0.5], [0.003, 0.003, 0.5])
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
-    p = _pvalues(pvalues)
+    p = zero_bound(pvalues, n_resamples)
     if correction == "holm":
         return holm(p)
     out = p.copy()

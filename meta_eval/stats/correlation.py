@@ -75,6 +75,14 @@ def _run(test: Callable, x, y) -> Correlation:
     return Correlation(r=min(1.0, max(-1.0, r)), p=None if np.isnan(p) else p, n=n)
 
 
+def _scaled_pearsonr(x: np.ndarray, y: np.ndarray):
+    """:func:`scipy.stats.pearsonr` of x and y each scaled by a power of 2 that brings its largest |value| into
+    [0.5, 1): exact, so r and p are those of the data, while scipy's own sums of squares overflow for scores near
+    1e308 (r = 0.0, p = 1.0, silently) and underflow near 1e-200."""
+    x, y = (np.ldexp(a, -int(np.frexp(np.abs(a).max())[1])) for a in (x, y))
+    return stats.pearsonr(x, y)
+
+
 def pearson(x, y) -> Correlation:
     """Pearson product-moment correlation r = cov(x, y) / (sd(x) sd(y)).
 
@@ -86,8 +94,10 @@ def pearson(x, y) -> Correlation:
     Returns
     -------
     Correlation
-        ``r`` and the two-sided p-value of :func:`scipy.stats.pearsonr`;
-        ``r=None`` with a note if x or y is constant.
+        ``r`` and the two-sided p-value of :func:`scipy.stats.pearsonr`, on
+        x and y scaled by a power of 2 each (exact; scores near 1e308 would
+        overflow scipy's sums of squares); ``r=None`` with a note if x or y
+        is constant.
 
     Raises
     ------
@@ -98,8 +108,10 @@ def pearson(x, y) -> Correlation:
     --------
     >>> round(pearson([1, 2, 3, 4], [1, 3, 2, 4]).r, 6)
     0.8
+    >>> round(pearson([1, 2, 3, 4], [1e308, 3e307, 2e307, 1.7e308]).r, 6)  # as of [1, .3, .2, 1.7]
+    0.370117
     """
-    return _run(stats.pearsonr, x, y)
+    return _run(_scaled_pearsonr, x, y)
 
 
 def spearman(x, y) -> Correlation:

@@ -150,10 +150,13 @@ def _pair_index(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _offset_diffs(A: np.ndarray) -> np.ndarray:
-    """A[..., i] - A[..., j] over the pairs of :func:`_pair_index`, from slices (no gather)."""
+    """A[..., i] - A[..., j] over the pairs of :func:`_pair_index`, from slices (no gather). The difference of two
+    scores near -1e308 and 1e308 is -inf or inf: its sign, and that it is not 0, are still the difference's (the
+    pairwise statistics read only these and |d| <= epsilon), so the overflow is not an error here."""
     n = A.shape[-1]
     A = np.ascontiguousarray(A)  # gathered (bootstrap) arrays come with the metric axis innermost
-    return np.concatenate([A[..., k:] - A[..., :n - k] for k in range(1, n)], axis=-1)
+    with np.errstate(over="ignore"):
+        return np.concatenate([A[..., k:] - A[..., :n - k] for k in range(1, n)], axis=-1)
 
 
 def _diffs(A: np.ndarray, level: str, same: np.ndarray | None = None) -> np.ndarray:
@@ -292,11 +295,14 @@ def _global_blocks(z: np.ndarray, ids: np.ndarray | None):
         keep = np.arange(r0 + 1, n)[None, :] > np.arange(r0, r1)[:, None]
         if ids is not None:
             keep &= ids[r0:r1, None] != ids[None, r0 + 1:]
-        yield slice(r0, r1), r0 + 1, keep, z[r0:r1, None] - z[None, r0 + 1:]
+        with np.errstate(over="ignore"):  # +-inf for scores near +-1e308: sign and tie as the difference's
+            dz = z[r0:r1, None] - z[None, r0 + 1:]
+        yield slice(r0, r1), r0 + 1, keep, dz
 
 
 def _global_correct(x, rows, col, dz, eps):
-    dx = x[rows, None] - x[None, col:]
+    with np.errstate(over="ignore"):
+        dx = x[rows, None] - x[None, col:]
     return np.where(np.abs(dx) <= eps, dz == 0, np.sign(dx) == np.sign(dz))
 
 
@@ -319,7 +325,8 @@ def _global_calibrate(x: np.ndarray, z: np.ndarray, ids=None) -> tuple[float, fl
     keys = np.empty(n * (n - 1) // 2, dtype=np.uint64)
     used = base = total = 0
     for rows, col, keep, dz in _global_blocks(z, ids):
-        dx = x[rows, None] - x[None, col:]
+        with np.errstate(over="ignore"):
+            dx = x[rows, None] - x[None, col:]
         sign_ok = (np.sign(dx) == np.sign(dz)) & keep
         tie = (dz == 0) & keep
         up, down = tie & ~sign_ok, sign_ok & ~tie

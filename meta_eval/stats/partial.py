@@ -180,6 +180,9 @@ def partial_correlation(metric, human, systems: Sequence, kind: str = "pearson",
     n = len(m)
     if n < 3:
         raise ValueError(f"need at least 3 rows with both scores, got {n}")
+    # each side scaled by a power of 2 (exact, so r is unchanged): scores near 1e308 would overflow the system
+    # means and the sums of squares (r = 0 or NaN, silently)
+    m, h = (np.ldexp(a, -int(np.frexp(np.abs(a).max())[1])) for a in (m, h))
     labels = g.astype(str)
     n_systems = len(np.unique(g))
     dof = n - n_systems - 1 if df == "partial" else n - 2

@@ -60,11 +60,22 @@ import numpy as np
 __all__ = ["pairwise_difference_pearson", "level_pdp"]
 
 
-def _varies(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """True where some item (axis -2) has two present cells (axis -1) with different values."""
-    hi = np.where(valid, x, -np.inf).max(axis=-1)
-    lo = np.where(valid, x, np.inf).min(axis=-1)
-    return (hi > lo).any(axis=-1)
+def _extremes(x: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The largest and smallest present value of each item (axis -2) over its cells (axis -1)."""
+    if valid is None:
+        return x.max(axis=-1), x.min(axis=-1)
+    return np.where(valid, x, -np.inf).max(axis=-1), np.where(valid, x, np.inf).min(axis=-1)
+
+
+def _tamed(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``x`` (..., n_items, n_systems) scaled by a power of 2 per matrix where its scores are near 1e308 (or 1e-200)
+    (:func:`meta_eval.stats.resampling._exponents`: exact, so PDP is unchanged), else ``x`` itself: the differences
+    and their squares then cannot overflow."""
+    from meta_eval.stats.resampling import _exponents
+
+    largest = np.where(hi >= lo, np.maximum(np.abs(hi), np.abs(lo)), 0.0)  # an item without a cell: hi < lo
+    e = _exponents(largest.max(axis=-1))
+    return x if e is None else np.ldexp(x, -e[..., None, None])
 
 
 def _pdp(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -73,15 +84,19 @@ def _pdp(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     X, Z = np.asarray(X, dtype=float), np.asarray(Z, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         if not (np.isnan(X).any() or np.isnan(Z).any()):  # complete: every item has all systems, one weight n**2
+            (hx, lx), (hz, lz) = _extremes(X), _extremes(Z)
+            X, Z = _tamed(X, hx, lx), _tamed(Z, hz, lz)
             dx = X - X.mean(axis=-1, keepdims=True)  # each side on its own shape (Z is shared by the metrics)
             dz = Z - Z.mean(axis=-1, keepdims=True)
             sxz = np.einsum("...ij,...ij->...", dx, dz)
             sxx = np.einsum("...ij,...ij->...", dx, dx)
             szz = np.einsum("...ij,...ij->...", dz, dz)
-            defined = (X.max(axis=-1) > X.min(axis=-1)).any(axis=-1) & (Z.max(axis=-1) > Z.min(axis=-1)).any(axis=-1)
+            defined = (hx > lx).any(axis=-1) & (hz > lz).any(axis=-1)
         else:
             X, Z = np.broadcast_arrays(X, Z)
             valid = ~(np.isnan(X) | np.isnan(Z))
+            (hx, lx), (hz, lz) = _extremes(X, valid), _extremes(Z, valid)
+            X, Z = _tamed(X, hx, lx), _tamed(Z, hz, lz)
             n = valid.sum(axis=-1, keepdims=True)  # present systems per item
             xz, zz = np.where(valid, X, 0.0), np.where(valid, Z, 0.0)
             # centred within each item (numerically stable; the centring does not change any difference)
@@ -91,7 +106,7 @@ def _pdp(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
             sxz = (w * np.einsum("...i,...i->...", dx, dz)).sum(axis=-1)
             sxx = (w * np.einsum("...i,...i->...", dx, dx)).sum(axis=-1)
             szz = (w * np.einsum("...i,...i->...", dz, dz)).sum(axis=-1)
-            defined = _varies(X, valid) & _varies(Z, valid)
+            defined = (hx > lx).any(axis=-1) & (hz > lz).any(axis=-1)
         r = np.clip(sxz / np.sqrt(sxx * szz), -1.0, 1.0)
     return np.where(defined, r, np.nan)
 

@@ -20,6 +20,12 @@ int gives the same numbers; a Generator is advanced (the tests restart every pai
 random numbers, so that a pair's p-value does not depend on the other metrics). All indices are drawn before any
 work, so the numbers do not depend on the chunk size used to bound memory. Undefined correlations (fewer than 3 units, constant scores) are NaN.
 
+Finite scores of any magnitude: a sum of values or of squares of scores near 1e308 overflows (inf, then NaN or a
+ratio of 0), and of scores near 1e-200 underflows. Pearson's r, the system means and the z-scores of the tests
+therefore bring a vector (matrix, column) whose largest |value| lies beyond 2**500 or below 2**-500 into [0.5, 1)
+by a power of 2 first (:func:`_exponents`): exact in floating point, so every correlation is the one of the
+rescaled data and scores of ordinary magnitude are not touched (their numbers stay bit for bit).
+
 References
 ----------
 D. Deutsch, R. Dror and D. Roth (2021). A Statistical Analysis of Summarization Evaluation Metrics using
@@ -212,10 +218,40 @@ def average_ranks(a, axis: int = -1) -> np.ndarray:
     return np.moveaxis(out.reshape(shape), -1, axis)
 
 
+_TAME = 2.0 ** 500  # beyond this largest |value| (or below its inverse), sums of squares can overflow (underflow)
+
+
+def _exponents(largest) -> np.ndarray | None:
+    """Per slice, the exponent e for which 2**-e brings its largest |value| ``largest`` into [0.5, 1), where that
+    lies beyond 2**500 or below 2**-500 (0 elsewhere); None when no slice needs it, the common case. Scaling by a
+    power of 2 is exact, so a scale-free statistic (Pearson's r, z-scores, ranks) of the scaled data is that of the
+    data, computed without overflow.
+
+    >>> _exponents(np.array([3.0, 1e308])).tolist(), _exponents(np.array([3.0, 1e-5])) is None
+    ([0, 1024], True)
+    """
+    largest = np.asarray(largest, dtype=float)
+    need = np.isfinite(largest) & ((largest > _TAME) | ((largest > 0) & (largest < 1 / _TAME)))
+    if not need.any():
+        return None
+    return np.where(need, np.frexp(np.where(need, largest, 1.0))[1], 0)
+
+
+def _tamed(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``x`` with each vector (last axis) scaled as :func:`_exponents` says, from its largest and smallest values
+    ``hi`` and ``lo`` (shape ``x.shape[:-1]``); ``x`` itself when none needs it."""
+    e = _exponents(np.maximum(np.abs(hi), np.abs(lo)))
+    return x if e is None else np.ldexp(x, -e[..., None])
+
+
+def _extremes(x: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest and smallest valid value of each vector (-inf and inf where it has none)."""
+    return np.where(valid, x, -np.inf).max(axis=-1), np.where(valid, x, np.inf).min(axis=-1)
+
+
 def _undefined(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """True where a vector has no two distinct valid values (constant or empty)."""
-    hi = np.where(valid, x, -np.inf).max(axis=-1)
-    lo = np.where(valid, x, np.inf).min(axis=-1)
+    hi, lo = _extremes(x, valid)
     return ~(hi > lo)
 
 
@@ -224,17 +260,20 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         if not (nan_x.any() or nan_y.any()):  # complete data: no masking needed
             n = x.shape[-1]
+            (hx, lx), (hy, ly) = (x.max(axis=-1), x.min(axis=-1)), (y.max(axis=-1), y.min(axis=-1))
+            x, y = _tamed(x, hx, lx), _tamed(y, hy, ly)  # scores near 1e308: no overflow in the sums
             dx = x - x.mean(axis=-1, keepdims=True)
             dy = y - y.mean(axis=-1, keepdims=True)
-            bad = (n < 3) | ~(x.max(axis=-1) > x.min(axis=-1)) | ~(y.max(axis=-1) > y.min(axis=-1))
+            bad = (n < 3) | ~(hx > lx) | ~(hy > ly)
         else:
             valid = ~(nan_x | nan_y)
             n = valid.sum(axis=-1)
-            xz = np.where(valid, x, 0.0)
-            yz = np.where(valid, y, 0.0)
+            (hx, lx), (hy, ly) = _extremes(x, valid), _extremes(y, valid)
+            xz = np.where(valid, _tamed(x, hx, lx), 0.0)
+            yz = np.where(valid, _tamed(y, hy, ly), 0.0)
             dx = np.where(valid, xz - (xz.sum(axis=-1) / n)[..., None], 0.0)
             dy = np.where(valid, yz - (yz.sum(axis=-1) / n)[..., None], 0.0)
-            bad = (n < 3) | _undefined(x, valid) | _undefined(y, valid)
+            bad = (n < 3) | ~(hx > lx) | ~(hy > ly)
         sxy = np.einsum("...i,...i->...", dx, dy)
         sxx = np.einsum("...i,...i->...", dx, dx)
         syy = np.einsum("...i,...i->...", dy, dy)
@@ -257,7 +296,8 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _signs(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    d = x[..., i] - x[..., j]  # NaN compares False both ways: a pair with a missing value gets sign 0
+    with np.errstate(over="ignore"):  # 1e308 - -1e308 is inf: its sign is still the difference's
+        d = x[..., i] - x[..., j]  # NaN compares False both ways: a pair with a missing value gets sign 0
     return (d > 0).astype(np.float32) - (d < 0).astype(np.float32)
 
 
@@ -268,7 +308,7 @@ def _kendall_pairwise(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     s = np.einsum("...i,...i->...", sx, sy, dtype=np.float64)  # concordant - discordant
     untied_x = np.count_nonzero(sx, axis=-1)  # n0 - n1: valid pairs not tied in x
     untied_y = np.count_nonzero(sy, axis=-1)
-    n_valid = (~np.isnan(x + y)).sum(axis=-1)
+    n_valid = (~(np.isnan(x) | np.isnan(y))).sum(axis=-1)  # not isnan(x + y): 1e308 + 1e308 overflows
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.clip(s / np.sqrt(untied_x * untied_y.astype(np.float64)), -1.0, 1.0)
     return np.where((n_valid < 3) | (untied_x == 0) | (untied_y == 0), np.nan, r)
@@ -459,10 +499,18 @@ def snap(a, digits: int = 12) -> np.ndarray:
 
 
 def _system_means(X: np.ndarray) -> np.ndarray:
-    """(..., n_docs, n_systems) -> (..., n_systems): each system's mean over the documents it has."""
+    """(..., n_docs, n_systems) -> (..., n_systems): each system's mean over the documents it has. A sum that
+    overflows (scores near 1e308) is summed again scaled by a power of 2 (:func:`_exponents`), then scaled back."""
     valid = ~np.isnan(X)
     count = valid.sum(axis=-2)
-    total = np.where(valid, X, 0.0).sum(axis=-2)
+    with np.errstate(over="ignore"):
+        total = np.where(valid, X, 0.0).sum(axis=-2)
+    if not np.isfinite(total).all():
+        e = _exponents(np.where(valid, np.abs(X), 0.0).max(axis=-2))
+        if e is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                scaled = np.where(valid, np.ldexp(X, -e[..., None, :]), 0.0).sum(axis=-2) / count
+            return np.where(count > 0, np.ldexp(scaled, e), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / count, np.nan)
 
@@ -953,7 +1001,10 @@ def fisher_ci(r: float, n: int, confidence: float = 0.95, kind: str = "pearson")
 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
-    """z-scores over all non-NaN cells (one mean and SD per matrix); a constant matrix is only centred."""
+    """z-scores over all non-NaN cells (one mean and SD per matrix); a constant matrix is only centred. Scores near
+    1e308 (or 1e-200) are first scaled by a power of 2 (:func:`_exponents`; exact), so the SD does not overflow."""
+    e = _exponents(np.nanmax(np.abs(X))) if (~np.isnan(X)).any() else None
+    X = X if e is None else np.ldexp(X, -int(e))
     sd = np.nanstd(X)
     centred = X - np.nanmean(X)
     return centred / sd if sd > 0 else centred

@@ -82,7 +82,7 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.resampling import (_CHUNK_CELLS, _TIE_TOL, _confidence, _float_array, _metric_stack, _pair,
-                                  _positive_int, _reversed, _rng, _standardize)
+                                  _exponents, _positive_int, _reversed, _rng, _standardize)
 
 __all__ = ["SPAResult", "SPATest", "PairwiseSPA", "SPAInterval", "permutation_signs", "exact_signs", "pair_pvalues",
            "system_pair_pvalues", "spa_from_pvalues", "soft_pairwise_accuracy", "spa_permutation_test",
@@ -226,7 +226,11 @@ def _draw_signs(rng: np.random.Generator, n_perm: int, n_docs: int) -> np.ndarra
 
 def _centre(M: np.ndarray) -> np.ndarray:
     """Each document's scores minus their mean over the systems (leaves every pair difference unchanged); rows
-    with no score stay NaN."""
+    with no score stay NaN. A matrix of scores near 1e308 (or 1e-200) is first scaled by a power of 2
+    (:func:`meta_eval.stats.resampling._exponents`; exact, so every p-value and SPA is unchanged): its means and
+    sums over the documents then cannot overflow."""
+    e = _exponents(np.where(np.isnan(M), 0.0, np.abs(M)).max(axis=(-2, -1)))
+    M = M if e is None else np.ldexp(M, -e[..., None, None])
     scored = (~np.isnan(M)).any(axis=-1, keepdims=True)
     mean = np.nanmean(np.where(scored, M, 0.0), axis=-1, keepdims=True)
     return M - mean
