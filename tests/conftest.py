@@ -22,6 +22,17 @@ import pytest
 # first: applies the numeric mode before anything can load torch (metrics/numeric.py)
 from meta_eval import metrics  # noqa: F401
 
+@pytest.fixture(autouse=True)
+def _plugin_files_forgotten():
+    """Every test leaves the registry as it found it: a ``--plugin FILE.py`` that a test's command loaded is
+    unloaded after it (a metric named ``stops-here-no-cache`` left registered widened ``meta-eval metrics``' name
+    column for the next test on that worker, and another test read that table by its width)."""
+    yield
+    from meta_eval.metrics import plugin_files
+
+    plugin_files.unload_all()
+
+
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "judgments"
 # absolute: tests change directory and build file:// URLs from it (a relative META_EVAL_DATA failed there)
 SHARED = Path(os.path.expanduser(os.environ["META_EVAL_DATA"])).resolve() if os.environ.get("META_EVAL_DATA") \

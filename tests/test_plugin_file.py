@@ -51,12 +51,6 @@ class Mine(Metric):
 '''
 
 
-@pytest.fixture(autouse=True)
-def _forget_plugin_files():
-    yield
-    plugin_files.unload_all()  # the registry of the other tests holds no plugin-file metric
-
-
 def _write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text), encoding="utf-8")
