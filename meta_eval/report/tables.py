@@ -93,7 +93,9 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     what = f"{statistic} correlation" if statistic in correlations else statistic
     baseline, results, ceiling = result.baseline, result.results, result.ceiling
     resolution = None if williams else result.resamples
-    zero = _zero_resolution(result)  # a p of 0 means p < 1/(this + 1): SPA's test stops after its first block
+    from meta_eval.stats import zero_resolution
+
+    zero = zero_resolution(result.setting["test"], result.resamples)  # a p of 0: p < 1/(zero + 1); SPA: its block
     mark = " (!)" if result.level_warning else ""
     partial = any(r.partial is not None or r.partial_p is not None for r in results)
     delta = any(r.delta is not None for r in results)
@@ -189,13 +191,6 @@ def _adjusted(result, two_sided: bool = False) -> dict:
     return {}
 
 
-def _zero_resolution(result) -> int | None:
-    """The resamples behind a p-value of 0 of ``result``'s test (:func:`meta_eval.stats.zero_resolution`)."""
-    from meta_eval.stats import zero_resolution
-
-    return zero_resolution(result.setting["test"], result.resamples)
-
-
 def _after(result, adjusted: float | None, raw: float | None, resolution: int | None) -> str:
     """``", 0.044 after Holm over the 11 comparisons with the baseline"``: the adjusted p-value and its rule. A raw
     permutation p of 0 entered the rule as its bound 1/B, so its adjusted value is an upper bound: ``<= 0.013``."""
@@ -289,7 +284,9 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     best = tied[0]
     williams = result.setting["test"] == "williams"
     resolution = None if williams else result.resamples
-    zero = _zero_resolution(result)
+    from meta_eval.stats import zero_resolution
+
+    zero = zero_resolution(result.setting["test"], result.resamples)
     names = [r.metric for r in tied]
     in_sample = getattr(result, "in_sample", None) or {}
     fitted = [n for n in names if n in in_sample.get("variants", ())]
@@ -350,7 +347,9 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
 def _resolution_note(result) -> str:
     """What a permutation p of 0 means, and how the adjustment reads it (:func:`meta_eval.stats.clusters.
     adjust_pvalues`): ``"; p < 0.001 is the resolution of 1000 resamples; ..."``."""
-    zero = _zero_resolution(result)
+    from meta_eval.stats import zero_resolution
+
+    zero = zero_resolution(result.setting["test"], result.resamples)
     spa = " (SPA's test stops after its first block when p < 0.02)" if zero != result.resamples else ""
     return (f"; p < {1 / (zero + 1):.2g} is the resolution of {zero} resamples{spa}; such a p enters the "
             f"adjustment as 1/{zero}, so its adjusted p is an upper bound (<=)")

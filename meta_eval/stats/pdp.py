@@ -60,13 +60,6 @@ import numpy as np
 __all__ = ["pairwise_difference_pearson", "level_pdp"]
 
 
-def _extremes(x: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The largest and smallest present value of each item (axis -2) over its cells (axis -1)."""
-    if valid is None:
-        return x.max(axis=-1), x.min(axis=-1)
-    return np.where(valid, x, -np.inf).max(axis=-1), np.where(valid, x, np.inf).min(axis=-1)
-
-
 def _tamed(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """``x`` (..., n_items, n_systems) scaled by a power of 2 per matrix where its scores are near 1e308 (or 1e-200)
     (:func:`meta_eval.stats.resampling._exponents`: exact, so PDP is unchanged), else ``x`` itself: the differences
@@ -81,6 +74,8 @@ def _tamed(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
 def _pdp(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """Unvalidated PDP of X (..., n_items, n_systems) with Z, broadcast over the leading axes; pairs within the rows
     (axis -2 indexes the groups, axis -1 the systems), cells missing in either left out."""
+    from meta_eval.stats.resampling import _extremes
+
     X, Z = np.asarray(X, dtype=float), np.asarray(Z, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         if not (np.isnan(X).any() or np.isnan(Z).any()):  # complete: every item has all systems, one weight n**2

@@ -244,8 +244,11 @@ def _tamed(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return x if e is None else np.ldexp(x, -e[..., None])
 
 
-def _extremes(x: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The largest and smallest valid value of each vector (-inf and inf where it has none)."""
+def _extremes(x: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The largest and smallest valid value of each vector (-inf and inf where it has none); ``valid`` None: every
+    value is."""
+    if valid is None:
+        return x.max(axis=-1), x.min(axis=-1)
     return np.where(valid, x, -np.inf).max(axis=-1), np.where(valid, x, np.inf).min(axis=-1)
 
 
@@ -260,7 +263,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         if not (nan_x.any() or nan_y.any()):  # complete data: no masking needed
             n = x.shape[-1]
-            (hx, lx), (hy, ly) = (x.max(axis=-1), x.min(axis=-1)), (y.max(axis=-1), y.min(axis=-1))
+            (hx, lx), (hy, ly) = _extremes(x), _extremes(y)
             x, y = _tamed(x, hx, lx), _tamed(y, hy, ly)  # scores near 1e308: no overflow in the sums
             dx = x - x.mean(axis=-1, keepdims=True)
             dy = y - y.mean(axis=-1, keepdims=True)
