@@ -56,9 +56,8 @@ def systemless_results(jset, dimension: str, scored, *, n_resamples: int, seed: 
                        alpha: float, correction: str, primary: str, variant_filter, pairwise: bool) -> dict:
     """The leaderboard block of a set whose rows have no system (see the module notes): the global level only."""
     from meta_eval.evaluate import global_values, units_warning
-    from meta_eval.leaderboard.publish import KINDS, _ceiling, _ranked, _words
+    from meta_eval.leaderboard.publish import KINDS, _ceiling, _words, pairwise_tests
     from meta_eval.stats import GROUPING, describe
-    from meta_eval.stats.clusters import family_label
     from meta_eval.stats.significance import williams_pvalues
 
     variants, arrays, metrics = _metric_entries(scored, variant_filter)
@@ -77,11 +76,8 @@ def systemless_results(jset, dimension: str, scored, *, n_resamples: int, seed: 
         tests = None
         if pairwise and kind == primary and len(ok) > 1:
             P = williams_pvalues(human[rows], [arrays[i][rows] for i in ok], kind)
-            adjusted = _ranked(names, points[ok], P, alpha, correction, results)
-            tests = {"test": describe(kind, "global")["test"], "correction": correction, "alpha": alpha,
-                     "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
-                     "variants": names, "p": [[_clean(x) for x in row] for row in P],
-                     "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
+            tests = pairwise_tests(names, points[ok], P, describe(kind, "global")["test"], n_resamples, alpha,
+                                   correction, results)
         results.sort(key=lambda r: -r["r"])
         blocks.append({"level": "global", "statistic": kind, "correlation": kind, "grouping": GROUPING["global"],
                        **_words(jset, "global"), "n_units": n_units,
@@ -119,8 +115,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
     import time
 
     from meta_eval.categorical import run_categorical
-    from meta_eval.leaderboard.publish import _ranked
-    from meta_eval.stats.clusters import family_label
+    from meta_eval.leaderboard.publish import pairwise_tests
 
     common = {"judgments": loaded.name, "subset": loaded.subset, "task": loaded.task, "human": dim,
               "kind": "pairwise" if prop.pairwise else "categorical", "labels": list(prop.labels)}
@@ -163,12 +158,9 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
             names = [r["variant"] for r in results if r["r"] is not None]
             P = np.array([[np.nan if x is None else x for x in row]
                           for row in _p_matrix(names, result.pvalues, "p")], dtype=float)
-            _ranked(names, [r["r"] for r in results if r["r"] is not None], P, alpha, correction,
-                    [r for r in results if r["r"] is not None])
-            tests = {"test": "one-sided paired permutation over items", "correction": correction, "alpha": alpha,
-                     "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
-                     "variants": names, "p": _p_matrix(names, result.pvalues, "p"),
-                     "p_adjusted": _p_matrix(names, result.pvalues, "p_adjusted")}
+            tests = pairwise_tests(names, [r["r"] for r in results if r["r"] is not None], P,
+                                   "one-sided paired permutation over items", resamples, alpha, correction,
+                                   [r for r in results if r["r"] is not None])
         results.sort(key=lambda r: -(r["r"] if r["r"] is not None else -np.inf))
         blocks.append({"level": "global", "statistic": statistic, "paper": _PAPERS[statistic], "grouping": "items",
                        "label": "item level", "units": "items", "n_units": result.n, "warning": None,

@@ -121,12 +121,29 @@ def _ceiling(jset, dimension: str, statistic: str, level: str, n_resamples: int,
             "annotators": c["slots"], "rows": c["rows_used"], "note": c["note"]}
 
 
-def _ranked(names, point, P, alpha, correction, results):
-    ranks, adjusted = significance_clusters(names, point, P, alpha=alpha, correction=correction)
+def pairwise_tests(names, point, P, test: str, n_resamples: int | None, alpha: float, correction: str,
+                   results: list[dict], **extra) -> dict:
+    """A block's ``pairwise`` entry (SCHEMA.md) from its all-pairs p-values ``P``, and each result's ``rank``.
+
+    The clusters (:func:`~meta_eval.stats.clusters.significance_clusters`) enter a p-value of 0 as 1/B, B the
+    resamples behind it (:func:`meta_eval.stats.zero_resolution`: None for Williams's exact test, SPA's first
+    block), as ``run`` does; ``resolution_note`` says when B is too few for the family to separate any pair."""
+    from meta_eval.stats import zero_resolution
+    from meta_eval.stats.clusters import resolution_note
+
+    resolution = zero_resolution(test, n_resamples)
+    ranks, adjusted = significance_clusters(names, point, P, alpha=alpha, correction=correction,
+                                            n_resamples=resolution)
     rank_of = dict(ranks)
     for r in results:
         r["rank"] = rank_of[r["variant"]]
-    return adjusted
+    m = len(names) * (len(names) - 1) // 2
+    return {"test": test, "correction": correction, "alpha": alpha,
+            "family": family_label(correction, m, "pairs", every=True),
+            "resolution_note": resolution_note(correction, m, resolution, alpha,
+                                               more_resamples_help=test != "spa-perm-both"),
+            "variants": names, "p": [[_clean(x) for x in row] for row in P],
+            "p_adjusted": [[_clean(x) for x in row] for row in adjusted], **extra}
 
 
 def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_resamples, seed, confidence, alpha,
@@ -153,14 +170,9 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
     if pairwise and len(ok) > 1:
         P = statistics.pvalue_matrix(X_all[ok], Z, statistic, level, n_resamples=n_resamples, seed=seed,
                                      n_permutations=N_PERMUTATIONS)
-        adjusted = _ranked(names, est.values[ok], P, alpha, correction, results)
-        tests = {"test": setting["test"], "correction": correction, "alpha": alpha,
-                 "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs", every=True),
-                 "variants": names,
-                 "p": [[_clean(x) for x in row] for row in P],
-                 "p_adjusted": [[_clean(x) for x in row] for row in adjusted],
-                 **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
-                    if statistic == "spa" else {})}
+        tests = pairwise_tests(names, est.values[ok], P, setting["test"], n_resamples, alpha, correction, results,
+                               **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
+                                  if statistic == "spa" else {}))
     results.sort(key=lambda r: -r["r"])
     units = _units(Z, level, statistic)
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
@@ -237,12 +249,8 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                     P = williams_pvalues(jset.human(dimension)[rows], [arrays[i][rows] for i in ok], kind)
                 else:
                     P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
-                adjusted = _ranked(names, point, P, alpha, correction, results)
-                tests = {"test": describe(kind, level)["test"], "correction": correction, "alpha": alpha,
-                         "family": family_label(correction, len(names) * (len(names) - 1) // 2, "pairs",
-                                                every=True), "variants": names,
-                            "p": [[_clean(x) for x in row] for row in P],
-                            "p_adjusted": [[_clean(x) for x in row] for row in adjusted]}
+                tests = pairwise_tests(names, point, P, describe(kind, level)["test"], n_resamples, alpha,
+                                       correction, results)
             results.sort(key=lambda r: -r["r"])
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             n_units = global_units if level == "global" else _units(Z, level, kind)
@@ -630,6 +638,12 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),
                 *[a for o in option_list for a in ("-o", o)], *[a for p in plugins for a in ("--plugin", str(p))],
                 *[a for s in ([scores] if isinstance(scores, str) else scores) for a in ("--scores", s)],
+                *(["--scores-format", scores_format] if scores_format else []),
+                *[a for flag, value, default in (("--resamples", resamples, 1000), ("--seed", seed, 0),
+                                                 ("--correlation", correlation, "spearman"), ("--alpha", alpha, 0.05),
+                                                 ("--correction", correction, "holm"), ("--human", human, None),
+                                                 ("--duplicates", duplicates, None), ("--title", title, None))
+                  if value != default for a in (flag, str(value))],  # every setting that changes the board
                 "--out", str(out_dir)]
         command = "meta-eval leaderboard publish " + " ".join(shlex.quote(a) for a in args)
     selection.load_plugins(plugins)

@@ -51,7 +51,8 @@ def block_notes(block: dict) -> list[str]:
         name = block.get("statistic") or block.get("correlation")
         notes.append(f"ranks{f' ({name})' if name else ''}: {pw['test']} test, "
                      f"{pw.get('family') or pw['correction'] + ' correction'}, alpha {pw['alpha']}"
-                     + (f", early stopping {pw['early_stopping']}" if pw.get("early_stopping") else ""))
+                     + (f", early stopping {pw['early_stopping']}" if pw.get("early_stopping") else "")
+                     + (f"; warning: {pw['resolution_note']}" if pw.get("resolution_note") else ""))
     return notes
 
 
@@ -427,7 +428,9 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
   $("about").textContent = (block.label || block.level + " level") + ": " + block.n_units + " " + units + "; " +
     (block.paper ? block.paper + "; " : "") + "grouping: " + (block.grouping || block.level) +
     "; intervals: " + (block.interval || block.ci_method) + (pw ? "; ranks: " + pw.test + " test, " +
-    (pw.family || pw.correction + " correction") + ", alpha " + pw.alpha : "") + (block.n_permutations ? "; " + block.n_permutations +
+    (pw.family || pw.correction + " correction") + ", alpha " + pw.alpha +
+    (pw.resolution_note ? " (WARNING: " + pw.resolution_note + ")" : "") : "") +
+    (block.n_permutations ? "; " + block.n_permutations +
     " permutations per system pair" : "") + "; human ceiling: " + (c && c.value !== null && c.value !== undefined ?
     `${fmt(c.value)} (each of ${c.annotators} annotators against the mean of the others)` :
     ((c && (c.reader_note || c.note)) || "none")) + (block.warning ? "; WARNING: " + block.warning : "");

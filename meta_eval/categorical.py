@@ -384,7 +384,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
         # pairs, each better-valued variant (earlier in ``rows``) against each worse-valued one
         keys = [f"{a['metric']} > {b['metric']}" for i, a in enumerate(rows) for b in rows[i + 1:]]
         keys = [k for k in keys if raw[k] is not None]
-        adj = adjust_pvalues([raw[k] for k in keys], correction) if keys else []
+        adj = adjust_pvalues([raw[k] for k in keys], correction, resamples) if keys else []  # a 0: 1/B
         pvalues = {"order": names, "p": raw, "p_adjusted": dict(zip(keys, map(float, adj)))}
     for r in rows:
         del r["_answers"], r["_items"]
@@ -538,6 +538,11 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         unparsed=getattr(scoring, "unparsed", {}))
     if baseline is None:  # as a graded run says it (#35): once, before the table
         result.warnings.append({"kind": "no-baseline", "message": f"no test against a baseline: {baseline_note}"})
+    from meta_eval.stats.clusters import resolution_note
+
+    unresolved = resolution_note(correction, len(pvalues["p_adjusted"]), resamples, 0.05) if pvalues else None
+    if unresolved:  # too few resamples for the family of --pairwise (the stars' 0.05; meta_eval.stats.clusters)
+        result.warnings.append({"kind": "unresolved", "message": unresolved})
     result.figures = list(figures)
     result.provenance = provenance  # meta_eval.provenance.record: the command, version, inputs' SHA-256 (#39)
     result.wall_seconds = time.perf_counter() - started

@@ -49,6 +49,18 @@ class PValueMatrix:
         n = len(self.variants)
         return family_label(self.correction, n * (n - 1) // 2, "pairs", every=True)
 
+    @property
+    def resolution_note(self) -> str | None:
+        """Why no pair can be significant with these resamples after the rule (a p-value of 0 enters it as 1/B:
+        Holm over 171 pairs with 1,000 resamples makes it at least 0.171), and what would do; None when a pair
+        can be (:func:`meta_eval.stats.clusters.resolution_note`)."""
+        from meta_eval.stats import zero_resolution
+        from meta_eval.stats.clusters import resolution_note
+
+        n = len(self.variants)
+        return resolution_note(self.correction, n * (n - 1) // 2, zero_resolution(self.test, self.n_resamples),
+                               self.alpha, more_resamples_help=self.test != "spa-perm-both")
+
     def to_frame(self):
         """The matrix as a pandas DataFrame (rows: the better metric, columns: the worse)."""
         pd = _need("pandas", "to_frame()")
@@ -84,7 +96,9 @@ class RunResult:
     warnings : list of dict
         Every warning that changes what the numbers mean, in the order printed (before the table and the reading
         line, in every format): ``{"kind": ..., "message": ...}`` with kind ``in-sample`` (a learned metric scored on
-        rows it was fitted on), ``few-units`` (:attr:`level_warning`), ``no-baseline`` (no test ran, and why).
+        rows it was fitted on), ``few-units`` (:attr:`level_warning`), ``no-baseline`` (no test ran, and why),
+        ``unresolved`` (``--pairwise``: too few resamples for the correction over all pairs to separate any pair,
+        :attr:`PValueMatrix.resolution_note`).
     signatures : dict
         Metric name -> signature (name, configuration, library versions, code digest).
     notes : list of str
@@ -502,6 +516,7 @@ class RunResult:
         return variants, P, test, n_resamples, seed
 
     def _matrix(self, variants, P, test, n_resamples, seed, correction, alpha) -> PValueMatrix:
+        from meta_eval.stats import zero_resolution
         from meta_eval.stats.clusters import CORRECTIONS, significance_clusters
 
         if correction not in CORRECTIONS:
@@ -512,7 +527,8 @@ class RunResult:
                 if v in self.in_sample["variants"]:
                     P[i, :] = P[:, i] = np.nan
         ranks, adjusted = significance_clusters(variants, [self.values[v] for v in variants], P, alpha=alpha,
-                                                correction=correction)
+                                                correction=correction,
+                                                n_resamples=zero_resolution(test, n_resamples))
         return PValueMatrix(variants, P, test, n_resamples, seed, adjusted, correction, alpha, dict(ranks))
 
 

@@ -499,6 +499,9 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     result.provenance = record(plan, judgments)
     # once, for the table, the figures and the JSON alike
     result.ranks = result.clusters() if pairwise else None
+    unresolved = result.pvalue_matrix().resolution_note if pairwise else None
+    if unresolved:  # too few resamples for the family: every cluster merges (meta_eval.stats.clusters)
+        result.warnings.append({"kind": "unresolved", "message": unresolved})
     result.differences = result.difference_intervals() if differences else None
     result.wall_seconds = time.perf_counter() - started
     if output is not None:

@@ -337,6 +337,8 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     if ranks:
         top = [v for v, k in ranks.items() if k == 1]
         text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
+        if len(top) > 1 and any(w["kind"] == "unresolved" for w in getattr(result, "warnings", None) or []):
+            text += " (no pair could be separated with these resamples: see the warning)"
     c = result.ceiling
     if c is not None and c.value is not None and c.value != 0:
         text += (f"; the human ceiling is {fmt(c.value)}, so {'it reaches' if len(tied) == 1 else 'they reach'} "

@@ -16,9 +16,10 @@ and mt-metrics-eval) means p < 1/n, not p = 0, and a correction that multiplies 
 "< 0.001 after Holm" over 13 comparisons, which 1,000 resamples cannot show. :func:`adjust_pvalues` with
 ``n_resamples`` therefore enters each 0 as its bound 1/n (at least Phipson & Smyth's (0 + 1) / (n + 1), the exact
 p-value of a permutation test that found no resample as extreme), so the adjusted value is a valid upper bound
-(Holm: 13/1000 over 13 comparisons). The comparisons with a baseline (``run``'s stars and reading line) are
-adjusted so; the clusters keep mt-metrics-eval's raw p-values (``n_resamples`` None here), which the committed
-leaderboards were published with.
+(Holm: 13/1000 over 13 comparisons). Every rule does so: the comparisons with a baseline (``run``'s stars and
+reading line) and the clusters (:func:`significance_clusters` with ``n_resamples``; the heatmap's stars, the
+leaderboards). A family too large for its resamples can then separate nothing (Holm over 171 pairs with 1,000
+resamples: a 0 becomes at least 0.171); :func:`resolution_note` says so, and how many resamples would do.
 
 References
 ----------
@@ -40,11 +41,13 @@ Examples
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats
 
 __all__ = ["CORRECTIONS", "CORRECTION_NAMES", "holm", "adjust_pvalues", "zero_bound", "family_label",
-           "significance_clusters"]
+           "resolution_note", "significance_clusters"]
 
 CORRECTIONS = ("holm", "bh", "none")
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
@@ -163,8 +166,41 @@ def adjust_pvalues(pvalues, correction: str = "holm", n_resamples: int | None = 
     return out
 
 
-def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05,
-                          correction: str = "holm") -> tuple[list[tuple[str, int]], np.ndarray]:
+def resolution_note(correction: str, m: int, resolution: int | None, alpha: float,
+                    more_resamples_help: bool = True) -> str | None:
+    """Why ``m`` tests whose p-values of 0 stand for 1/``resolution`` can never pass ``alpha`` after
+    ``correction``; None when they can (or the p-values are exact, ``resolution`` None).
+
+    A 0 enters the rule as 1/resolution (:func:`adjust_pvalues`), the smallest p-value the test can show. Holm
+    multiplies the smallest of m p-values by m, so it needs resolution >= m/alpha; Benjamini-Hochberg and no
+    correction need resolution >= 1/alpha. ``more_resamples_help`` False (SPA, whose test stops after its first
+    100 resamples when p < 0.02): the advice names only the rules.
+
+    Examples
+    --------
+    >>> import re
+    >>> for part in re.split(", and |: ", resolution_note("holm", 171, 1000, 0.05)): print(part)
+    a p-value of 0 from 1,000 resamples stands for p < 0.001
+    Holm over all 171 pairs makes it at least 0.171 > alpha 0.05
+    no pair can be found significant (use --resamples 3420 or more, or --correction bh or none)
+    >>> resolution_note("holm", 45, 10000, 0.05) is None, resolution_note("bh", 171, 1000, 0.05) is None
+    (True, True)
+    """
+    if resolution is None or m < 1:
+        return None
+    smallest = min(1.0, (m if correction == "holm" else 1) / resolution)
+    if smallest <= alpha:
+        return None
+    need = math.ceil(m / alpha) if correction == "holm" else math.ceil(1 / alpha)
+    rules = "--correction bh or none" if correction == "holm" and 1 / resolution <= alpha else ""
+    advice = ", or ".join(a for a in (f"--resamples {need} or more" if more_resamples_help else "", rules) if a)
+    return (f"a p-value of 0 from {resolution:,} resamples stands for p < {1 / resolution:g}, and "
+            f"{family_label(correction, m, 'pairs', every=True)} makes it at least {smallest:g} > alpha {alpha:g}: "
+            f"no pair can be found significant" + (f" (use {advice})" if advice else ""))
+
+
+def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05, correction: str = "holm",
+                          n_resamples: int | None = None) -> tuple[list[tuple[str, int]], np.ndarray]:
     """Rank metrics into significance clusters, as mt-metrics-eval ranks WMT metrics.
 
     Parameters
@@ -184,6 +220,10 @@ def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05,
     correction : {"holm", "bh", "none"}
         Multiple-comparison correction over the family of the n(n-1)/2 used p-values (NaN ones are left out of
         the family and count as not significant).
+    n_resamples : int or None
+        The resamples behind a p-value of 0 (:func:`meta_eval.stats.zero_resolution`): each 0 enters the rule as
+        its bound 1/n (:func:`adjust_pvalues`), so no cluster rests on a p-value the test cannot resolve. None:
+        exact p-values (Williams's test), taken as they are.
 
     Returns
     -------
@@ -240,7 +280,7 @@ def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05,
     for pos, i in enumerate(order):
         above[i, order[pos + 1:]] = True
     used = np.where(above, P, np.nan)
-    adjusted = adjust_pvalues(used, correction)
+    adjusted = adjust_pvalues(used, correction, n_resamples)
 
     sig = np.nan_to_num(adjusted, nan=1.0) <= a  # NaN: not significant
     ranks, rank, start = [], 1, 0
