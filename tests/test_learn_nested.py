@@ -69,7 +69,8 @@ def test_held_out_rows_never_influence_what_is_evaluated_on_them():
 
 def test_inner_choice_is_the_argmax_of_a_hand_cross_validation():
     """Every (feature set, alpha) scored by sklearn Ridge on the inner folds by hand; the chosen pair is the best
-    mean inner held-out Spearman (ties: smaller set, then larger alpha), and alpha is not fixed at 1."""
+    mean inner held-out Spearman (ties: smaller set, then the alpha nearest the paper's 1, then the larger), and
+    alpha is not fixed at 1."""
     cols, y, groups = data(n_docs=30, per=3, seed=1)
     x = np.column_stack(list(cols.values()))
     alphas = (0.1, 1.0, 100.0)
@@ -86,9 +87,33 @@ def test_inner_choice_is_the_argmax_of_a_hand_cross_validation():
                     m = Ridge(alpha=a).fit(sc.transform(x[tr][:, idx]), y[tr])
                     rs.append(spearmanr(m.predict(sc.transform(x[te][:, idx])), y[te]).statistic)
                 table[(idx, a)] = np.mean(rs)
-    best = min(table, key=lambda k: (-round(table[k], 10), len(k[0]), -k[1]))
+    best = min(table, key=lambda k: (-round(table[k], 10), len(k[0]), abs(np.log10(k[1])), -k[1]))
     assert (pick["idx"], pick["alpha"]) == best
     assert pick["inner"] == pytest.approx(table[best], abs=1e-10)
+
+
+def test_one_feature_ties_every_alpha_and_keeps_the_papers():
+    """One feature: every alpha predicts a positive multiple of it plus a constant, so every inner correlation ties;
+    the tie goes to the paper's alpha 1, not to 1000 (which shrank the slope to 400/1400 of it on 400 rows and let
+    the folds' intercepts drive the pooled predictions)."""
+    cols, y, groups = data(seed=8)
+    one = {"a": cols["a"]}
+    res = N.nested_cv(one, y, groups, resamples=20, seed=2)
+    assert [fr.alpha for fr in res.fold_results] == [1.0] * 5 and res.alpha == 1.0
+    x = one["a"][:, None]
+    pick = N._select(x, y, groups, "none", 1, N.ALPHAS, 5, [2, 0], "spearman", 0.0)
+    inner = N.fold_ids(len(y), groups, 5, [2, 0])
+    per_alpha = []
+    for a in N.ALPHAS:  # by hand with sklearn: the same inner mean for every alpha
+        rs = []
+        for f in range(5):
+            tr, te = inner != f, inner == f
+            sc = StandardScaler().fit(x[tr])
+            rs.append(spearmanr(Ridge(alpha=a).fit(sc.transform(x[tr]), y[tr]).predict(sc.transform(x[te])),
+                                y[te]).statistic)
+        per_alpha.append(np.mean(rs))
+    assert max(per_alpha) - min(per_alpha) < 1e-12 and pick["alpha"] == 1.0
+    assert sorted((0.01, 10.0, 0.1, 100.0), key=N.tie_rank) == [10.0, 0.1, 100.0, 0.01]  # log distance, then larger
 
 
 def test_predictions_are_sklearn_fits_of_each_folds_choice():
