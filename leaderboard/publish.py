@@ -281,6 +281,9 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
 
 
 OUTPUT_FILES = ("results.json", "README.md", "index.html", "figures")
+#: What a board folder holds: publish's files and ``leaderboard probe``'s (:data:`meta_eval.probe.board.FILE`),
+#: which publishing keeps and shows.
+BOARD_FILES = (*OUTPUT_FILES, "blindspots.json")
 
 
 def _is_leaderboard(results: Path) -> bool:
@@ -315,7 +318,7 @@ def check_out_dir(out_dir: str | Path, force: bool = False) -> None:
     present = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     if not present:
         return
-    foreign = [n for n in present if n not in OUTPUT_FILES]
+    foreign = [n for n in present if n not in BOARD_FILES]
     users = foreign_figures(out)
     theirs = (f", among them {_listed(users)}, which meta-eval did not write" if users else "")
     if foreign or not _is_leaderboard(out / "results.json"):

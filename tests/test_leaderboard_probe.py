@@ -85,3 +85,27 @@ def test_imported_metrics_are_listed_as_not_probed_with_the_reason(tmp_path):
     assert done.exit_code == 2 and _flat(done.output) == (
         f"error: {only / 'results.json'}: no metric of mine (all) can be probed: imp: {IMPORTED}; name metrics "
         "with -m")
+
+
+def test_publishing_over_a_probed_board_knows_its_blindspots(tmp_path):
+    """blindspots.json is a board file (``leaderboard probe`` wrote it): publishing again without --force says the
+    folder holds a leaderboard, not that meta-eval did not write it; with --force the blind spots are kept."""
+    data, board = _board(tmp_path, "rouge")
+    assert _probe(board, "-j", str(data)).exit_code == 0
+    again = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "20",
+                                "--no-cache", "--out", str(board)])
+    assert again.exit_code == 2
+    assert _flat(again.output) == (f"error: --out {board} already holds a leaderboard; pass --force to replace it "
+                                   "(compare with `git diff` afterwards if it is committed)")
+    kept = (board / "blindspots.json").read_text()
+    forced = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "20",
+                                 "--no-cache", "--out", str(board), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert (board / "blindspots.json").read_text() == kept and "## Blind spots" in (board / "README.md").read_text()
+
+
+def test_the_credential_advice_names_how_probe_takes_a_built_in_set():
+    from meta_eval.probe.board import _probe_source
+
+    assert _probe_source({"judgments": "wmt21-mqm-ted", "subset": "en-de"}) == "-j wmt21-mqm-ted --subset en-de"
+    assert _probe_source({"judgments": "mine", "subset": "all"}) == "-j FILE (the file of set mine)"

@@ -85,6 +85,10 @@ def test_a_password_in_base_url_is_never_shown_nor_recorded_by_a_board(files, tm
     assert {"results.json", "README.md", "index.html"} <= {p.name for p in board.iterdir()}
     probed = invoke(["leaderboard", "probe", board, "-m", "llm-judge", "--no-cache", "--resamples", "10"])
     assert probed.exit_code == 2 and "redacted credential in -o base_url" in " ".join(probed.output.split())
+    # the set was published from a file: the advice asks for the file, not the set's name (which -j cannot load)
+    name = doc["sets"][0]["judgments"]
+    assert (f"`meta-eval probe -j FILE (the file of set {name}) -m llm-judge -o base_url=...`"
+            in " ".join(probed.output.split()))
     assert not (board / "blindspots.json").exists()  # refused before probing: '***' is never sent as a password
 
 

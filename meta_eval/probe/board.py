@@ -146,7 +146,7 @@ def probe_board(folder: str | Path, metrics: str | Sequence[str] | None = None, 
         if hidden:  # a recorded command never holds a secret (metrics/redact.py): it cannot be sent again
             raise MetaEvalError(f"{folder / 'results.json'}: the board's command has a redacted credential in -o "
                                 f"{', '.join(hidden)} (meta-eval never records one), so this probe cannot send it; "
-                                f"probe the set with `meta-eval probe -j {block['judgments']} -m {names} -o "
+                                f"probe the set with `meta-eval probe {_probe_source(block)} -m {names} -o "
                                 f"{hidden[0]}=...` giving it yourself")
         chosen.append((block, names, not_probed, taken))
     sources = set_sources(board, folder, judgments, kwargs.get("data_dir"))  # every set found before any probing
@@ -221,6 +221,17 @@ def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> d
                                 f"the file with `meta-eval leaderboard probe {folder} -j FILE`"
                                 + (f" (the board's command read {hint[0]})" if hint else ""))
     return sources
+
+
+def _probe_source(block: dict) -> str:
+    """How ``meta-eval probe`` is given a board's set: a built-in set by ``-j NAME --subset SUBSET``, a set published
+    from a file by ``-j FILE`` (a board records the set's name only, never a local path)."""
+    from meta_eval import judgments as judgment_sets
+
+    name, subset = block["judgments"], block["subset"]
+    if name.split(":", 1)[0] not in judgment_sets.BUILTIN:
+        return f"-j FILE (the file of set {shlex.quote(name)})"
+    return f"-j {shlex.quote(name)}" + (f" --subset {shlex.quote(subset)}" if subset else "")
 
 
 def _command_sets(command: str) -> list[str]:
