@@ -195,7 +195,8 @@ def render_index_readme(entries: list[dict]) -> str:
     lines = ["# meta-eval leaderboards", "", MARKER, "",
              "Per judgment set: the metric that agrees best with the humans at the set's headline statistic, its "
              "95% bootstrap interval, the human ceiling (leave-one-annotator-out) and the gap (ceiling minus best; "
-             "negative: above the ceiling). *(+k tied)*: k more variants share the top significance cluster. "
+             "negative: above the ceiling). *(+k tied)*: k more variants share the top significance cluster (each "
+             "board's correction over all pairs, named on its page; a permutation p of 0 counts as 1/B). "
              "Headlines: summarization summary-level Spearman, essays and factuality global Spearman, MT "
              "system-level SPA (choices and citations in `leaderboard/index.py`). Each board has every level and "
              "statistic, intervals, significance clusters and the command that regenerates it.", "",
