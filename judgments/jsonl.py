@@ -54,6 +54,7 @@ import gzip
 import json
 import math
 import re
+import sys
 import zlib
 from pathlib import Path
 
@@ -177,8 +178,11 @@ def iter_jsonl(path: str | Path, error: type[Exception] = JudgmentError):
                 except json.JSONDecodeError as exc:
                     raise error(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); is the file "
                                 "truncated?") from None
-                except ValueError as exc:  # e.g. an integer of more digits than Python converts
-                    raise error(f"{where}: cannot read this line's JSON ({exc})") from None
+                except ValueError as exc:  # an integer of more digits than Python converts (sys.int_info)
+                    limit = sys.get_int_max_str_digits()
+                    raise error(f"{where}: cannot read this line's JSON: it holds an integer of more than {limit:,} "
+                                "digits, which no score, id or label needs" if "digits" in str(exc) else
+                                f"{where}: cannot read this line's JSON ({exc})") from None
                 yield where, obj
     except FileNotFoundError:
         raise error(f"{path} does not exist") from None

@@ -167,6 +167,17 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_an_integer_too_long_for_python_is_a_sentence_not_python_advice(tmp_path):
+    huge = json.dumps(row(1, scores={"overall": "N"})).replace('"N"', "9" * 5000)
+    assert "9" * 5000 in huge
+    path = write(tmp_path / "huge.jsonl", [row(0), huge])
+    res, text = invoke("judgments", str(path))
+    assert_clean_failure(res)
+    assert squash(f"{path}:2: cannot read this line's JSON: it holds an integer of more than 4,300 digits, which no "
+                  "score, id or label needs") in text
+    assert "set_int_max_str_digits" not in text
+
+
 def test_invalid_json_names_line_and_column(tmp_path):
     path = write(tmp_path / "broken.jsonl", [row(0), row(1), "", '{"candidate": "x", "scores": {"overall": 1}'])
     res, text = invoke("judgments", str(path))
