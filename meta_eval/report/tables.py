@@ -30,10 +30,11 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 
 def stars(p: float | None) -> str:
-    """``**`` for p < 0.01, ``*`` for p < 0.05."""
+    """``**`` for p <= 0.01, ``*`` for p <= 0.05: significant at alpha when p <= alpha, as the clusters
+    (mt-metrics-eval's ``AssignRanks``) and the heatmap read it, so one p never gets two verdicts."""
     if p is None:
         return ""
-    return "**" if p < 0.01 else "*" if p < 0.05 else ""
+    return "**" if p <= 0.01 else "*" if p <= 0.05 else ""
 
 
 TESTS = {"williams": "Williams test", "perm-both": "PERM-BOTH permutation test (Deutsch et al. 2021)",
@@ -313,7 +314,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         if p is not None:
             q = adjusted.get(r.metric, p)
             q = p if q is None else q
-            verdict = "significantly better than" if q < 0.05 else "not significantly better than"
+            verdict = "significantly better than" if q <= 0.05 else "not significantly better than"
             verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
                              fmt_p(p, zero) + _after(result, q, p, zero)))
     if withheld:
@@ -430,7 +431,7 @@ def print_run(result, out: Console, err: Console, *, form: str = "table", two_si
         kind = "two-sided" if two_sided else "one-sided"
         claim = "differs from" if two_sided else "exceeds"
         adjusted = "p" if result.correction == "none" else "adjusted p"
-        notes.print(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.baseline_family}): {kind} "
+        notes.print(f"** {adjusted} <= 0.01, * {adjusted} <= 0.05 ({result.baseline_family}): {kind} "
                     f"{TESTS[setting['test']]} that the metric's {what} {claim} {result.baseline}'s; the column "
                     f"shows the unadjusted p" + (_resolution_note(result) if setting["test"] != "williams"
                                                  else ""), highlight=False, soft_wrap=True, markup=False)
@@ -541,8 +542,8 @@ def print_protocol(doc: dict, out: Console) -> None:
         out.print(f"CI: {p['interval']}" if p.get("interval") else f"CI: none ({p.get('no_interval')})",
                   highlight=False, markup=False, soft_wrap=True)
         if baseline:
-            out.print(f"** p < 0.01, * p < 0.05: one-sided {test} against {baseline}, unadjusted (no correction over the "
-                      "comparisons), as papers print them", highlight=False, markup=False)
+            out.print(f"** p <= 0.01, * p <= 0.05: one-sided {test} against {baseline}, unadjusted (no correction "
+                      "over the comparisons), as papers print them", highlight=False, markup=False)
         if part.spa_seed is not None:
             out.print(f"spa: {part.permutations} permutations per system pair, signs drawn with seed {part.spa_seed}",
                       highlight=False, markup=False)
@@ -1011,7 +1012,7 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
             "neither counts wrong, as LLMBar counts it")
     if result.baseline:
         adjusted = "p" if result.correction == "none" else "adjusted p"
-        say(f"** {adjusted} < 0.01, * {adjusted} < 0.05 ({result.correction} over the comparisons with the "
+        say(f"** {adjusted} <= 0.01, * {adjusted} <= 0.05 ({result.correction} over the comparisons with the "
             f"baseline): {'two-sided' if two_sided else 'one-sided'} paired permutation test over items that the "
             f"metric's {result.statistic} {'differs from' if two_sided else 'exceeds'} {result.baseline}'s, on the "
             "items both are reported on; the column "

@@ -76,9 +76,9 @@ import numpy as np
 
 from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.resampling import (LEVELS, RESAMPLE_METHODS, Interval, _TIE_TOL, _choice, _confidence,
-                                  _draw_indices, _fresh, _metric_stack, _pair, _positive_int,
-                                  _reversed, _rng, _standardize, _swap_masks,
-                                  _system_means, percentile_interval, snap)
+                                        _draw_indices, _fresh, _metric_stack, _pair, _positive_int,
+                                        _reversed, _rng, _standardize, _swap_masks,
+                                        _system_means, fixed_system_pair, percentile_interval, snap)
 
 __all__ = ["LEVELS", "STATISTICS", "PERMUTATION_METHODS", "GLOBAL_MAX_CELLS", "PairwiseStat", "pairwise_accuracy",
            "acc_eq", "tie_calibration", "pairwise_statistic", "bootstrap_samples", "bootstrap_ci",
@@ -719,6 +719,7 @@ def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, statistic: 
         raise ValueError("acc-eq with epsilon > 0 cannot be tested by swapping scores: the swapped matrices mix two "
                          "metrics' scales, so one epsilon has no meaning for them; use resample='pairs' (each metric "
                          "keeps its epsilon) or statistic 'acc-t'")
+    pair, Z, swaps = fixed_system_pair(pair, Z, level, swaps)  # system level, fixed system scores: swap systems
     pair = np.stack([_standardize(pair[0]), _standardize(pair[1])])
     values = _evaluate(pair[:, None], Z[None], level, statistic, eps2)[0][:, 0]
     observed = float(values[0] - values[1])

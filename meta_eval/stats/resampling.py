@@ -1036,10 +1036,45 @@ def _swap_masks(seed, n_resamples: int, Z: np.ndarray, resample: str) -> np.ndar
     return _fresh(seed).random((n_resamples, *mask_shape)) < 0.5
 
 
+def _fixed_columns(M: np.ndarray) -> bool:
+    """Whether a (D, S) matrix holds one value per system (every column constant over its cells, some column with
+    two or more): the column of a system score held fixed (sacrebleu's corpus score, an imported system score,
+    :func:`meta_eval.matrix.judgment_matrices` with ``system_values``)."""
+    valid = ~np.isnan(M)
+    has = valid.any(axis=0)
+    if not has.any() or valid.sum(axis=0).max() < 2:
+        return False
+    hi, lo = _extremes(M.T, valid.T)
+    return bool((hi[has] == lo[has]).all())
+
+
+def fixed_system_pair(pair: np.ndarray, Z: np.ndarray, level: str,
+                      swaps: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A pair of (D, S) metric matrices as the system-level permutation tests take it.
+
+    Where either metric's system scores are held fixed (:func:`_fixed_columns`), swapping single cells between the
+    two metrics (PERM-BOTH) would average each system's two fixed scores into a near-constant mixture, so the null
+    distribution all but vanishes and any difference looks significant (wmt21-mqm-ted en-de, corpus BLEU .620 vs
+    TER .609: p .005 so, .47 by mt-metrics-eval). Such a pair is tested as mt-metrics-eval tests every
+    system-level correlation (``stats.PermutationSigDiff`` on the vectors of system scores): on the systems' scores
+    (each metric's and the humans' system means, :func:`_system_means`: a fixed column's value), each system's two
+    scores swapped with probability 1/2. The swap masks are the first row of ``swaps`` (one coin per system, from
+    the same seed). Other pairs and levels are returned as they are.
+    """
+    if level != "system" or not (_fixed_columns(pair[0]) or _fixed_columns(pair[1])):
+        return pair, Z, swaps
+    if swaps is not None and swaps.shape[-1] != Z.shape[-1]:
+        raise ValueError("fixed system scores (corpus or imported) cannot be tested by swapping whole documents: use "
+                         "resample 'both' or 'systems'")
+    return (_system_means(pair)[:, None, :], _system_means(Z)[None, :],
+            None if swaps is None else swaps[:, :1, :])
+
+
 def _permutation_counts(pair: np.ndarray, Z: np.ndarray, level: str, kind: str,
                         swaps: np.ndarray) -> tuple[float, int, int, int]:
     """Observed delta = r(A) - r(B) and, over the permutations ``swaps``, #(delta >= observed),
-    #(delta <= observed), #valid."""
+    #(delta <= observed), #valid (a pair with fixed system scores: :func:`fixed_system_pair`)."""
+    pair, Z, swaps = fixed_system_pair(pair, Z, level, swaps)
     pair = np.stack([_standardize(pair[0]), _standardize(pair[1])])
     r = _level(pair, Z[None], level, kind)
     observed = float(r[0] - r[1])

@@ -1,0 +1,127 @@
+"""System-level permutation tests of metrics whose system scores are held fixed (corpus BLEU/chrF/TER, imported
+system scores).
+
+Each cell of such a metric's system column holds the same score, so PERM-BOTH's cell swaps averaged the two metrics'
+scores of every system into a near-constant mixture: the null distribution all but vanished and any difference came
+out significant (wmt21-mqm-ted en-de, BLEU .620 vs TER .609 at the system level: p .005; mt-metrics-eval, which tests
+system-level correlations on the vectors of system scores, gives .47). Such a pair is now tested as mt-metrics-eval
+does: each system's two (z-scored) system scores swapped with probability 1/2. The hand computations below redo that
+with numpy and scipy from the same seed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from meta_eval.stats import pairwise as pw
+from meta_eval.stats.resampling import fixed_system_pair, pairwise_permutation_pvalues, permutation_test
+
+
+def _fixed(values, D):
+    return np.tile(np.asarray(values, dtype=float), (D, 1))
+
+
+def _by_hand(a_sys, b_sys, z_sys, seed, n, D, S, statistic):
+    """mt-metrics-eval's system-level test: z-scored system vectors, one coin per system (the first row of the
+    masks drawn for the (D, S) matrices from the same seed)."""
+    masks = (np.random.default_rng(seed).random((n, D, S)) < 0.5)[:, 0, :]
+    a, b = st.zscore(a_sys), st.zscore(b_sys)
+    observed = statistic(a, z_sys) - statistic(b, z_sys)
+    count = 0
+    for m in masks:
+        pa, pb = np.where(m, b, a), np.where(m, a, b)
+        count += statistic(pa, z_sys) - statistic(pb, z_sys) >= observed - 1e-12
+    return count / n
+
+
+def _pearson(x, z):
+    return st.pearsonr(x, z).statistic
+
+
+def _data(seed=0, D=6, S=9):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(D, S)) + np.linspace(0, 2, S)
+    z_sys = Z.mean(axis=0)
+    a_sys = z_sys + rng.normal(scale=0.8, size=S)  # two metrics of close system-level correlation
+    b_sys = z_sys + rng.normal(scale=0.8, size=S)
+    return Z, z_sys, a_sys, b_sys
+
+
+def test_a_fixed_pair_is_tested_on_the_system_scores_as_mt_metrics_eval():
+    Z, z_sys, a_sys, b_sys = _data()
+    D, S = Z.shape
+    A, B = _fixed(a_sys, D), _fixed(b_sys, D)
+    p = permutation_test(A, B, Z, "system", "pearson", n_resamples=500, seed=3)
+    assert p == pytest.approx(_by_hand(a_sys, b_sys, z_sys, 3, 500, D, S, _pearson), abs=1e-12)
+    assert 0.05 < p < 0.95  # the difference is small; cell swaps called it significant
+    # one fixed metric against one of row scores: the row metric enters with its system means
+    rows = Z + np.random.default_rng(9).normal(size=Z.shape)
+    p_mixed = permutation_test(A, rows, Z, "system", "pearson", n_resamples=500, seed=3)
+    assert p_mixed == pytest.approx(_by_hand(a_sys, rows.mean(axis=0), z_sys, 3, 500, D, S, _pearson), abs=1e-12)
+    # the all-pairs matrix gives the same p-values
+    P = pairwise_permutation_pvalues(np.stack([A, B, rows]), Z, "system", "pearson", n_resamples=500, seed=3)
+    assert P[0, 1] == p and P[0, 2] == p_mixed
+
+
+def test_row_scores_keep_perm_both_and_other_levels_are_untouched():
+    Z, *_ = _data(seed=1)
+    rng = np.random.default_rng(2)
+    A, B = Z + rng.normal(size=Z.shape), Z + rng.normal(size=Z.shape)
+    pair = np.stack([A, B])
+    same, Zs, swaps = fixed_system_pair(pair, Z, "system", np.zeros((4, *Z.shape), bool))
+    assert same is pair and Zs is Z and swaps.shape == (4, *Z.shape)
+    fixed = np.stack([_fixed(A.mean(axis=0), Z.shape[0]), B])
+    for level in ("summary", "global"):
+        assert fixed_system_pair(fixed, Z, level, None)[0] is fixed
+    converted, Zc, masks = fixed_system_pair(fixed, Z, "system", np.ones((4, *Z.shape), bool))
+    assert converted.shape == (2, 1, Z.shape[1]) and Zc.shape == (1, Z.shape[1]) and masks.shape == (4, 1, Z.shape[1])
+    with pytest.raises(ValueError, match="cannot be tested by swapping whole documents"):
+        fixed_system_pair(fixed, Z, "system", np.ones((4, Z.shape[0], 1), bool))
+
+
+def test_system_accuracy_of_fixed_scores_swaps_systems():
+    Z, z_sys, a_sys, b_sys = _data(seed=4, S=8)
+    D, S = Z.shape
+    A, B = _fixed(a_sys, D), _fixed(b_sys, D)
+
+    def accuracy(x, z):  # pairwise ranking accuracy over system pairs (ties in the metric count as wrong)
+        i, j = np.triu_indices(len(z), 1)
+        return float(np.mean(np.sign(x[i] - x[j]) == np.sign(z[i] - z[j])))
+
+    P = pw.pairwise_permutation_pvalues(np.stack([A, B]), Z, "system", "accuracy", n_resamples=300, seed=5)
+    assert P[0, 1] == pytest.approx(_by_hand(a_sys, b_sys, z_sys, 5, 300, D, S, accuracy), abs=1e-12)
+
+
+def test_wmt21_corpus_bleu_against_ter_is_not_significant(shared_data):
+    """The case the audit found: corpus BLEU .620 against corpus TER .609 (system level, Pearson, en-de)."""
+    from meta_eval import run
+
+    result = run("wmt21-mqm-ted", "ter,bleu", subset="en-de", level="system", statistic="pearson", baseline="ter",
+                 resamples=200, no_cache=True, progress=False, data_dir=shared_data)
+    assert result.values["bleu"] == pytest.approx(0.620, abs=5e-4) and result.values["ter"] == pytest.approx(
+        0.609, abs=5e-4)
+    names, X, Z = result._grids(valued_only=True)
+    i, j = names.index("bleu"), names.index("ter")
+    a_sys = np.array([X[i][:, s][~np.isnan(X[i][:, s])][0] for s in range(X.shape[2])])
+    b_sys = np.array([X[j][:, s][~np.isnan(X[j][:, s])][0] for s in range(X.shape[2])])
+    z_sys = np.nanmean(Z, axis=0)
+    want = _by_hand(a_sys, b_sys, z_sys, 0, 200, *Z.shape, _pearson)
+    assert result.pvalues_vs_baseline["bleu"] == pytest.approx(want, abs=1e-12)
+    assert result.pvalues_vs_baseline["bleu"] > 0.2  # was 0.005
+
+
+def test_a_p_of_exactly_alpha_gets_one_verdict_everywhere(shared_data):
+    """p = 0.05 is significant at 0.05 for the clusters (mt-metrics-eval's AssignRanks: p <= pval) and the
+    heatmap; the stars and the reading line said "not significantly better" (p < 0.05) for the same p."""
+    from meta_eval import run
+    from meta_eval.report.tables import reading, stars
+
+    result = run("chaganty", "rouge", variants="rouge1-f,rougeL-f", level="summary", resamples=100, seed=0,
+                 baseline="rougeL-f", pairwise=True, no_cache=True, progress=False, data_dir=shared_data)
+    (adjusted,) = [q for v, q in result.adjusted_pvalues_vs_baseline().items() if q is not None]
+    assert adjusted == 0.05
+    assert result.ranks == {"rouge1-f": 1, "rougeL-f": 2}
+    assert stars(adjusted) == "*" and stars(0.0500001) == "" and stars(0.01) == "**"
+    assert "significantly better than the baseline rougeL-f" in reading(result)
+    assert "not significantly" not in reading(result)
