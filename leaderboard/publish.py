@@ -50,7 +50,7 @@ from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "TASK_STATISTICS", "publication_signature", "set_results",
            "write_leaderboard", "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError",
-           "publish", "publish_blocks", "render_board"]
+           "publish", "publish_blocks", "render_board", "distinct_sets"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
@@ -720,8 +720,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
 
     say = say or (lambda channel, text: None)
     parsed = parse_options(options)
-    plans = [_prepare(name.strip(), metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say,
-                      human, tables) for name in judgments.split(",") if name.strip()]
+    given = [name.strip() for name in judgments.split(",") if name.strip()]
+    plans = [_prepare(name, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,
+                      tables) for name in given]
+    distinct_sets(given, [p["categorical"][0] if "categorical" in p else p["jset"] for p in plans])
     blocks = []
     for plan in plans:
         if "categorical" in plan:  # labels: meta-eval run's statistics (leaderboard.judge_board), chosen and scored
@@ -735,6 +737,21 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
                                     batch_size, engine, progress, say))
     return blocks
+
+
+def distinct_sets(given: Sequence[str], sets: Sequence) -> None:
+    """Refuse two sets of one board with the same name and subset (``s.jsonl`` and ``o/s.jsonl`` are both set
+    ``s``): a board names a set by its name and subset only (its section, its figures, ``leaderboard probe``), so
+    the second would overwrite the first's figures and be probed as the first. ``given``: the sets as given to
+    ``-j``; ``sets``: them loaded, in the same order; checked before any scoring."""
+    seen: dict[tuple[str, str], str] = {}
+    for text, jset in zip(given, sets):
+        key = (jset.name, jset.subset)
+        if key in seen:
+            raise MetaEvalError(f"-j {seen[key]} and {text} are both the set {jset.name!r} (subset {jset.subset!r}); "
+                                "a board names a set by its name (a file's stem) and subset, so two sets of one "
+                                "board must differ in one of them (e.g. rename one file); nothing was scored")
+        seen[key] = text
 
 
 def _prepare(given: str, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,
