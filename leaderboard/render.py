@@ -1,7 +1,8 @@
 """Rendering a leaderboard's ``results.json`` as ``README.md`` (ranked tables) and ``index.html`` (self-contained page).
 
-The page has no external resources: the results are embedded as JSON, and a small script draws, for the chosen set,
-level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the values with
+The page has no external resources: the results are embedded as JSON, and a small script draws, for the chosen set
+(one choice per section of the board, "qags (xsum)", chosen by its position: several subsets of one set share its
+name), level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the values with
 their confidence intervals and the ceiling (inline SVG) and a heat map of the pairwise significance tests
 (adjusted p-values). Every name from the data is escaped for where it goes (:mod:`meta_eval.report.escape`): HTML
 text, JSON embedded in the page (no ``<`` in it), Markdown text or code spans in the README.
@@ -392,9 +393,10 @@ function fmt(x){ return x === null || x === undefined ? "-" : x.toFixed(3); }
 function esc(x){ return String(x).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
   "'": "&#39;"})[c]); }
 function stat(b){ return b.statistic || b.correlation; }
-function fill(sel, values){ sel.innerHTML = ""; values.forEach(v => { const o = document.createElement("option");
-  o.value = v; o.textContent = v; sel.appendChild(o); }); }
-function currentSet(){ return doc.sets.find(s => s.judgments === $("set").value); }
+function fill(sel, values, labels){ sel.innerHTML = ""; values.forEach((v, i) => {
+  const o = document.createElement("option"); o.value = v; o.textContent = labels ? labels[i] : v;
+  sel.appendChild(o); }); }
+function currentSet(){ return doc.sets[Number($("set").value)]; }
 function currentBlock(){ const s = currentSet(); return s.levels.find(b => b.level === $("level").value &&
   stat(b) === $("corr").value) || s.levels.find(b => b.level === $("level").value) || s.levels[0]; }
 function refreshStats(){ const s = currentSet(), keep = $("corr").value;
@@ -475,7 +477,7 @@ function drawSet(){ const s = currentSet();
     `${esc(m.metric)}</td><td class="name">${esc(m.options)}</td><td class="name">${esc(m.versions)}</td></tr>`;
   $("metrics").innerHTML = h; }
 function draw(){ const b = currentBlock(); drawSet(); drawTable(b); drawChart(b); drawHeat(b); }
-fill($("set"), doc.sets.map(s => s.judgments));
+fill($("set"), doc.sets.map((s, i) => String(i)), doc.sets.map(s => `${s.judgments} (${s.subset})`));
 $("set").addEventListener("change", refreshChoices); $("level").addEventListener("change", refreshStats);
 $("corr").addEventListener("change", draw);
 refreshChoices();
