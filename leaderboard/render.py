@@ -2,9 +2,9 @@
 
 The page has no external resources: the results are embedded as JSON, and a small script draws, for the chosen set
 (one choice per section of the board, "qags (xsum)", chosen by its position: several subsets of one set share its
-name), level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the values with
-their confidence intervals and the ceiling (inline SVG) and a heat map of the pairwise significance tests
-(adjusted p-values). Every name from the data is escaped for where it goes (:mod:`meta_eval.report.escape`): HTML
+name), level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the
+values with their confidence intervals and the ceiling (inline SVG) and a heat map of the pairwise significance
+tests (adjusted p-values). Every name from the data is escaped for where it goes (:mod:`meta_eval.report.escape`): HTML
 text, JSON embedded in the page (no ``<`` in it), Markdown text or code spans in the README.
 """
 from __future__ import annotations
