@@ -9,7 +9,7 @@ text, JSON embedded in the page (no ``<`` in it), Markdown text or code spans in
 """
 from __future__ import annotations
 
-from meta_eval.report.escape import html, json_in_html, markdown, markdown_code, markdown_url
+from meta_eval.report.escape import html, html_url, json_in_html, markdown, markdown_code, markdown_url
 
 __all__ = ["render_readme", "render_html", "md_text", "block_notes"]
 
@@ -283,7 +283,7 @@ def _blindspot_html(blindspots: dict) -> str:
         parts.append(f"<h3>{e(s['judgments'])} ({e(s['subset'])}): {s['n_items']} items against "
                      f"{e(s['settings']['against'])}</h3>")
         if s.get("figure"):
-            parts.append(f'<img src="{e(s["figure"], quote=True)}" alt="blind spots heatmap" style="max-width:100%">')
+            parts.append(f'<img src="{html_url(s["figure"])}" alt="blind spots heatmap" style="max-width:100%">')
         head = "".join(f"<th>{e(p['name'])}{' (false alarms)' if p['expect'] == 'same' else ''}</th>" for p in perts)
         rows = []
         for v in variants:
@@ -392,6 +392,7 @@ let sortKey = "r", sortDir = -1;
 function fmt(x){ return x === null || x === undefined ? "-" : x.toFixed(3); }
 function esc(x){ return String(x).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
   "'": "&#39;"})[c]); }
+function url(path){ return esc(String(path).split("/").map(encodeURIComponent).join("/")); }
 function stat(b){ return b.statistic || b.correlation; }
 function fill(sel, values, labels){ sel.innerHTML = ""; values.forEach((v, i) => {
   const o = document.createElement("option"); o.value = v; o.textContent = labels ? labels[i] : v;
@@ -457,8 +458,8 @@ function drawChart(block){ const rows = block.results.filter(r => r.r !== null);
       `stroke-dasharray="4 3"><title>human ceiling ${fmt(c.value)}</title></line>`;
   $("chart").innerHTML = s + "</svg>";
   $("figure").innerHTML = block.figure ? `<p class="small">The same as a figure for a paper (SVG): ` +
-    `<a href="${esc(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
-    `src="${esc(block.figure)}" style="max-width:520px">` : ""; }
+    `<a href="${url(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
+    `src="${url(block.figure)}" style="max-width:520px">` : ""; }
 function drawHeat(block){ const pw = block.pairwise, t = $("heat");
   if (!pw) { t.innerHTML = "<tr><td>no pairwise tests at this level</td></tr>"; return; }
   let h = "<tr><th class='name'></th>" + pw.variants.map(v => `<th title="${esc(v)}">${esc(v.slice(0, 8))}</th>`).join("") + "</tr>";
