@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 
 from meta_eval.errors import MetaEvalError
-from meta_eval.report.escape import html, markdown as md, markdown_url
+from meta_eval.report.escape import html, html_url, markdown as md, markdown_url
 
 __all__ = ["HEADLINE", "MARKER", "collect", "read_board", "render_index_html", "render_index_readme", "write_index"]
 
@@ -260,7 +260,7 @@ def render_index_html(entries: list[dict], version: str = "") -> str:
             "<th>ceiling</th><th>gap</th></tr>")
     rows = []
     for x in entries:
-        link = f'<a href="{e(x["board"], quote=True)}/index.html">{e(x["judgments"])}</a>'
+        link = f'<a href="{html_url(x["board"])}/index.html">{e(x["judgments"])}</a>'
         rows.append(_row([("name", link), ("name", e(x["subset"])), ("name", e(x["task"] or "-")),
                           ("name", e(x["human"])), ("", str(x["n_rows"])), ("", str(x["n_metrics"])),
                           ("name", e(_stat(x["headline"])))] + _cells(x["headline"])))

@@ -50,7 +50,7 @@ from meta_eval.metrics.base import package_version
 
 __all__ = ["SCHEMA", "EXTRA_STATISTICS", "TASK_STATISTICS", "publication_signature", "set_results",
            "write_leaderboard", "default_variant_filter", "check_out_dir", "OUTPUT_FILES", "BoardLock", "PublishError",
-           "publish", "publish_blocks", "render_board"]
+           "publish", "publish_blocks", "render_board", "distinct_sets"]
 
 SCHEMA = "meta-eval-leaderboard/2"
 ALL_LEVELS = ("summary", "system", "global")
@@ -351,12 +351,16 @@ def foreign_figures(out: Path) -> list[str]:
 
 def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command: str, *, n_resamples: int,
                       seed: int, confidence: float, alpha: float, correction: str, primary: str,
-                      title: str | None = None, plan=None, force: bool = False) -> dict:
+                      title: str | None = None, plan=None, force: bool = False, say=None) -> dict:
     """Write results.json, README.md, index.html and the figures to ``out_dir`` (all or none, through
     :func:`_write_board_files`); return the document. ``title`` (``--title``) heads the pages instead of the folder's
     name and is kept as ``title``; ``command`` is recorded redacted (:func:`meta_eval.metrics.redact.redact`: no
     password, key or token); ``plan`` (:class:`~meta_eval.report.outputs.OutputPlan`) holds the run's inputs, never
-    replaced, and ``force`` lets a figure replace a file meta-eval did not write."""
+    replaced, and ``force`` lets a figure replace a file meta-eval did not write.
+
+    The folder's blindspots.json (``leaderboard probe``) is kept and shown while it matches the new board
+    (:func:`meta_eval.probe.board.check_blindspots`: its sets on the board, its metrics' signatures under the
+    board's options); else it is removed with the write, and ``say`` (``say(channel, text)``) tells so."""
     from meta_eval.metrics.redact import redact
 
     doc = {"schema": SCHEMA, "name": name, "command": redact(command), "meta_eval_version": package_version("meta-eval"),
@@ -376,10 +380,21 @@ def write_leaderboard(out_dir: str | Path, name: str, sets: list[dict], command:
     if title:
         doc = {**{k: v for k, v in doc.items() if k != "sets"}, "title": title, "sets": sets}
     out = Path(out_dir)
-    from meta_eval.probe.board import read_blindspots
+    from meta_eval.probe.board import FILE, check_blindspots, read_blindspots
 
-    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, read_blindspots(out))],
-                       plan=plan, option="--out", force=force)
+    blindspots = read_blindspots(out)
+    stale = check_blindspots(out, doc) if blindspots is not None else []
+    if stale:  # probed sets or metrics no longer on the board as published: not shown, removed with the write
+        blindspots = None
+    _write_board_files(out, [("results.json", json.dumps(doc, indent=1) + "\n"), *_pages(doc, blindspots)],
+                       plan=plan, option="--out", force=force, remove=[FILE] if stale else [])
+    if stale and say is not None:
+        import shlex
+
+        first = stale[0].removeprefix(f"{out.name}/{FILE} ") + ("; ..." if len(stale) > 1 else "")
+        say("err", f"note: {out / FILE} removed: it probed sets or metrics no longer on the board as published "
+                   f"({first}); run `meta-eval leaderboard probe {shlex.quote(str(out))}` again for the board's "
+                   "blind spots")
     return doc
 
 
@@ -436,8 +451,9 @@ def render_board(out_dir: str | Path) -> dict:
 
 
 def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=None, option: str = "--out",
-                       force: bool = False) -> None:
+                       force: bool = False, remove: Sequence[str] = ()) -> None:
     """Write every file in full first, then rename them all into place; nothing half-written is ever left.
+    ``remove``: board files of meta-eval's (a stale blindspots.json) removed once the others are in place.
 
     Each file is checked first by :func:`meta_eval.report.outputs.check_output` against ``plan``'s inputs and
     protected folders (an :class:`~meta_eval.report.outputs.OutputPlan`; default: the judgment data folder and the
@@ -449,7 +465,7 @@ def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=
     from meta_eval.report.outputs import OutputError, OutputPlan, check_output, written_by_meta_eval
 
     plan = plan if plan is not None else OutputPlan()
-    for filename, _ in texts:
+    for filename in [name for name, _ in texts] + list(remove):
         final = out / filename
         try:
             check_output(final, option, inputs=plan.inputs, protected=plan.protected, force=True)
@@ -475,6 +491,8 @@ def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=
         for tmp, final in temporary:
             os.replace(tmp, final)
         temporary = []
+        for filename in remove:
+            (out / filename).unlink(missing_ok=True)
     except OSError as exc:
         raise PublishError(f"cannot write the leaderboard in {out}: {exc.strerror or exc}"
                            + (f" ({exc.filename})" if exc.filename else "")
@@ -662,7 +680,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         try:
             doc = write_leaderboard(out_dir, out_dir.name, blocks, command, n_resamples=resamples, seed=seed,
                                     confidence=0.95, alpha=alpha, correction=correction, primary=correlation,
-                                    title=title, plan=plan, force=force)
+                                    title=title, plan=plan, force=force, say=say)
         except PublishError as exc:
             raise MetaEvalError(str(exc), code=1) from None
         board.written()
@@ -720,8 +738,10 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
 
     say = say or (lambda channel, text: None)
     parsed = parse_options(options)
-    plans = [_prepare(name.strip(), metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say,
-                      human, tables) for name in judgments.split(",") if name.strip()]
+    given = [name.strip() for name in judgments.split(",") if name.strip()]
+    plans = [_prepare(name, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,
+                      tables) for name in given]
+    distinct_sets(given, [p["categorical"][0] if "categorical" in p else p["jset"] for p in plans])
     blocks = []
     for plan in plans:
         if "categorical" in plan:  # labels: meta-eval run's statistics (leaderboard.judge_board), chosen and scored
@@ -735,6 +755,21 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
         blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
                                     batch_size, engine, progress, say))
     return blocks
+
+
+def distinct_sets(given: Sequence[str], sets: Sequence) -> None:
+    """Refuse two sets of one board with the same name and subset (``s.jsonl`` and ``o/s.jsonl`` are both set
+    ``s``): a board names a set by its name and subset only (its section, its figures, ``leaderboard probe``), so
+    the second would overwrite the first's figures and be probed as the first. ``given``: the sets as given to
+    ``-j``; ``sets``: them loaded, in the same order; checked before any scoring."""
+    seen: dict[tuple[str, str], str] = {}
+    for text, jset in zip(given, sets):
+        key = (jset.name, jset.subset)
+        if key in seen:
+            raise MetaEvalError(f"-j {seen[key]} and {text} are both the set {jset.name!r} (subset {jset.subset!r}); "
+                                "a board names a set by its name (a file's stem) and subset, so two sets of one "
+                                "board must differ in one of them (e.g. rename one file); nothing was scored")
+        seen[key] = text
 
 
 def _prepare(given: str, metrics, variants, options, parsed, data_dir, cache, no_cache, duplicates, say, human,

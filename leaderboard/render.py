@@ -1,14 +1,15 @@
 """Rendering a leaderboard's ``results.json`` as ``README.md`` (ranked tables) and ``index.html`` (self-contained page).
 
-The page has no external resources: the results are embedded as JSON, and a small script draws, for the chosen set,
-level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the values with
-their confidence intervals and the ceiling (inline SVG) and a heat map of the pairwise significance tests
-(adjusted p-values). Every name from the data is escaped for where it goes (:mod:`meta_eval.report.escape`): HTML
+The page has no external resources: the results are embedded as JSON, and a small script draws, for the chosen set
+(one choice per section of the board, "qags (xsum)", chosen by its position: several subsets of one set share its
+name), level and statistic, a sortable table (click a column header) with the human ceiling, a bar chart of the
+values with their confidence intervals and the ceiling (inline SVG) and a heat map of the pairwise significance
+tests (adjusted p-values). Every name from the data is escaped for where it goes (:mod:`meta_eval.report.escape`): HTML
 text, JSON embedded in the page (no ``<`` in it), Markdown text or code spans in the README.
 """
 from __future__ import annotations
 
-from meta_eval.report.escape import html, json_in_html, markdown, markdown_code, markdown_url
+from meta_eval.report.escape import html, html_url, json_in_html, markdown, markdown_code, markdown_url
 
 __all__ = ["render_readme", "render_html", "md_text", "block_notes"]
 
@@ -282,7 +283,7 @@ def _blindspot_html(blindspots: dict) -> str:
         parts.append(f"<h3>{e(s['judgments'])} ({e(s['subset'])}): {s['n_items']} items against "
                      f"{e(s['settings']['against'])}</h3>")
         if s.get("figure"):
-            parts.append(f'<img src="{e(s["figure"], quote=True)}" alt="blind spots heatmap" style="max-width:100%">')
+            parts.append(f'<img src="{html_url(s["figure"])}" alt="blind spots heatmap" style="max-width:100%">')
         head = "".join(f"<th>{e(p['name'])}{' (false alarms)' if p['expect'] == 'same' else ''}</th>" for p in perts)
         rows = []
         for v in variants:
@@ -391,10 +392,12 @@ let sortKey = "r", sortDir = -1;
 function fmt(x){ return x === null || x === undefined ? "-" : x.toFixed(3); }
 function esc(x){ return String(x).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
   "'": "&#39;"})[c]); }
+function url(path){ return esc(String(path).split("/").map(encodeURIComponent).join("/")); }
 function stat(b){ return b.statistic || b.correlation; }
-function fill(sel, values){ sel.innerHTML = ""; values.forEach(v => { const o = document.createElement("option");
-  o.value = v; o.textContent = v; sel.appendChild(o); }); }
-function currentSet(){ return doc.sets.find(s => s.judgments === $("set").value); }
+function fill(sel, values, labels){ sel.innerHTML = ""; values.forEach((v, i) => {
+  const o = document.createElement("option"); o.value = v; o.textContent = labels ? labels[i] : v;
+  sel.appendChild(o); }); }
+function currentSet(){ return doc.sets[Number($("set").value)]; }
 function currentBlock(){ const s = currentSet(); return s.levels.find(b => b.level === $("level").value &&
   stat(b) === $("corr").value) || s.levels.find(b => b.level === $("level").value) || s.levels[0]; }
 function refreshStats(){ const s = currentSet(), keep = $("corr").value;
@@ -455,8 +458,8 @@ function drawChart(block){ const rows = block.results.filter(r => r.r !== null);
       `stroke-dasharray="4 3"><title>human ceiling ${fmt(c.value)}</title></line>`;
   $("chart").innerHTML = s + "</svg>";
   $("figure").innerHTML = block.figure ? `<p class="small">The same as a figure for a paper (SVG): ` +
-    `<a href="${esc(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
-    `src="${esc(block.figure)}" style="max-width:520px">` : ""; }
+    `<a href="${url(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
+    `src="${url(block.figure)}" style="max-width:520px">` : ""; }
 function drawHeat(block){ const pw = block.pairwise, t = $("heat");
   if (!pw) { t.innerHTML = "<tr><td>no pairwise tests at this level</td></tr>"; return; }
   let h = "<tr><th class='name'></th>" + pw.variants.map(v => `<th title="${esc(v)}">${esc(v.slice(0, 8))}</th>`).join("") + "</tr>";
@@ -475,7 +478,7 @@ function drawSet(){ const s = currentSet();
     `${esc(m.metric)}</td><td class="name">${esc(m.options)}</td><td class="name">${esc(m.versions)}</td></tr>`;
   $("metrics").innerHTML = h; }
 function draw(){ const b = currentBlock(); drawSet(); drawTable(b); drawChart(b); drawHeat(b); }
-fill($("set"), doc.sets.map(s => s.judgments));
+fill($("set"), doc.sets.map((s, i) => String(i)), doc.sets.map(s => `${s.judgments} (${s.subset})`));
 $("set").addEventListener("change", refreshChoices); $("level").addEventListener("change", refreshStats);
 $("corr").addEventListener("change", draw);
 refreshChoices();

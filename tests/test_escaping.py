@@ -4,7 +4,8 @@ reach LaTeX, Markdown, HTML and the terminal as literal text (:mod:`meta_eval.re
 - ``run --format latex``: a dimension name with a line break and ``\\input{/etc/passwd}`` cannot start a command.
 - ``leaderboard publish``: ``<!--<script>`` in a dimension, system, document id or score name leaves the page's
   script intact (the embedded JSON holds no ``<``) and reads back the same names; ``--title`` and names reach the
-  README.md and the index's README.md as text, not HTML or Markdown.
+  README.md and the index's README.md as text, not HTML or Markdown; a ``#`` or a space in a set's file or a
+  board's folder is percent-encoded in the pages' links and image sources (figures, heatmaps, the index's links).
 - the terminal: ESC (``\\x1b[2J`` clears the screen), a carriage return or a line break in a system, document or
   dimension name prints as an escape, in ``run`` and ``meta-eval judgments``.
 - property tests: each escape function's output holds no sequence its format could read, for any text.
@@ -149,6 +150,54 @@ def test_a_score_name_cannot_break_the_page(tmp_path):
     assert any(r["variant"] == f"{HTML_EVIL}x" for b in json.loads(text)["sets"][0]["levels"] for r in b["results"])
     readme = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
     assert _unescaped_html(readme) == [] and "| \\<!--\\<script\\>x |" in readme
+
+
+@pytest.fixture(scope="module")
+def hashed(tmp_path_factory):
+    """A board in a folder ``b#1 x`` published from a set file ``q#1.jsonl``, probed, and the index of its root:
+    a ``#`` in a link read as a fragment, a space ended it."""
+    pytest.importorskip("matplotlib")  # the board's figures and the heatmap
+    tmp = tmp_path_factory.mktemp("hashed")
+    data, board = _write_set(tmp / "q#1.jsonl"), tmp / "root" / "b#1 x"
+    for args in (["leaderboard", "publish", "-j", str(data), "-m", "bleu", "--resamples", "10", "--no-cache",
+                  "--out", str(board)],
+                 ["leaderboard", "probe", str(board), "-j", str(data), "-p", "casing", "--resamples", "20",
+                  "--no-cache"],
+                 ["leaderboard", "index", "--root", str(tmp / "root")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+    return board
+
+
+def test_file_and_folder_names_are_percent_encoded_in_the_pages_links(hashed):
+    page = (hashed / "index.html").read_text(encoding="utf-8")
+    assert '<img src="figures/blindspots-q%231-all.png"' in page  # the board's heatmap
+    index = (hashed.parent / "index.html").read_text(encoding="utf-8")
+    assert 'href="b%231%20x/index.html"' in index
+    for text in (page, index):
+        assert [u for u in re.findall(r'(?:href|src)="([^"$]*)"', text) if set(u) & set("# ")] == []
+    # the page's script encodes each segment of a figure's path (encodeURIComponent) before escaping it
+    assert 'function url(path){ return esc(String(path).split("/").map(encodeURIComponent).join("/")); }' in page
+    assert '<a href="${url(block.figure)}">' in page and 'src="${url(block.figure)}"' in page
+
+
+def test_a_figure_named_with_a_hash_loads_in_chromium(hashed):
+    from selenium.webdriver.common.by import By
+    from test_leaderboard import _browser
+
+    driver = _browser()
+    try:
+        driver.get((hashed / "index.html").resolve().as_uri())
+        figure = driver.find_element(By.CSS_SELECTOR, "#figure img")
+        assert figure.get_attribute("src").endswith("/b%231%20x/figures/q%231-all-summary-spearman.svg")
+        heatmap = driver.find_element(By.CSS_SELECTOR, "img[alt='blind spots heatmap']")
+        for img in (figure, heatmap):
+            assert driver.execute_script("return arguments[0].naturalWidth", img) > 100  # it loaded
+        driver.get((hashed.parent / "index.html").resolve().as_uri())
+        driver.get(driver.find_element(By.CSS_SELECTOR, "#index a").get_attribute("href"))
+        assert driver.title.startswith("meta-eval leaderboard: ")  # the board's page, not a missing file
+    finally:
+        driver.quit()
 
 
 # -- the terminal ---------------------------------------------------------------------------------------------------

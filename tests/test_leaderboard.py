@@ -164,6 +164,37 @@ def test_page_renders_sorts_and_screenshots_in_chromium(tmp_path):
         driver.quit()
 
 
+def test_page_offers_each_subset_of_one_set_and_shows_the_one_chosen_in_chromium(tmp_path):
+    """Two sections of one set (qags's cnndm and xsum): the set selector lists both, as "set (subset)", and choosing
+    the second shows the second (the page looked a set up by its name alone and always showed the first)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    blocks = []
+    for subset, seed in (("a", 0), ("b", 5)):
+        jset, scored = synthetic(seed=seed)
+        jset = JudgmentSet("toy", jset.rows, ("q",), "q", subset=subset)
+        blocks.append(set_results(jset, "q", scored, n_resamples=50, extra=False))
+    write_leaderboard(tmp_path, "toy", blocks, "test", n_resamples=50, seed=0, confidence=0.95, alpha=0.05,
+                      correction="holm", primary="spearman")
+    driver = _browser()
+    try:
+        driver.get((tmp_path / "index.html").resolve().as_uri())
+        chooser = Select(driver.find_element(By.ID, "set"))
+        assert [o.text for o in chooser.options] == ["toy (a)", "toy (b)"]
+        for subset, block in (("b", blocks[1]), ("a", blocks[0])):
+            chooser.select_by_visible_text(f"toy ({subset})")
+            assert driver.find_element(By.ID, "setinfo").text.startswith(f"toy (subset {subset}):")
+            shown = {tr.find_elements(By.TAG_NAME, "td")[1].text: tr.find_elements(By.TAG_NAME, "td")[2].text
+                     for tr in driver.find_elements(By.CSS_SELECTOR, "#ranking tbody tr")}
+            first = block["levels"][0]  # summary spearman, the page's first level and statistic
+            assert shown == {r["variant"]: f"{r['r']:.3f}" for r in first["results"]}
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        assert errors == [], errors
+    finally:
+        driver.quit()
+
+
 def test_publish_command_on_real_data(shared_data, tmp_path):
     out = tmp_path / "lb"
     res = CliRunner().invoke(app, ["leaderboard", "publish", "-j", "chaganty", "-m", "rouge,sms", "--out", str(out),
@@ -249,7 +280,7 @@ def test_a_published_page_shows_title_set_options_and_a_readers_ceiling_note_in_
         options = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
                    for tr in driver.find_elements(By.CSS_SELECTOR, "#metrics tr")[1:]}
         assert "ref=source" in options["chrf"] and "code=" in options["chrf"]
-        Select(driver.find_element(By.ID, "set")).select_by_value("summeval")
+        Select(driver.find_element(By.ID, "set")).select_by_visible_text("summeval (all)")
         Select(driver.find_element(By.ID, "level")).select_by_value("system")
         assert "cannot be measured here" in driver.find_element(By.ID, "about").text
         figure = driver.find_element(By.CSS_SELECTOR, "#figure img")  # the board's own figure for this level

@@ -4,7 +4,9 @@
   ``-j``, and without it the error says so (with the path the board's command read) instead of "unknown judgment
   set";
 - the board's imported metrics (``--scores``) cannot score perturbed texts: they are listed as not probed, with the
-  reason, in blindspots.json and on both pages (they used to vanish: ``"skipped": []``).
+  reason, in blindspots.json and on both pages (they used to vanish: ``"skipped": []``);
+- publishing again (``--force``) keeps blindspots.json while it matches the board, and removes it, saying so, when
+  the board no longer has a set it probed.
 
 Everything runs through the real command line on small files in ``tmp_path``.
 """
@@ -102,6 +104,26 @@ def test_publishing_over_a_probed_board_knows_its_blindspots(tmp_path):
                                  "--no-cache", "--out", str(board), "--force"])
     assert forced.exit_code == 0, forced.output
     assert (board / "blindspots.json").read_text() == kept and "## Blind spots" in (board / "README.md").read_text()
+
+
+def test_publishing_other_sets_over_a_probed_board_removes_its_stale_blindspots(tmp_path):
+    """--force over a probed board with a set no longer on it: blindspots.json (meta-eval's own file) is removed
+    with the write and not shown, and the command says so in one line (its README showed "Blind spots" of a set the
+    board no longer had)."""
+    data, board = _board(tmp_path, "rouge")
+    assert _probe(board, "-j", str(data)).exit_code == 0
+    other = small_set(tmp_path / "other.jsonl")
+    forced = runner.invoke(app, ["leaderboard", "publish", "-j", str(other), "-m", "rouge", "--resamples", "20",
+                                 "--no-cache", "--out", str(board), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert (f"note: {board / 'blindspots.json'} removed: it probed sets or metrics no longer on the board as "
+            "published (mine (all): not a set of the board); run `meta-eval leaderboard probe "
+            f"{board}` again for the board's blind spots") in _flat(forced.output)
+    assert not (board / "blindspots.json").exists()
+    assert "Blind spots" not in (board / "README.md").read_text()
+    assert "Blind spots" not in (board / "index.html").read_text()
+    assert _probe(board, "-j", str(other)).exit_code == 0  # as the note says
+    assert "### other (all): 10 items" in (board / "README.md").read_text()
 
 
 def test_the_credential_advice_names_how_probe_takes_a_built_in_set():

@@ -4,6 +4,8 @@
   held-out correlations and tests them; held-out rows publish it;
 - an imported metric named in ``-m`` with a score file for some sets only is an error naming the set without one
   (it used to be an "unknown metric" after the other sets were scored);
+- two sets of one name and subset (``s.jsonl`` and ``o/s.jsonl``) are refused, naming both files: their figures
+  overwrote each other;
 - the board's figures go through the guarded write path as its other files: an input in its ``figures/`` folder is
   refused even with ``--force`` (a ``--scores`` file there was replaced by an SVG), and a figure meta-eval did not
   write is named by the message that asks for ``--force`` and replaced only then (``render`` refuses it);
@@ -85,6 +87,25 @@ def test_an_imported_metric_without_a_file_for_every_set_is_refused_before_scori
     assert done.exit_code == 0, done.output  # the fix the message gives works
     board = json.loads((tmp_path / "board" / "results.json").read_text())
     assert [("mine" in {m["metric"] for m in s["metrics"]}) for s in board["sets"]] == [True, True]
+
+
+def test_two_sets_of_one_name_and_subset_are_refused_before_scoring(tmp_path):
+    # s.jsonl and o/s.jsonl are both set "s" (all): the second's figures overwrote the first's, probe mixed them
+    first = small_set(tmp_path / "s.jsonl")
+    (tmp_path / "o").mkdir()
+    second = small_set(tmp_path / "o" / "s.jsonl", rows=24)
+    cache, out = tmp_path / "scores.sqlite", tmp_path / "board"
+    done = _publish("-j", f"{first},{second}", "-m", "rouge", "--cache", str(cache), "--out", str(out))
+    assert done.exit_code == 2
+    assert _flat(done.output) == (
+        f"error: -j {first} and {second} are both the set 's' (subset 'all'); a board names a set by its name (a "
+        "file's stem) and subset, so two sets of one board must differ in one of them (e.g. rename one file); "
+        "nothing was scored")
+    assert not cache.exists() and not out.exists()
+    renamed = second.rename(tmp_path / "o" / "s2.jsonl")  # the fix the message gives works
+    done = _publish("-j", f"{first},{renamed}", "-m", "rouge", "--cache", str(cache), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert [s["judgments"] for s in json.loads((out / "results.json").read_text())["sets"]] == ["s", "s2"]
 
 
 def test_an_input_in_the_boards_figures_folder_is_never_replaced_even_with_force(tmp_path):

@@ -253,11 +253,12 @@ def _config_part(signature: str) -> str:
     return "|".join(p for p in signature.split("|") if "==" not in p and not p.startswith(("num:", "fit:")))
 
 
-def check_blindspots(folder: str | Path) -> list[str]:
+def check_blindspots(folder: str | Path, board: dict | None = None) -> list[str]:
     """What is inconsistent in a board's blindspots.json, as sentences (``[]``: nothing): a set that is not one of
     the board's, a metric whose signature (library versions aside) differs from the current code's with the board's
     options, a perturbation unknown or at another version than the registry's, counts that do not add up (drops +
-    ties + rises = items applied; applied + skipped = items), a heatmap named but missing."""
+    ties + rises = items applied; applied + skipped = items), a heatmap named but missing. ``board``: the board's
+    document (default: its results.json; ``leaderboard publish`` checks the board it is about to write)."""
     import meta_eval.metrics.registry as registry
     from meta_eval.probe.run import REFERENCE_SWAP
     from meta_eval.probe.perturbations import PERTURBATIONS
@@ -267,7 +268,7 @@ def check_blindspots(folder: str | Path) -> list[str]:
     blind = read_blindspots(folder)
     if blind is None:
         return []
-    board = _board(folder)
+    board = _board(folder) if board is None else board
     sets = {(b["judgments"], b["subset"]) for b in board["sets"]}
     options = parse_options(board_options(board.get("command", "")))
     known = {**{p.name: p for p in PERTURBATIONS.values()}, REFERENCE_SWAP.name: REFERENCE_SWAP}

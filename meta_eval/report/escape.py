@@ -9,7 +9,8 @@ move the cursor:
 - :func:`markdown`: GitHub-flavoured Markdown text or a table cell; every character Markdown or HTML could read
   escaped with a backslash, line breaks as spaces; :func:`markdown_code` for a code span, :func:`markdown_url` for a
   link target.
-- :func:`html`: HTML text or an attribute value (``&``, ``<``, ``>``, quotes as entities).
+- :func:`html`: HTML text or an attribute value (``&``, ``<``, ``>``, quotes as entities); :func:`html_url` for a
+  relative path as a link or image target.
 - :func:`json_in_html`: JSON to embed in a ``<script>`` element: ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX``
   escapes, so that neither ``</script>`` nor ``<!--`` nor ``<script`` can appear (``JSON.parse`` reads it back the
   same).
@@ -26,7 +27,7 @@ import html as _html
 import json as _json
 import re
 
-__all__ = ["CONTROL", "html", "json_in_html", "latex", "markdown", "markdown_code", "markdown_url",
+__all__ = ["CONTROL", "html", "html_url", "json_in_html", "latex", "markdown", "markdown_code", "markdown_url",
            "markup", "terminal", "terminal_console"]
 
 #: The characters no output may carry raw: C0 controls (line breaks and tabs included), DEL, C1 controls, the line and
@@ -149,6 +150,16 @@ def html(text, quote: bool = True) -> str:
     """``text`` as HTML text or a quoted attribute value: ``&``, ``<``, ``>`` (and with ``quote``, ``"`` and ``'``)
     as entities."""
     return _html.escape(str(text), quote=quote)
+
+
+def html_url(path) -> str:
+    """A relative path as an HTML ``href`` or ``src`` value: each segment percent-encoded (:func:`markdown_url`; a
+    ``#`` or ``?`` in a file's name is no fragment or query, a space no end), then HTML-escaped.
+
+    >>> print(html_url("b#1 x/index.html"), html_url("figures/q#1-all-summary-spearman.svg"))
+    b%231%20x/index.html figures/q%231-all-summary-spearman.svg
+    """
+    return html(markdown_url(path))
 
 
 _JSON_IN_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
