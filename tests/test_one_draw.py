@@ -239,3 +239,21 @@ def test_the_clusters_and_the_heatmap_read_one_matrix_computed_once(shared_data,
     assert len(calls) == 1
     res.pvalue_matrix(seed=1)  # other draws are another test
     assert len(calls) == 2
+
+
+def test_williams_matrix_equals_the_pair_test_bit_for_bit_with_ties():
+    """A rank correlation with ties is symmetric only up to rounding: the matrix computed corr(s_i, s_j) in index
+    order and the pair test corr(a, b) in argument order, so 48 of 500 random tied triples differed in the last bit.
+    Both now take the two vectors in one canonical order."""
+    from meta_eval.stats.significance import williams_pair, williams_pvalues
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        h = rng.integers(0, 5, 40).astype(float)
+        s = [rng.integers(0, 4, 40).astype(float) for _ in range(3)]
+        P = williams_pvalues(h, s)
+        for i in range(3):
+            for j in range(3):
+                if i != j:
+                    w = williams_pair(h, s[i], s[j])
+                    assert (np.isnan(w) and np.isnan(P[i, j])) or w == P[i, j], (i, j)

@@ -174,8 +174,16 @@ def williams_pair(human, a, b, kind: str = "spearman") -> float:
     >>> import math; math.isnan(williams_pair(h, h, h))
     True
     """
-    r12, r13, r23 = correlate(human, a, kind).r, correlate(human, b, kind).r, correlate(a, b, kind).r
-    return _williams_or_nan(r12, r13, r23, len(human))
+    r12, r13 = correlate(human, a, kind).r, correlate(human, b, kind).r
+    return _williams_or_nan(r12, r13, _between(a, b, kind), len(human))
+
+
+def _between(a, b, kind: str):
+    """corr(a, b) computed in one canonical order of the two vectors (their bytes), so that (a, b) and (b, a) give
+    the same bits: a rank correlation with ties is symmetric only up to rounding."""
+    from meta_eval.stats.resampling import _reversed
+
+    return correlate(b, a, kind).r if _reversed(a, b) else correlate(a, b, kind).r
 
 
 def _williams_or_nan(r12, r13, r23, n: int) -> float:
@@ -207,7 +215,7 @@ def williams_pvalues(human, scores, kind: str = "spearman"):
     P = np.full((n, n), np.nan)
     for i in range(n):
         for j in range(i + 1, n):
-            r23 = correlate(scores[i], scores[j], kind).r  # symmetric: once per unordered pair
+            r23 = _between(scores[i], scores[j], kind)  # once per unordered pair, as williams_pair computes it
             P[i, j] = _williams_or_nan(r_h[i], r_h[j], r23, len(human))
             P[j, i] = _williams_or_nan(r_h[j], r_h[i], r23, len(human))
     return P
