@@ -319,7 +319,7 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
     X = np.stack(matrices)
     if pooled_groups(jset, level):
         return _evaluate_pooled(jset, X, Z, names, variants, baseline, statistic, n_resamples, seed, confidence)
-    from meta_eval.units import count_units
+    from meta_eval.units import averaged_documents, count_units
 
     units = count_units(Z, level, statistic)  # the one definition of a level's units (meta_eval.units)
     options = {"epsilon": epsilon, "n_permutations": n_permutations, "spa_seed": spa_seed}
@@ -355,8 +355,9 @@ def evaluate_level(jset, dimension: str, metric_scores: Sequence[MetricScores], 
                                              seed=seed, **options)
                 except ValueError as exc:
                     note = f"test against the baseline undefined: {exc}"
+        n = averaged_documents(X[m], Z) if level == "summary" and statistic in statistics.CORRELATIONS else units
         results.append(VariantResult(name, cors["spearman"], None, cors["pearson"], None, cors["kendall"], None,
-                                     units, None, variants[name][1], note, level, ci, perm, statistic, value,
+                                     n, None, variants[name][1], note, level, ci, perm, statistic, value,
                                      _finite(est.epsilon[m])))
     _no_result(results, level, statistic, jset.origin())
     return results

@@ -177,6 +177,26 @@ def count_units(Z: np.ndarray, level: str, statistic: str = "spearman") -> int:
     return int(((valid.sum(axis=1) >= 3) & (hi > lo)).sum())
 
 
+def averaged_documents(X: np.ndarray, Z: np.ndarray) -> int:
+    """The documents a summary-level correlation of the metric matrix ``X`` averages over: those of
+    :func:`count_units` (3 or more judged systems, human scores not all equal) where the metric's scores are not all
+    equal either (a constant metric leaves its correlation undefined there, and the average leaves the document
+    out). The n of that variant's row in ``run``'s table and JSON, as :func:`meta_eval.stats.levels.summary_level`
+    counts it.
+
+    >>> Z = np.array([[1., 2, 3], [3, 1, 2], [1, 2, np.nan]])
+    >>> averaged_documents(np.array([[5., 5, 5], [1, 2, 3], [1, 2, 3]]), Z), count_units(Z, "summary")
+    (1, 2)
+    """
+    Z, X = np.asarray(Z, dtype=float), np.asarray(X, dtype=float)
+    valid = ~np.isnan(Z) & ~np.isnan(X)
+
+    def varies(M):
+        return np.where(valid, M, -np.inf).max(axis=1) > np.where(valid, M, np.inf).min(axis=1)
+
+    return int(((valid.sum(axis=1) >= 3) & varies(Z) & varies(X)).sum())
+
+
 def multi_system_rows(jset) -> list[int]:
     """Indices of the rows whose ``system`` names several systems (only with a ``multi_system_separator``)."""
     if not getattr(jset, "multi_system_separator", None):

@@ -125,3 +125,24 @@ def test_a_p_of_exactly_alpha_gets_one_verdict_everywhere(shared_data):
     assert stars(adjusted) == "*" and stars(0.0500001) == "" and stars(0.01) == "**"
     assert "significantly better than the baseline rougeL-f" in reading(result)
     assert "not significantly" not in reading(result)
+
+
+def test_a_variants_summary_n_counts_the_documents_it_averages(shared_data):
+    """chaganty: rouge2-f is constant in 3 of the 492 documents, so its summary-level average is over 489; the row
+    said 492 (the human side only). run's n now equals meta_eval.stats.levels.summary_level's on the same cells."""
+    from meta_eval import run
+    from meta_eval.stats.levels import summary_level
+    from meta_eval.units import level_cells
+
+    result = run("chaganty", "rouge", variants="rouge1-f,rouge2-f", level="summary", resamples=20, no_cache=True,
+                 progress=False, data_dir=shared_data)
+    n = {}
+    for ms in result.scores:
+        for v, scores in ms.scores.items():
+            m, h, docs, _ = level_cells(result.jset, result.human, scores)
+            independent = summary_level(m, h, docs, "spearman")
+            (row,) = [r for r in result.results if r.metric == v]
+            assert (row.n, row.value) == (independent.n, pytest.approx(independent.r, abs=1e-12)), v
+            n[v] = row.n
+    assert n == {"rouge1-f": 492, "rouge2-f": 489}
+    assert result.to_dict()["results"][[r["metric"] for r in result.to_dict()["results"]].index("rouge2-f")]["n"] == 489

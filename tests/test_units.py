@@ -102,7 +102,8 @@ def test_chaganty_judgments_run_and_publish_print_the_same_counts(shared_data, c
     assert "'ml;ml+rl'" in _lines(text, "rows naming several systems")[0]
 
     result, doc = chaganty_summary
-    assert {r["n"] for r in doc["results"]} == {492}
+    # each row counts the documents its own average is over: 492 but where a variant is constant in some (#37 audit)
+    assert max(r["n"] for r in doc["results"]) == 492 and min(r["n"] for r in doc["results"]) >= 480
     assert any("'ml;ml+rl'" in n and "(ml, ml+rl)" in n for n in doc["notes"])
     board = set_results(result.jset, "overall", result.scores, n_resamples=30, pairwise=False, extra=False)
     n_units = {(b["level"], b["statistic"]): b["n_units"] for b in board["levels"]}
@@ -149,7 +150,8 @@ def test_wmt23_reads_in_wmt_words_with_bleu_as_its_baseline(shared_data, tmp_pat
                  "--output", str(out))
     doc = json.loads(out.read_text())
     assert doc["baseline"] == "bleu" and doc["baseline_note"] is None  # main: no baseline (rougeL-f not run)
-    assert {r["n"] for r in doc["results"]} == {549}
+    # one item's outputs leave both metrics constant: their averages are over 548 of the 549 items (#37 audit)
+    assert {r["n"] for r in doc["results"]} == {548}
     assert doc["level_label"]["name"] == "segment level, group by item" and doc["level_label"]["units"] == "items"
     assert "n items" in shown and "segment level, group by item" in shown and "n documents" not in shown
     assert next(r for r in doc["results"] if r["metric"] == "chrf")["perm_p_vs_baseline"] is not None
