@@ -219,10 +219,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice, check_seed
+    from meta_eval.judgments.rows import check_choice, check_resamples, check_seed
 
     check_choice(limit, sample, seed)
     check_seed(spa_seed, "--spa-seed")
+    check_resamples(resamples)
+    check_resamples(permutations, "--permutations")
     if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
         raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
                             "set's default; `meta-eval judgments SET` lists them)")
@@ -683,6 +685,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import add_global_intervals, evaluate, evaluate_level
+    from meta_eval.judgments.rows import check_resamples, check_seed
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
     from meta_eval.report.outputs import OutputPlan, check_format, write_json
     from meta_eval.scoring.cache import open_cache
@@ -692,6 +695,8 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
 
     say = say or _quiet
     started = time.perf_counter()
+    check_resamples(resamples)
+    check_seed(seed)
     protocol_file = [("the --protocol file", Path(name))] if isinstance(name, (str, Path)) and str(name).endswith(
         ".toml") else []
     plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)

@@ -414,7 +414,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice, select_rows
+    from meta_eval.judgments.rows import check_choice, check_resamples, select_rows
 
     check_choice(limit, sample, seed)
     option_list = selection.option_list(options)
@@ -428,8 +428,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         raise MetaEvalError(f"--tolerance must be a number >= 0, not {tolerance!r}")
     if not 0 < confidence < 1:
         raise MetaEvalError(f"the confidence must be in (0, 1), not {confidence!r}")
-    if int(resamples) < 10:
-        raise MetaEvalError(f"--resamples must be >= 10, not {resamples!r}")
+    check_resamples(resamples)
     selection.parse_variants(variants)  # an empty choice fails before any loading
     n_refs = _resolve_references(references)
     if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
