@@ -814,8 +814,9 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
     :func:`run` chooses its rows (default: every variant but ROUGE's precision and recall; ``"all"``: every one).
 
-    The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
-    ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
+    The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, a list
+    of ``references`` files, one per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references,
+    source}``.
     ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
     files whose metrics are registered first (``--plugin FILE.py``). ``limit``/``sample`` (with ``seed``): a quick
     trial on the first N examples or N drawn ones (:mod:`judgments.rows`), the output's ``index`` keeping each
@@ -839,10 +840,15 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if sum(given) != 1:
         raise MetaEvalError("give either --candidates (with --references/--sources line files) or --input "
                             "FILE.jsonl")
+    import os
+
     from meta_eval.judgments.rows import check_choice, select_rows
     from meta_eval.provenance import record
 
     check_choice(limit, sample, seed)
+    if isinstance(references, (str, bytes, os.PathLike)):  # not its characters as file names
+        raise MetaEvalError(f"--references must be a list of paths, one line file per reference "
+                            f"(references=[{references!r}]), not the single path {references!r}")
     output = as_path(output, "--output")
     option_list = selection.option_list(options)
     selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "

@@ -159,6 +159,21 @@ def test_no_examples_is_said_so():
         score("rouge", examples=[], no_cache=True, progress=False)
 
 
+@pytest.mark.parametrize("as_path", [str, Path])
+def test_score_says_references_are_a_list_of_files(tmp_path, as_path):
+    """``score("bleu", candidates="c.txt", references="r.txt")`` read each character of "r.txt" as a file's name
+    ("s does not exist"): a single path is refused with the form it takes; a list of one file scores."""
+    from meta_eval import MetaEvalError, score
+
+    (tmp_path / "c.txt").write_text("a cat\nthe dog\n")
+    (tmp_path / "r.txt").write_text("a cat sat\nthe dog ran\n")
+    c, r = as_path(tmp_path / "c.txt"), as_path(tmp_path / "r.txt")
+    with pytest.raises(MetaEvalError, match=r"^--references must be a list of paths, one line file per reference "
+                                            r"\(references=\[.*r\.txt.*\]\), not the single path .*r\.txt'\)?$"):
+        score("bleu", candidates=c, references=r, no_cache=True, progress=False)
+    assert len(score("bleu", candidates=c, references=[r], no_cache=True, progress=False).columns["bleu"]) == 2
+
+
 def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):
     from meta_eval import learn, score
 
