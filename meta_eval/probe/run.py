@@ -189,10 +189,13 @@ def select_perturbations(spec: str | Sequence[str] | None, *, swap_possible: boo
     ``invariance``), comma-separated or a list; None or ``all``: every registered one, and ``reference-swap`` where
     ``swap_default`` (an MT set whose rows have two references); named, ``reference-swap`` runs wherever
     ``swap_possible`` (rows with two references). An unknown name raises :class:`MetaEvalError` listing the known
-    ones."""
+    ones, and so does a ``spec`` that names none (``""``, ``" , "``)."""
     known = {**PERTURBATIONS, REFERENCE_SWAP.name: REFERENCE_SWAP}
     swap_named, swap_possible = swap_possible, swap_possible and swap_default
     words = [w.strip() for w in (spec.split(",") if isinstance(spec, str) else spec or ()) if w.strip()]
+    if spec is not None and not words:  # -p '' is not every perturbation, as -m '' is not every metric
+        raise MetaEvalError(f"--perturbations is empty: name perturbations ({', '.join(known)}), families "
+                            f"({', '.join(FAMILIES)}) or 'all'")
     if not words or words == ["all"]:
         words = list(FAMILIES)
         named = set()
