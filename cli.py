@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
+from meta_eval.cli_options import refused_with_protocol as _refused_with_protocol
 from meta_eval.leaderboard import HELP as _BOARD_HELP
 from meta_eval.learning import HELP as _LEARN_HELP
 from meta_eval.report.escape import markup as escape, terminal, terminal_console
@@ -86,7 +87,7 @@ _VARIANTS_HELP = "Only these variants: rouge1-f, families (rouge1), 'rouge*-f', 
 
 @app.command()
 def run(
-    judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_SETS_HELP),
+    ctx: typer.Context, judgments: Optional[str] = typer.Option(None, "--judgments", "-j", help=_SETS_HELP),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Run a paper's table as it was run (set, human "
                                            "dimension, level, correlation, metric options) and print the paper's "
                                            "numbers beside meta-eval's, each cell a match (at the printed "
@@ -190,14 +191,10 @@ def run(
     from meta_eval.report.tables import FORMATS, print_protocol, print_run, protocol_problems
 
     if protocol is not None:
-        fixed = {"--judgments": judgments, "--metrics": metrics, "--variants": variants, "--human": human,
-                 "--baseline": baseline, "--correlation": correlation, "--statistic": statistic, "--subset": subset,
-                 "--level": level, "--option": option or None, "--duplicates": duplicates, "--text": text,
-                 "--plugin": plugin or None}
-        given = [flag for flag, value in fixed.items() if value is not None]
+        given = _refused_with_protocol(ctx)
         if given:
-            _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics; drop "
-                  f"{', '.join(given)} (or run without --protocol)")
+            _fail(f"--protocol {protocol} fixes the set, dimension, level, correlation and metrics and prints its own "
+                  f"table (written only to --output); drop {', '.join(given)} (or run without --protocol)")
         doc = _call(task.run_protocol, protocol, data_dir=data_dir, cache=cache, no_cache=no_cache,
                     batch_size=batch_size, resamples=resamples, seed=seed, engine=engine, workers=workers,
                     address=address, actors=actors, gpus_per_actor=gpus, output=output, force=force, say=_say)

@@ -23,7 +23,10 @@ from dataclasses import dataclass, replace
 
 from meta_eval.errors import MetaEvalError
 
-__all__ = ["RowChoice", "check_choice", "check_seed", "choose", "select_rows"]
+__all__ = ["MIN_RESAMPLES", "RowChoice", "check_choice", "check_resamples", "check_seed", "choose", "select_rows"]
+
+#: the fewest resamples a command takes (``--resamples`` of run and probe, run's ``--permutations``)
+MIN_RESAMPLES = 10
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,15 @@ def check_seed(seed, option: str = "--seed") -> None:
 
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
         raise MetaEvalError(f"{option} must be a whole number from 0, not {seed!r}")
+
+
+def check_resamples(resamples, option: str = "--resamples") -> None:
+    """Raise :class:`~meta_eval.errors.MetaEvalError` unless ``resamples`` is a whole number of at least
+    :data:`MIN_RESAMPLES`, as the command line requires (``run(..., resamples=1)`` gave an interval of one draw)."""
+    import numbers
+
+    if isinstance(resamples, bool) or not isinstance(resamples, numbers.Integral) or resamples < MIN_RESAMPLES:
+        raise MetaEvalError(f"{option} must be a whole number >= {MIN_RESAMPLES}, not {resamples!r}")
 
 
 def choose(total: int, limit=None, sample=None, seed=0) -> RowChoice | None:

@@ -219,10 +219,12 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice, check_seed
+    from meta_eval.judgments.rows import check_choice, check_resamples, check_seed
 
     check_choice(limit, sample, seed)
     check_seed(spa_seed, "--spa-seed")
+    check_resamples(resamples)
+    check_resamples(permutations, "--permutations")
     if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
         raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
                             "set's default; `meta-eval judgments SET` lists them)")
@@ -683,6 +685,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
     from meta_eval.evaluate import add_global_intervals, evaluate, evaluate_level
+    from meta_eval.judgments.rows import check_resamples, check_seed
     from meta_eval.protocol import VERDICTS, ProtocolError, compare, load_protocol
     from meta_eval.report.outputs import OutputPlan, check_format, write_json
     from meta_eval.scoring.cache import open_cache
@@ -692,6 +695,8 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
 
     say = say or _quiet
     started = time.perf_counter()
+    check_resamples(resamples)
+    check_seed(seed)
     protocol_file = [("the --protocol file", Path(name))] if isinstance(name, (str, Path)) and str(name).endswith(
         ".toml") else []
     plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
@@ -809,8 +814,9 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
     :func:`run` chooses its rows (default: every variant but ROUGE's precision and recall; ``"all"``: every one).
 
-    The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, one
-    ``references`` file per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references, source}``.
+    The texts are ``examples`` (:class:`meta_eval.metrics.Example` objects), or line files (``candidates``, a list
+    of ``references`` files, one per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references,
+    source}``.
     ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
     files whose metrics are registered first (``--plugin FILE.py``). ``limit``/``sample`` (with ``seed``): a quick
     trial on the first N examples or N drawn ones (:mod:`judgments.rows`), the output's ``index`` keeping each
@@ -834,10 +840,15 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     if sum(given) != 1:
         raise MetaEvalError("give either --candidates (with --references/--sources line files) or --input "
                             "FILE.jsonl")
+    import os
+
     from meta_eval.judgments.rows import check_choice, select_rows
     from meta_eval.provenance import record
 
     check_choice(limit, sample, seed)
+    if isinstance(references, (str, bytes, os.PathLike)):  # not its characters as file names
+        raise MetaEvalError(f"--references must be a list of paths, one line file per reference "
+                            f"(references=[{references!r}]), not the single path {references!r}")
     output = as_path(output, "--output")
     option_list = selection.option_list(options)
     selection.refuse_set_template(metrics, option_list, "score", "it scores texts, not the rows of a judgment set, "

@@ -62,6 +62,23 @@ def test_latex_table_cannot_run_a_command_from_a_dimension_name(tmp_path):
         assert not line.startswith("\\") or line.startswith(own), line
 
 
+def test_latex_row_name_starting_with_a_bracket_is_not_the_line_breaks_argument(tmp_path):
+    """A row first in its line after ``\\\\`` (or ``\\midrule``) that starts with ``[`` was read as the break's
+    optional length (``\\\\[x]``), one starting with ``*`` as its star: the leading character is braced."""
+    data = _write_set(tmp_path / "mine.jsonl")
+    scores = tmp_path / "s.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
+                      encoding="utf-8")
+    res = runner.invoke(app, ["run", "-j", str(data), "-m", "chrf", "--no-cache", "--format", "latex",
+                              "--scores", f"[x]={scores}", "--scores", f" *y={scores}"])
+    assert res.exit_code == 0, res.output
+    rows = res.stdout.splitlines()
+    assert not [line for line in rows if line.lstrip().startswith(("[", "*"))], res.stdout
+    assert any(line.startswith("{[}x] & ") for line in rows) and any(line.startswith("{*}y & ") for line in rows)
+    assert any(line.startswith("chrf & ") and " & [" in line for line in rows)  # other cells as before
+    assert escape.latex_row(["rouge1-f", "[0.1, 0.2]"]) == "rouge1-f & [0.1, 0.2] \\\\"
+
+
 # -- HTML and Markdown of a published board ------------------------------------------------------------------------
 
 class _Scripts(HTMLParser):
@@ -230,7 +247,7 @@ def test_a_line_break_in_a_name_stays_on_its_line(tmp_path):
 
 # -- properties of the escape functions -----------------------------------------------------------------------------
 
-TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.text("\\{}$&#^_%~<>|`*[]!\n\r\x1b\u2028 abc-",
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.text("\\{}$&#^_%~<>|`*[]!\n\r\x1b\u2028 abc-;",
                                                                        max_size=40)
 _LATEX_ESCAPES = re.compile(r"\\textbackslash\{\}|\\textasciitilde\{\}|\\textasciicircum\{\}|\\textbar\{\}|"
                             r"\\[&%_#${}]|\$<\$|\$>\$|\$\\Delta\$|\$\\tau\$")
@@ -250,10 +267,23 @@ def test_latex_output_holds_only_its_own_escapes(text):
 def test_markdown_output_is_literal_text_on_one_line(text):
     out = escape.markdown(text)
     assert not escape.CONTROL.search(out)
-    rest = re.sub(r"\\[\\`*_\[\]<>|#~]", "", out)
+    rest = re.sub(r"\\[\\`*_\[\]<>|#~&]", "", out)
     assert not set(rest) & set("\\`*_[]<>|#~"), (text, out)
+    unescaped = re.sub(r"\\.", " ", out)  # no entity outside the escapes: &lt; shows as written
+    assert not re.search("&#?[0-9A-Za-z]+;", unescaped), (text, out)
     # unescaped, it is the text with white space runs as one space and control characters shown
     assert re.sub(r"\\(.)", r"\1", out) == escape.terminal(" ".join(text.split()))
+
+
+@pytest.mark.parametrize("name", ["x&amp;", "&lt;script&gt;", "&#60;b&#x3E;", "a & b", "Foster & Freitag"])
+def test_markdown_shows_entities_as_written(name):
+    """An ``&`` starting an entity (``&amp;``, ``&#60;``) is escaped, so CommonMark shows the name as written (it
+    read ``x&amp;`` as ``x&`` and ``&lt;script&gt;`` as ``<script>``); any other ``&`` is left as it was."""
+    from markdown_it import MarkdownIt
+
+    shown = MarkdownIt("commonmark").renderInline(escape.markdown(name))
+    assert shown == name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert ";" in name or escape.markdown(name) == name  # an ordinary "&" as before (the committed boards' READMEs)
 
 
 @settings(max_examples=150, deadline=None)

@@ -99,6 +99,23 @@ def test_errors_are_exceptions_with_the_cli_message_and_code(shared_data, tmp_pa
             progress=False)
 
 
+@pytest.mark.parametrize("call", ["run", "run_protocol", "probe"])
+@pytest.mark.parametrize("resamples", [1, 0, -5, 9, 50.0, True])
+def test_resamples_under_10_are_refused_as_the_command_refuses_them(tmp_path, call, resamples):
+    """``run(..., resamples=1)`` gave the interval (-1.0, -1.0) around 0.0 where ``--resamples 1`` is refused: the
+    library refuses it too, before any loading, with one sentence shared by run, run --protocol and probe."""
+    import meta_eval
+    from meta_eval import MetaEvalError
+    from meta_eval.probe.run import probe
+
+    function = probe if call == "probe" else getattr(meta_eval, call)
+    first = "sms-2019" if call == "run_protocol" else str(tmp_path / "missing.jsonl")  # never loaded
+    with pytest.raises(MetaEvalError, match=rf"^--resamples must be a whole number >= 10, not {resamples!r}$"):
+        function(first, resamples=resamples, data_dir=tmp_path, no_cache=True, progress=False)
+    with pytest.raises(MetaEvalError, match=r"^--permutations must be a whole number >= 10, not 1$"):
+        meta_eval.run(first, permutations=1, data_dir=tmp_path, no_cache=True, progress=False)
+
+
 @pytest.mark.parametrize("metrics", [[], "", " , "])
 def test_a_choice_that_names_no_metric_is_an_error_not_the_default_choice(shared_data, metrics):
     """An empty list (a filter that left nothing) used to run the whole default choice, GloVe metrics included."""
@@ -140,6 +157,21 @@ def test_no_examples_is_said_so():
 
     with pytest.raises(MetaEvalError, match=r"^no examples to score: the input holds none$"):
         score("rouge", examples=[], no_cache=True, progress=False)
+
+
+@pytest.mark.parametrize("as_path", [str, Path])
+def test_score_says_references_are_a_list_of_files(tmp_path, as_path):
+    """``score("bleu", candidates="c.txt", references="r.txt")`` read each character of "r.txt" as a file's name
+    ("s does not exist"): a single path is refused with the form it takes; a list of one file scores."""
+    from meta_eval import MetaEvalError, score
+
+    (tmp_path / "c.txt").write_text("a cat\nthe dog\n")
+    (tmp_path / "r.txt").write_text("a cat sat\nthe dog ran\n")
+    c, r = as_path(tmp_path / "c.txt"), as_path(tmp_path / "r.txt")
+    with pytest.raises(MetaEvalError, match=r"^--references must be a list of paths, one line file per reference "
+                                            r"\(references=\[.*r\.txt.*\]\), not the single path .*r\.txt'\)?$"):
+        score("bleu", candidates=c, references=r, no_cache=True, progress=False)
+    assert len(score("bleu", candidates=c, references=[r], no_cache=True, progress=False).columns["bleu"]) == 2
 
 
 def test_learn_and_score_give_the_cli_documents(shared_data, tmp_path):

@@ -203,6 +203,18 @@ def test_clean_errors(tmp_path, shared_data):
         assert message in r.output and "Traceback" not in r.output, (args, r.output)
 
 
+@pytest.mark.parametrize("given", ["", " , ", [], [" "]])
+def test_an_empty_perturbation_choice_is_refused_not_every_perturbation(tmp_path, given):
+    """``-p ''`` and ``-p ' , '`` ran every perturbation, where ``-m ''`` and ``--variants ''`` are refused: refused
+    too, before any loading (the set does not exist), as in the library call."""
+    with pytest.raises(MetaEvalError, match=r"^--perturbations is empty: name perturbations \(word-swap, .*\), "
+                                            r"families \(fluency, order, content, invariance\) or 'all'$"):
+        probe(str(tmp_path / "missing.jsonl"), "bleu", perturbations=given, no_cache=True, progress=False)
+    if isinstance(given, str):
+        r = _invoke("probe", "-j", str(tmp_path / "missing.jsonl"), "-m", "bleu", "-p", given, "--no-cache")
+        assert r.exit_code == 2 and "error: --perturbations is empty" in r.output, r.output
+
+
 # --- leaderboards ----------------------------------------------------------------------------------------------------
 
 def test_blindspots_section_on_a_board_and_in_the_index(tmp_path, shared_data):

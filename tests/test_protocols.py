@@ -219,6 +219,28 @@ def test_protocol_refuses_flags_it_fixes():
     assert "fixes the set" in res.output and "--level" in res.output
 
 
+@pytest.mark.parametrize("given", [["--format", "md", "--limit", "5", "--plot", "f.png", "--scores-out", "so.jsonl"],
+                                   ["--sample", "3", "--scores", "x=n.jsonl", "--pairwise", "--differences"],
+                                   ["--two-sided", "--correction", "bh", "--control", "system", "--delta-band", "0:1"],
+                                   ["--epsilon", "0.1", "--system-score", "mean", "--spa-seed", "4", "-o", "k=v"]])
+def test_protocol_refuses_every_option_it_does_not_take(tmp_path, given):
+    """Every option ``run --protocol`` would ignore is refused, naming it, before anything runs or is written."""
+    res = CliRunner().invoke(app, ["run", "--protocol", "sms-2019", "--data-dir", str(tmp_path / "no-data"),
+                                   "--output", str(tmp_path / "o.json"), "--resamples", "10", *given])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    dropped = said.split("; drop ", 1)[1].split(" (or run without --protocol)")[0].split(", ")
+    assert sorted(dropped) == sorted("--option" if g == "-o" else g for g in given if g.startswith("-"))
+    assert not any(tmp_path.iterdir())
+
+
+def test_protocol_takes_options_at_their_defaults(tmp_path):
+    """An option given at its default changes nothing, so ``--protocol`` takes it (the run goes on to the set)."""
+    res = CliRunner().invoke(app, ["run", "--protocol", "sms-2019", "--data-dir", str(tmp_path / "no-data"),
+                                   "--format", "table", "--correction", "holm", "--epsilon", "0", "-v"])
+    assert "drop" not in res.output and "fixes the set" not in res.output
+
+
 def test_run_needs_judgments_or_protocol():
     res = CliRunner().invoke(app, ["run"])
     assert res.exit_code == 2 and "--judgments SET" in res.output

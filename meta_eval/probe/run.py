@@ -189,10 +189,13 @@ def select_perturbations(spec: str | Sequence[str] | None, *, swap_possible: boo
     ``invariance``), comma-separated or a list; None or ``all``: every registered one, and ``reference-swap`` where
     ``swap_default`` (an MT set whose rows have two references); named, ``reference-swap`` runs wherever
     ``swap_possible`` (rows with two references). An unknown name raises :class:`MetaEvalError` listing the known
-    ones."""
+    ones, and so does a ``spec`` that names none (``""``, ``" , "``)."""
     known = {**PERTURBATIONS, REFERENCE_SWAP.name: REFERENCE_SWAP}
     swap_named, swap_possible = swap_possible, swap_possible and swap_default
     words = [w.strip() for w in (spec.split(",") if isinstance(spec, str) else spec or ()) if w.strip()]
+    if spec is not None and not words:  # -p '' is not every perturbation, as -m '' is not every metric
+        raise MetaEvalError(f"--perturbations is empty: name perturbations ({', '.join(known)}), families "
+                            f"({', '.join(FAMILIES)}) or 'all'")
     if not words or words == ["all"]:
         words = list(FAMILIES)
         named = set()
@@ -414,7 +417,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
     say = say or _quiet
     started = time.perf_counter()
     check_judgments_argument(judgments)
-    from meta_eval.judgments.rows import check_choice, select_rows
+    from meta_eval.judgments.rows import check_choice, check_resamples, select_rows
 
     check_choice(limit, sample, seed)
     option_list = selection.option_list(options)
@@ -428,8 +431,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         raise MetaEvalError(f"--tolerance must be a number >= 0, not {tolerance!r}")
     if not 0 < confidence < 1:
         raise MetaEvalError(f"the confidence must be in (0, 1), not {confidence!r}")
-    if int(resamples) < 10:
-        raise MetaEvalError(f"--resamples must be >= 10, not {resamples!r}")
+    check_resamples(resamples)
     selection.parse_variants(variants)  # an empty choice fails before any loading
     n_refs = _resolve_references(references)
     if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):

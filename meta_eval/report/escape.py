@@ -5,7 +5,7 @@ Every place that puts such text into an output uses these functions, so that no 
 move the cursor:
 
 - :func:`latex`: a LaTeX text cell or caption; every special character escaped, line breaks and control characters
-  as spaces (no line of the output can start a command).
+  as spaces (no line of the output can start a command); :func:`latex_row` for a table row.
 - :func:`markdown`: GitHub-flavoured Markdown text or a table cell; every character Markdown or HTML could read
   escaped with a backslash, line breaks as spaces; :func:`markdown_code` for a code span, :func:`markdown_url` for a
   link target.
@@ -27,8 +27,8 @@ import html as _html
 import json as _json
 import re
 
-__all__ = ["CONTROL", "html", "html_url", "json_in_html", "latex", "markdown", "markdown_code", "markdown_url",
-           "markup", "terminal", "terminal_console"]
+__all__ = ["CONTROL", "html", "html_url", "json_in_html", "latex", "latex_row", "markdown", "markdown_code",
+           "markdown_url", "markup", "terminal", "terminal_console"]
 
 #: The characters no output may carry raw: C0 controls (line breaks and tabs included), DEL, C1 controls, the line and
 #: paragraph separators and the bidirectional marks, embeddings, overrides and isolates (a name that reverses the
@@ -106,20 +106,37 @@ def latex(text) -> str:
     return _LATEX_RE.sub(lambda m: _LATEX.get(m.group(), " "), str(text))
 
 
+_LATEX_LEAD = re.compile(r"^(\s*)([\[*])")
+
+
+def latex_row(cells) -> str:
+    """``cells`` as a row of a LaTeX tabular, ending in ``\\\\``: each cell escaped (:func:`latex`), and a leading ``[``
+    or ``*`` of the first cell braced (``{[}``), so that it is not read as the optional argument (``\\\\[x]``, a
+    length) or the star of the ``\\\\`` or ``\\midrule`` before it.
+
+    >>> print(latex_row(["[x]", "[0.1, 0.2]"]))
+    {[}x] & [0.1, 0.2] \\\\
+    """
+    return _LATEX_LEAD.sub(r"\1{\2}", " & ".join(latex(c) for c in cells)) + " \\\\"
+
+
 _MD_SPECIAL = "\\`*_[]<>|#~"
+#: an ``&`` that starts an entity or character reference (``&amp;``, ``&#60;``); any other ``&`` is read as itself
+_MD_ENTITY = re.compile("&(?=#?[0-9A-Za-z]+;)")
 
 
 def markdown(text) -> str:
     """``text`` as literal Markdown (GitHub-flavoured), safe in a heading, a paragraph or a table cell: every
     character Markdown or an HTML tag could read (backslash, backtick, ``*``, ``_``, brackets, ``<``, ``>``, ``|``,
-    ``#``, ``~``) is backslash-escaped, line breaks and runs of white space become one space, and other control
-    characters show as escapes (:func:`terminal`, its backslash escaped).
+    ``#``, ``~``, and an ``&`` that would start an entity such as ``&lt;``) is backslash-escaped, line breaks and runs
+    of white space become one space, and other control characters show as escapes (:func:`terminal`, its backslash
+    escaped).
 
-    >>> print(markdown("95% CI (a|b) <i>x</i> *y*"))
-    95% CI (a\\|b) \\<i\\>x\\</i\\> \\*y\\*
+    >>> print(markdown("95% CI (a|b) <i>x</i> *y*"), markdown("&lt;i&gt; & x&amp;"))
+    95% CI (a\\|b) \\<i\\>x\\</i\\> \\*y\\* \\&lt;i\\&gt; & x\\&amp;
     """
     text = terminal(" ".join(str(text).split()))
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
+    return _MD_ENTITY.sub(r"\\&", "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text))
 
 
 def markdown_code(text, in_table: bool = False) -> str:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from meta_eval.report.escape import latex, markdown, markup as escape, terminal
+from meta_eval.report.escape import latex, latex_row, markdown, markup as escape, terminal
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
 
@@ -231,11 +231,11 @@ def render_table(table: RunTable, form: str) -> str:
         spec = "l" * (2 if table.header[0] == "rank" else 1) + "r" * (len(table.header) - (2 if table.header[0]
                                                                                           == "rank" else 1))
         lines = [f"% {latex(table.title)}", f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
-                 " & ".join(latex(c) for c in table.header) + " \\\\", "\\midrule"]
+                 latex_row(table.header), "\\midrule"]
         for i, row in enumerate(table.rows):
             if i == table.ceiling_at:
                 lines.append("\\midrule")
-            lines.append(" & ".join(latex(c) for c in row) + " \\\\")
+            lines.append(latex_row(row))
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
     raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {form!r}")
