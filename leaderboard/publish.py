@@ -633,7 +633,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     from meta_eval.report.outputs import OutputPlan
     from meta_eval.scoring import selection
     from meta_eval.scoring.engines import engine_for
-    from meta_eval.judgments.rows import check_seed
+    from meta_eval.judgments.rows import check_resamples, check_seed
     from meta_eval.task import check_judgments_argument
 
     if not isinstance(judgments, (str, os.PathLike)) and isinstance(judgments, Sequence) and all(
@@ -641,6 +641,7 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         judgments = ",".join(judgments)
     check_judgments_argument(judgments)
     check_seed(seed)  # before any set is loaded, not numpy's error after the scoring
+    check_resamples(resamples)  # >= 10, as the command requires (one draw gives an interval of one value)
     if correlation not in ("spearman", "pearson", "kendall"):
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):

@@ -99,7 +99,7 @@ def test_errors_are_exceptions_with_the_cli_message_and_code(shared_data, tmp_pa
             progress=False)
 
 
-@pytest.mark.parametrize("call", ["run", "run_protocol", "probe"])
+@pytest.mark.parametrize("call", ["run", "run_protocol", "probe", "publish"])
 @pytest.mark.parametrize("resamples", [1, 0, -5, 9, 50.0, True])
 def test_resamples_under_10_are_refused_as_the_command_refuses_them(tmp_path, call, resamples):
     """``run(..., resamples=1)`` gave the interval (-1.0, -1.0) around 0.0 where ``--resamples 1`` is refused: the
@@ -108,10 +108,16 @@ def test_resamples_under_10_are_refused_as_the_command_refuses_them(tmp_path, ca
     from meta_eval import MetaEvalError
     from meta_eval.probe.run import probe
 
-    function = probe if call == "probe" else getattr(meta_eval, call)
+    from meta_eval.leaderboard.publish import publish
+
     first = "sms-2019" if call == "run_protocol" else str(tmp_path / "missing.jsonl")  # never loaded
     with pytest.raises(MetaEvalError, match=rf"^--resamples must be a whole number >= 10, not {resamples!r}$"):
-        function(first, resamples=resamples, data_dir=tmp_path, no_cache=True, progress=False)
+        if call == "publish":  # before the folder is made
+            publish(first, tmp_path / "board", resamples=resamples, data_dir=tmp_path, no_cache=True, progress=False)
+        else:
+            function = probe if call == "probe" else getattr(meta_eval, call)
+            function(first, resamples=resamples, data_dir=tmp_path, no_cache=True, progress=False)
+    assert not (tmp_path / "board").exists()
     with pytest.raises(MetaEvalError, match=r"^--permutations must be a whole number >= 10, not 1$"):
         meta_eval.run(first, permutations=1, data_dir=tmp_path, no_cache=True, progress=False)
 
