@@ -219,7 +219,7 @@ def run(
                    scores_format=scores_format, scores_missing=scores_missing, scores_out=scores_out,
                    plugins=plugin, spa_seed=spa_seed, allow_in_sample=allow_in_sample, variants=variants,
                    correction=correction, plots=plot, pairwise=pairwise, limit=limit, sample=sample,
-                   differences=differences)  # outputs checked; --pairwise, --differences computed once (JSON too)
+                   differences=differences, two_sided=two_sided)  # --pairwise, --differences: once (JSON too)
     print_run(result, out, err, form=form, two_sided=two_sided, verbose=verbose)
     notes = out if form == "table" else err
     for name, reason in result.failed:

@@ -198,8 +198,13 @@ class RunResult:
     """The intervals of ``differences=True`` (``--differences``): variant -> the bootstrap interval of its statistic
     minus the baseline's (:meth:`difference_intervals`, computed once by the run), for the table's column and the
     JSON (each result's ``difference_vs_baseline``, :meth:`difference_entries`); None when not asked for."""
+    two_sided: bool = False
+    """``two_sided=True`` (``--two-sided``): the JSON records the two-sided p-values against the baseline
+    (:meth:`two_sided_pvalues_vs_baseline`, each result's ``p_vs_baseline_two_sided``) and adjusts them, as the
+    table and the reading line show them."""
     _matrices: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     """:meth:`pvalue_matrix`'s tests by (resamples, seed), before any correction: each runs once."""
+    _other_tails: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def words(self):
@@ -257,7 +262,8 @@ class RunResult:
         from meta_eval import stats
         from meta_eval.scoring.runner import shared_totals
 
-        adjusted = self.adjusted_pvalues_vs_baseline()
+        adjusted = self.adjusted_pvalues_vs_baseline(self.two_sided)  # what the stars of the table read
+        both = self.two_sided_pvalues_vs_baseline() if self.two_sided and self.baseline else None
         differences = self.difference_entries()
         return {"judgments": self.judgments, "subset": self.subset, "human": self.human,
                 "human_chosen_because": self.human_chosen_because, "n": self.n,
@@ -276,8 +282,10 @@ class RunResult:
                 "imported": self.imported, "rows_without_imported_score": self.rows_without_imported_score,
                 "unparsed": self.unparsed,
                 "multiple_comparisons": {"correction": self.correction, "alpha": self.alpha,
-                                         "vs_baseline": self.baseline_family if self.baseline else None},
+                                         "vs_baseline": self.baseline_family if self.baseline else None,
+                                         "sides": "two-sided" if self.two_sided else "one-sided"},
                 "results": [{**r.as_dict(), "p_adjusted_vs_baseline": adjusted[r.metric],
+                             **({"p_vs_baseline_two_sided": both.get(r.metric)} if both is not None else {}),
                              **self.fit_checks.get(r.metric, {}),
                              **({"alpha_with_metric": self.alpha_with_metric.get(r.metric)}
                                 if self.alpha_with_metric is not None else {}),
@@ -373,14 +381,55 @@ class RunResult:
         from meta_eval.stats.clusters import adjust_pvalues, zero_bound
 
         raw, resolution = self.pvalues_vs_baseline, self.zero_resolution
-        if two_sided:  # the one-sided bound first: a two-sided 0 stands for 2/B
-            tails = None if self.setting["test"] == "williams" else self.resamples
-            raw = {v: None if p is None else _two_sided(float(zero_bound(p, resolution)), tails)
+        if two_sided:  # each tail's 0 as its bound first: a two-sided 0 stands for 2/B
+            other = self._other_tail()
+            raw = {v: None if p is None else min(1.0, 2 * min(float(zero_bound(p, resolution)),
+                                                              float(zero_bound(other[v], resolution))))
                    for v, p in raw.items()}
         tested = [v for v, p in raw.items() if p is not None and np.isfinite(p)]
         adjusted = adjust_pvalues([raw[v] for v in tested], self.correction, resolution) if tested else []
         out: dict[str, float | None] = {v: None for v in raw}
         out.update({v: float(a) for v, a in zip(tested, adjusted)})
+        return out
+
+    def two_sided_pvalues_vs_baseline(self) -> dict[str, float | None]:
+        """Per variant, the two-sided p-value against the baseline: twice the smaller of the two one-sided tails, at
+        most 1. For a permutation test the other tail is counted, not guessed: the test of the baseline against the
+        variant from the same seed (:func:`meta_eval.stats.versus`; the canonical order of a pair makes it the
+        other tail of the same resamples, as :meth:`pvalue_matrix` has it); for Williams's exact test it is 1 - p."""
+        other = self._other_tail()
+        return {v: None if p is None else min(1.0, 2 * min(p, other[v])) for v, p in self.pvalues_vs_baseline.items()}
+
+    def _other_tail(self) -> dict[str, float | None]:
+        """Per variant, the one-sided p-value that the baseline beats it (computed once)."""
+        if self._other_tails is None:
+            raw = self.pvalues_vs_baseline
+            if self.setting["test"] == "williams":
+                self._other_tails = {v: None if p is None else 1.0 - p for v, p in raw.items()}
+            else:
+                self._other_tails = self._reverse_tests([v for v, p in raw.items() if p is not None])
+                self._other_tails.update({v: None for v, p in raw.items() if p is None})
+        return self._other_tails
+
+    def _reverse_tests(self, variants: list[str]) -> dict[str, float]:
+        """The run's test of the baseline against each of ``variants`` (the grids and options of the run)."""
+        from meta_eval import stats
+
+        names, X, Z = self._grids(valued_only=True)
+        base = X[names.index(self.baseline)]
+        seed = self.setting.get("seed") or 0
+        groups = self._pooled_groups()
+        out = {}
+        for v in variants:
+            if groups:
+                from meta_eval.stats.pooled import pooled_versus
+
+                out[v] = float(pooled_versus(base, X[names.index(v)], Z, groups, self.statistic, self.resamples,
+                                             seed))
+            else:
+                out[v] = float(stats.versus(base, X[names.index(v)], Z, self.statistic, self.level,
+                                            n_resamples=self.resamples, seed=seed, epsilon=self.epsilon,
+                                            n_permutations=self.permutations, spa_seed=self.spa_seed))
         return out
 
     @property

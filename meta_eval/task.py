@@ -110,7 +110,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         plugins: Sequence[str | Path] = (), spa_seed: int | None = None, allow_in_sample: bool = False,
         variants: str | Sequence[str] | None = None,
         correction: str = "holm", plots: Sequence[str | Path] = (), pairwise: bool = False,
-        limit: int | None = None, sample: int | None = None, differences: bool = False):
+        limit: int | None = None, sample: int | None = None, differences: bool = False, two_sided: bool = False):
     """Meta-evaluate metrics on a judgment set: ``meta-eval run`` as a function.
 
     Parameters
@@ -196,6 +196,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         :meth:`RunResult.difference_intervals`, kept as :attr:`RunResult.differences`), in the JSON as each
         result's ``difference_vs_baseline`` ``{"value", "ci"}``; refused before any scoring on a categorical or
         pairwise property.
+    two_sided : bool
+        A graded property: the tests against the baseline are two-sided (``--two-sided``; twice the smaller tail,
+        the other tail counted: :meth:`RunResult.two_sided_pvalues_vs_baseline`), so the JSON's
+        ``p_adjusted_vs_baseline`` and each result's ``p_vs_baseline_two_sided`` are what the table shows.
 
     Returns
     -------
@@ -277,7 +281,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
                     allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
                     asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs,
-                    differences=differences)
+                    differences=differences, two_sided=two_sided)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -298,7 +302,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
          allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
-         pairwise=False, rows=(None, None), plan=None, differences=False):
+         pairwise=False, rows=(None, None), plan=None, differences=False, two_sided=False):
     from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
@@ -505,6 +509,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     if unresolved:  # too few resamples for the family: every cluster merges (meta_eval.stats.clusters)
         result.warnings.append({"kind": "unresolved", "message": unresolved})
     result.differences = result.difference_intervals() if differences else None
+    result.two_sided = bool(two_sided)
     result.wall_seconds = time.perf_counter() - started
     if output is not None:
         write_json(output, result.to_dict())

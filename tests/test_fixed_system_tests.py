@@ -146,3 +146,40 @@ def test_a_variants_summary_n_counts_the_documents_it_averages(shared_data):
             n[v] = row.n
     assert n == {"rouge1-f": 492, "rouge2-f": 489}
     assert result.to_dict()["results"][[r["metric"] for r in result.to_dict()["results"]].index("rouge2-f")]["n"] == 489
+
+
+def test_two_sided_p_values_count_the_other_tail_and_the_json_has_them(shared_data, tmp_path):
+    """--two-sided guessed the other tail as 1 - p + 1/(B+1); it is the count of resamples <= the observed
+    difference, the matrix entry P[baseline, variant] of the same draws. The JSON wrote one-sided adjusted
+    p-values beside a two-sided table."""
+    import json
+
+    from meta_eval import run
+    from meta_eval.report.tables import run_table
+    from meta_eval.stats.clusters import adjust_pvalues
+
+    out = tmp_path / "r.json"
+    result = run("summeval", "rouge,bleu", level="summary", resamples=100, two_sided=True, pairwise=True,
+                 no_cache=True, progress=False, data_dir=shared_data, output=out)
+    matrix, b = result.pvalue_matrix(), None
+    b = matrix.variants.index("rougeL-f")
+    both = result.two_sided_pvalues_vs_baseline()
+    for i, v in enumerate(matrix.variants):
+        if i != b:
+            assert both[v] == min(1.0, 2 * min(matrix.p[i, b], matrix.p[b, i])), v
+    assert both["rouge2-f"] == pytest.approx(0.10) and both["bleu"] == pytest.approx(0.16)  # were 0.12 and 0.18
+    doc = json.loads(out.read_text())
+    assert doc["multiple_comparisons"]["sides"] == "two-sided"
+    tested = [r["metric"] for r in doc["results"] if r["metric"] != "rougeL-f"]
+    by = {r["metric"]: r for r in doc["results"]}
+    assert [by[v]["p_vs_baseline_two_sided"] for v in tested] == [both[v] for v in tested]
+    holm = adjust_pvalues([both[v] for v in tested], "holm", 100)
+    assert [by[v]["p_adjusted_vs_baseline"] for v in tested] == pytest.approx(list(holm))
+    shown = {row[0]: row[-1] for row in run_table(result, two_sided=True).rows}
+    assert shown["rouge2-f"].startswith("0.100") and shown["bleu"].startswith("0.160")
+    # Williams (global level): exact, the other tail is 1 - p
+    glob = run("summeval", "rouge,bleu", level="global", two_sided=True, no_cache=True, progress=False,
+               data_dir=shared_data)
+    for v, p in glob.pvalues_vs_baseline.items():
+        if p is not None:
+            assert glob.two_sided_pvalues_vs_baseline()[v] == pytest.approx(min(1.0, 2 * min(p, 1 - p)), abs=1e-15)

@@ -54,17 +54,17 @@ def plain(value, style: str = "") -> Text:
 FORMATS = ("table", "csv", "md", "latex")
 
 
-def fmt_p(p: float | None, n_resamples: int | None = None) -> str:
+def fmt_p(p: float | None, n_resamples: int | None = None, tails: int = 1) -> str:
     """A p-value as printed: ``< 1/(B+1)`` (e.g. ``< 0.001``) when a permutation test with ``n_resamples`` B found
-    no resample as extreme (its resolution), else as :func:`fmt`.
+    no resample as extreme (its resolution; ``tails`` 2, a two-sided p: ``< 2/(B+1)``), else as :func:`fmt`.
 
-    >>> fmt_p(0.000999, 1000), fmt_p(0.0312, 1000), fmt_p(2e-8)
-    ('< 0.001', '0.031', '2.0e-08')
+    >>> fmt_p(0.000999, 1000), fmt_p(0.0312, 1000), fmt_p(2e-8), fmt_p(0.0, 20, tails=2)
+    ('< 0.001', '0.031', '2.0e-08', '< 0.095')
     """
     if p is None:
         return "-"
-    if n_resamples and p <= 1 / (n_resamples + 1) + 1e-12:
-        return f"< {1 / (n_resamples + 1):.2g}"
+    if n_resamples and p <= tails / (n_resamples + 1) + 1e-12:
+        return f"< {tails / (n_resamples + 1):.2g}"
     return fmt(p)
 
 
@@ -84,8 +84,6 @@ class RunTable:
 def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None = None,
               differences: dict | None = None) -> RunTable:
     """Build the table of :func:`print_run` from a :class:`~meta_eval.results.RunResult`."""
-    from meta_eval.results import two_sided as to_two_sided
-
     setting, statistic, level = result.setting, result.statistic, result.level
     correlations = ("spearman", "pearson", "kendall")
     williams = setting["test"] == "williams"
@@ -93,7 +91,6 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     units = words.units
     what = f"{statistic} correlation" if statistic in correlations else statistic
     baseline, results, ceiling = result.baseline, result.results, result.ceiling
-    resolution = None if williams else result.resamples
     from meta_eval.stats import zero_resolution
 
     zero = zero_resolution(result.setting["test"], result.resamples)  # a p of 0: p < 1/(zero + 1); SPA: its block
@@ -125,14 +122,15 @@ def run_table(result, *, two_sided: bool = False, ranks: dict[str, int] | None =
     rows, styles = [], []
     adjusted = _adjusted(result, two_sided)  # the stars read the p-values of the run's correction
     entries = result.difference_entries(differences) if differences else {}
+    both = result.two_sided_pvalues_vs_baseline() if two_sided and baseline else {}  # the other tail counted
     for r in results:
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
-            p = to_two_sided(p, resolution)
+            p = both.get(r.metric)
         star = stars(adjusted.get(r.metric)) if r.metric != baseline else ""
         base_value = result.values.get(baseline) if baseline else None
         better = bool(star) and r.value is not None and base_value is not None and r.value > base_value
-        last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, zero)} {star}".strip()
+        last = "(baseline)" if r.metric == baseline else f"{fmt_p(p, zero, 2 if two_sided else 1)} {star}".strip()
         if r.metric in (getattr(result, "in_sample", None) or {}).get("tests_withheld", ()):
             last = "withheld (in-sample)"
         row = ([str(ranks.get(r.metric, "-"))] if ranks else []) + [r.metric]
@@ -277,14 +275,11 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     together, :func:`top_variants`), whether that is significant against the baseline (none is claimed for an
     in-sample learned variant unless the run allowed it), how many variants share the top cluster, and how far it is
     from the human ceiling."""
-    from meta_eval.results import two_sided as to_two_sided
-
     tied, same = top_variants(result)
     if not tied:
         return None
     best = tied[0]
     williams = result.setting["test"] == "williams"
-    resolution = None if williams else result.resamples
     from meta_eval.stats import zero_resolution
 
     zero = zero_resolution(result.setting["test"], result.resamples)
@@ -310,13 +305,13 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
             continue
         p = r.williams_p_vs_baseline if williams else r.perm_p_vs_baseline
         if two_sided:
-            p = to_two_sided(p, resolution)
+            p = result.two_sided_pvalues_vs_baseline().get(r.metric)
         if p is not None:
             q = adjusted.get(r.metric, p)
             q = p if q is None else q
             verdict = "significantly better than" if q <= 0.05 else "not significantly better than"
             verdicts.append(((f"{r.metric} " if len(tied) > 1 else ""), verdict,
-                             fmt_p(p, zero) + _after(result, q, p, zero)))
+                             fmt_p(p, zero, 2 if two_sided else 1) + _after(result, q, p, zero)))
     if withheld:
         own = all(n in in_sample.get("variants", ()) for n in withheld)
         who = ("it is" if len(withheld) == 1 else "they are") if own else f"the baseline {result.baseline} is"
