@@ -744,7 +744,7 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                       tables) for name in given]
     distinct_sets(given, [p["categorical"][0] if "categorical" in p else p["jset"] for p in plans])
     blocks = []
-    for plan in plans:
+    for text, plan in zip(given, plans):
         if "categorical" in plan:  # labels: meta-eval run's statistics (leaderboard.judge_board), chosen and scored
             from meta_eval.leaderboard.judge_board import categorical_set
 
@@ -752,10 +752,22 @@ def publish_blocks(judgments: str, metrics, variants, options, resamples, seed, 
                 *plan["categorical"], metrics=metrics, variants=variants, options=options, resamples=resamples,
                 seed=seed, alpha=alpha, correction=correction, data_dir=data_dir, cache=cache, no_cache=no_cache,
                 batch_size=batch_size, engine=engine, progress=progress, say=say))
-            continue
-        blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
-                                    batch_size, engine, progress, say))
+        else:
+            blocks.append(_scored_block(plan, resamples, seed, correlation, alpha, correction, cache, no_cache,
+                                        batch_size, engine, progress, say))
+        file_digest(blocks[-1], text)
     return blocks
+
+
+def file_digest(block: dict, given: str) -> None:
+    """A set published from a file gets ``file_sha256``, the SHA-256 of the file's bytes (a board records a set's
+    name, never a local path): ``leaderboard probe -j FILE`` checks it, so no other file of that name is probed as
+    the board's set. A built-in set (pinned by the data's own SHA-256) gets none."""
+    from meta_eval import judgments as judgment_sets
+    from meta_eval.provenance import digest
+
+    if given.split(":", 1)[0] not in judgment_sets.BUILTIN:
+        block["file_sha256"] = digest(given)
 
 
 def distinct_sets(given: Sequence[str], sets: Sequence) -> None:

@@ -131,3 +131,20 @@ def test_the_credential_advice_names_how_probe_takes_a_built_in_set():
 
     assert _probe_source({"judgments": "wmt21-mqm-ted", "subset": "en-de"}) == "-j wmt21-mqm-ted --subset en-de"
     assert _probe_source({"judgments": "mine", "subset": "all"}) == "-j FILE (the file of set mine)"
+
+
+def test_a_board_probes_only_the_file_it_was_published_from(tmp_path):
+    """A board records a set's name, never its path: ``-j`` gives the file. Any file of that stem was accepted (a
+    board of 30 rows showed blind spots of another file's rows); the board now records the file's SHA-256."""
+    import hashlib
+
+    data, board = _board(tmp_path, "rouge")
+    doc = json.loads((board / "results.json").read_text())
+    assert doc["sets"][0]["file_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    (tmp_path / "elsewhere").mkdir()
+    other = small_set(tmp_path / "elsewhere" / "mine.jsonl", rows=12)  # the same set name, other rows
+    done = _probe(board, "-j", str(other))
+    assert done.exit_code == 2
+    assert _flat(done.output).startswith(f"error: -j {other}: not the file the board's set 'mine' was published from")
+    assert not (board / "blindspots.json").exists()
+    assert _probe(board, "-j", str(data)).exit_code == 0

@@ -194,6 +194,7 @@ def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> d
     set's name, since a board records the name only, never a local path. A set from a file without one, or a file
     that is none of the board's sets, is a :class:`MetaEvalError` saying what to give."""
     from meta_eval import judgments as judgment_sets
+    from meta_eval.provenance import digest
 
     files: dict[str, str] = {}
     for given in [j.strip() for j in (judgments or "").split(",") if j.strip()]:
@@ -213,6 +214,11 @@ def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> d
         if name.split(":", 1)[0] in judgment_sets.BUILTIN:  # by its name and the board's subset, whatever -j says
             sources[(name, subset)] = (name, subset)
         elif name in files:
+            published = block.get("file_sha256")
+            if published is not None and digest(files[name]) != published:
+                raise MetaEvalError(f"-j {files[name]}: not the file the board's set {name!r} was published from "
+                                    f"(its SHA-256 differs from the board's file_sha256 {published[:12]}...); give "
+                                    "the file the board was published from, or publish the board again")
             sources[(name, subset)] = (files[name], None)
         else:
             hint = [w for w in _command_sets(board.get("command", "")) if Path(w).name.split(".")[0] == name]
