@@ -440,3 +440,19 @@ def test_english_rules_are_not_run_on_a_german_set(shared_data):
 
     assert get("negation").written_for("en") and get("negation").written_for(None)
     assert get("typos").written_for("de")
+
+
+def test_a_quick_trials_rows_are_in_the_probe_signature(shared_data):
+    """--limit/--sample choose the rows whose items are probed: the signature said only ``items:1-of-2`` for the
+    first 30 rows of summeval's 1,600, as if the whole set had been offered."""
+    from meta_eval.probe.run import probe
+
+    first = probe("summeval", "rouge", perturbations="casing", limit=30, max_items=1, resamples=20, no_cache=True,
+                  progress=False, data_dir=shared_data)
+    assert "|rows:first-30-of-1600|items:1-of-2|" in first.signature
+    drawn = probe("summeval", "rouge", perturbations="casing", sample=30, resamples=20, no_cache=True,
+                  progress=False, data_dir=shared_data)
+    assert "|rows:sample-30-seed-0-of-1600|" in drawn.signature and first.to_dict()["probe"] == first.signature
+    whole = probe("summeval", "rouge", perturbations="casing", max_items=2, resamples=20, no_cache=True,
+                  progress=False, data_dir=shared_data)
+    assert "rows:" not in whole.signature

@@ -287,9 +287,16 @@ class ProbeResult:
                 f"perturbations:{perts}|meta-eval:{package_version('meta-eval')}")
 
     def _items_part(self) -> str:
+        """``rows:`` a quick trial's rows (``--limit``/``--sample``, whose items are those of the rows kept), then
+        ``items:`` the items probed of those offered, where fewer (``--max-items``)."""
+        rows = ""
+        if self.rows:
+            chosen = f"first-{self.rows['limit']}" if self.rows.get("limit") is not None else \
+                f"sample-{self.rows['sample']}-seed-{self.rows['seed']}"
+            rows = f"rows:{chosen}-of-{self.rows['of']}|"
         if self.n_candidates > self.n_items:
-            return f"items:{self.n_items}-of-{self.n_candidates}|"
-        return ""
+            return f"{rows}items:{self.n_items}-of-{self.n_candidates}|"
+        return rows
 
     def cell(self, variant: str, perturbation: str) -> dict:
         """The cell of ``variant`` under ``perturbation`` (KeyError if it was not probed)."""
