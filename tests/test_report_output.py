@@ -140,17 +140,26 @@ def test_plot_option_of_run(shared_data, tmp_path):
 
 
 def test_json_unchanged_by_the_new_options(system_run, shared_data, tmp_path):
-    """The options change what is printed, not the results document (no new key unless asked)."""
-    out = tmp_path / "r.json"
-    res = runner.invoke(app, ["run", "-j", "chaganty", "-m", "rouge,chrf", "--level", "system", "--resamples", "200",
-                              "--format", "md", "--two-sided", "--data-dir", str(shared_data), "--no-cache",
-                              "--output", str(out)])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(out.read_text())
+    """--format changes what is printed, not the results document; --two-sided changes only the p-values against
+    the baseline the stars read (each result's p_adjusted_vs_baseline, two-sided, and p_vs_baseline_two_sided), so
+    that the JSON says what the table shows."""
+    out, two = tmp_path / "r.json", tmp_path / "two.json"
+    for path, extra in ((out, []), (two, ["--two-sided"])):
+        res = runner.invoke(app, ["run", "-j", "chaganty", "-m", "rouge,chrf", "--level", "system", "--resamples",
+                                  "200", "--format", "md", *extra, "--data-dir", str(shared_data), "--no-cache",
+                                  "--output", str(path)])
+        assert res.exit_code == 0, res.output
+    doc, sides = json.loads(out.read_text()), json.loads(two.read_text())
     mine = system_run.to_dict()
     for key in ("results", "ceiling", "level_warning", "resampling"):
         assert doc[key] == mine[key]
     assert np.isfinite([r["value"] for r in doc["results"] if r["value"] is not None]).all()
+    assert (doc["multiple_comparisons"]["sides"], sides["multiple_comparisons"]["sides"]) == ("one-sided", "two-sided")
+    moved = {"p_adjusted_vs_baseline", "p_vs_baseline_two_sided"}
+    assert [{k: v for k, v in r.items() if k not in moved} for r in sides["results"]] == \
+        [{k: v for k, v in r.items() if k not in moved} for r in doc["results"]]
+    assert all("p_vs_baseline_two_sided" in r and "p_vs_baseline_two_sided" not in d
+               for r, d in zip(sides["results"], doc["results"]))
 
 
 def test_help_names_every_built_in_set():
