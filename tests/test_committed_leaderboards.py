@@ -21,6 +21,7 @@ import pytest
 import conftest
 from meta_eval import judgments
 from meta_eval.leaderboard.publish import SCHEMA, set_results
+from meta_eval.stats import zero_resolution
 from meta_eval.stats.clusters import significance_clusters
 from meta_eval.scoring.runner import score_examples
 from meta_eval.scoring.selection import build as _build, metric_config as _metric_config
@@ -146,7 +147,8 @@ def test_committed_numbers_match_a_fresh_run(board, shared_data):
                 corr = {r["variant"]: r["r"] for r in b["results"]}
                 P = np.array([[np.nan if x is None else x for x in row] for row in pw["p"]], dtype=float)
                 ranks, _ = significance_clusters(pw["variants"], [corr[v] for v in pw["variants"]], P,
-                                                 alpha=pw["alpha"], correction=pw["correction"])
+                                                 alpha=pw["alpha"], correction=pw["correction"],
+                                                 n_resamples=zero_resolution(pw["test"], b["n_resamples"]))
                 assert dict(ranks) == {r["variant"]: r["rank"] for r in b["results"]}
         assert checked > 0
     conftest.require(not unchecked, f"the extras of the cheap metrics of {', '.join(unchecked)}",

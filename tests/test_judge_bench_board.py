@@ -60,7 +60,7 @@ def test_every_number_of_the_board_is_meta_eval_runs(shared_data, tmp_path):
     meta = doc["meta_evaluation"]
     metrics, options = _command_options(doc["command"])
     common = ["-m", metrics, *options, "--data-dir", str(shared_data), "--resamples", str(meta["n_resamples"]),
-              "--seed", str(meta["seed"])]
+              "--seed", str(meta["seed"]), "--correction", meta["correction"]]  # the board's rule (bh)
     checked = 0
     for s in doc["sets"]:
         args = ["-j", s["judgments"], "--human", s["human"], *common]
@@ -160,7 +160,8 @@ def test_publishing_a_label_set_again_gives_the_boards_block(shared_data, tmp_pa
     metrics, options = _command_options(doc["command"])
     out = tmp_path / "board"
     res = runner.invoke(app, ["leaderboard", "publish", "-j", "judge-bench:llmbar-natural", "-m", metrics, *options,
-                              "--out", str(out), "--cache", str(tmp_path / "c.sqlite")], env={"COLUMNS": "250"})
+                              "--correction", doc["meta_evaluation"]["correction"], "--out", str(out), "--cache",
+                              str(tmp_path / "c.sqlite")], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     (fresh,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["sets"]
     assert fresh["levels"] == committed["levels"]
