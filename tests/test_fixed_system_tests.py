@@ -183,3 +183,21 @@ def test_two_sided_p_values_count_the_other_tail_and_the_json_has_them(shared_da
     for v, p in glob.pvalues_vs_baseline.items():
         if p is not None:
             assert glob.two_sided_pvalues_vs_baseline()[v] == pytest.approx(min(1.0, 2 * min(p, 1 - p)), abs=1e-15)
+
+
+def test_pooled_system_accuracy_of_fixed_scores_swaps_systems():
+    """The pooled system-level accuracy (language pairs pooled, WMT21-23) had the same cell swaps: two metrics of
+    close accuracy, fixed system scores, p 0.003; swapping whole systems' scores gives 0.087."""
+    from meta_eval.stats.pooled import pooled_pvalue_matrix, pooled_versus
+
+    rng = np.random.default_rng(0)
+    D, S = 8, 10
+    Z = rng.normal(size=(D, S)) + np.linspace(0, 2, S)
+    z = Z.mean(axis=0)
+    A, B = _fixed(z + rng.normal(scale=0.8, size=S), D), _fixed(z + rng.normal(scale=0.8, size=S), D)
+    groups = ["en-de"] * 5 + ["zh-en"] * 5
+    P = pooled_pvalue_matrix(np.stack([A, B]), Z, groups, "accuracy", 300, 0)
+    assert P[0, 1] == pooled_versus(A, B, Z, groups, "accuracy", 300, 0) == pytest.approx(26 / 300)
+    # a metric of row scores against another keeps the cell swaps (PERM-BOTH within groups)
+    rows = Z + rng.normal(size=Z.shape)
+    assert fixed_system_pair(np.stack([rows, Z + rng.normal(size=Z.shape)]), Z, "system", None)[1] is Z

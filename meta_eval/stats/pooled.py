@@ -93,7 +93,7 @@ from meta_eval.scoring.chunks import run_chunks
 from meta_eval.stats.pairwise import _CHUNK, _accuracy, _calibrate, _diffs, _human, _offset_diffs, _pair_index
 from meta_eval.stats.resampling import (_TIE_TOL, _draw_indices, _fresh, _metric_stack, _pair,
                                         _positive_int, _reversed, _rng, _standardize, _swap_masks, _system_means,
-                                        percentile_interval, snap)
+                                        fixed_system_pair, percentile_interval, snap)
 
 __all__ = ["STATISTICS", "PooledEstimate", "pooled_point", "pooled_samples", "pooled_interval", "pooled_versus",
            "pooled_pvalue_matrix", "pooled_describe"]
@@ -366,14 +366,15 @@ def _counts(pair: np.ndarray, Z: np.ndarray, g: _Groups, statistic: str, eps2: n
         keep_b = rng.binomial(n_b, 0.5, size=(n_resamples, 1))
         delta = ((2 * keep_a - n_a) - (2 * keep_b - n_b)) @ weight
         return (int((delta >= observed - _TIE_TOL).sum()), int((delta <= observed + _TIE_TOL).sum()), n_resamples)
+    if swaps is None:
+        swaps = rng.random((n_resamples, *Z.shape)) < 0.5
+    pair, Z, swaps = fixed_system_pair(pair, Z, "system", swaps)  # fixed system scores: swap whole systems
     pair = np.stack([_standardize_groups(pair[0], g), _standardize_groups(pair[1], g)])
     values = _score(_pooled_diffs(pair, g)[:, None], _pooled_diffs(Z[None], g), statistic)[0][:, 0]
     observed = float(values[0] - values[1])
     if np.isnan(observed):
         raise ValueError("the pooled system-level accuracy is undefined (no group has a valid pair)")
     n_docs, n_systems = Z.shape
-    if swaps is None:
-        swaps = rng.random((n_resamples, n_docs, n_systems)) < 0.5
     step = max(1, _CHUNK // (2 * n_docs * n_systems))
     delta = np.concatenate(run_chunks(f"permutations (pooled system {statistic})", _swap_chunk,
                                       (pair, Z, g, statistic),
