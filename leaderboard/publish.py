@@ -685,9 +685,22 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         except PublishError as exc:
             raise MetaEvalError(str(exc), code=1) from None
         board.written()
+        unresolved(doc, say)
     finally:
         board.__exit__(None, None, None)
     return doc
+
+
+def unresolved(doc: dict, say) -> None:
+    """One warning when some blocks' clusters could separate no pair (their ``pairwise.resolution_note``: too few
+    resamples for the correction over all pairs), naming how many and the first note."""
+    notes = [(f"{s['judgments']} ({s['subset']}) {b['level']} {b.get('statistic') or b.get('correlation')}",
+              b["pairwise"]["resolution_note"]) for s in doc["sets"] for b in s["levels"]
+             if b.get("pairwise") and b["pairwise"].get("resolution_note")]
+    if notes and say is not None:
+        blocks = sum(1 for s in doc["sets"] for b in s["levels"] if b.get("pairwise"))
+        say("err", f"warning: in {len(notes)} of the {blocks} blocks with clusters no pair can be separated (every "
+                   f"variant shares one cluster); {notes[0][0]}: {notes[0][1]}")
 
 
 def imported_tables(names: str, scores: Sequence[str], fmt: str | None) -> dict[str, list]:

@@ -76,7 +76,11 @@ def test_run_warns_before_the_table_and_no_zero_splits_a_cluster(shared_data):
 
 def test_a_board_records_the_note_and_its_full_command(tmp_path):
     data, board = small_set(tmp_path / "mine.jsonl"), tmp_path / "board"
-    publish(str(data), board, "rouge", resamples=20, no_cache=True, progress=False)
+    said = []
+    publish(str(data), board, "rouge", resamples=20, no_cache=True, progress=False,
+            say=lambda channel, text: said.append(text))
+    (warning,) = [t for t in said if t.startswith("warning: in ")]
+    assert "blocks with clusters no pair can be separated" in warning and "from 20 resamples" in warning
     doc = json.loads((board / "results.json").read_text())
     assert "--resamples 20" in doc["command"] and "--correction" not in doc["command"]  # holm is the default
     blocks = [b for b in doc["sets"][0]["levels"] if b["pairwise"] and b["pairwise"]["test"] != "williams"]
