@@ -387,7 +387,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         shown_too=scatter.values())  # a variant named for a figure is shown, as an explicit baseline is
     planned = [v for m in chosen for v in m.variants] + [v for imp in imported for v in imp.table.variants]
     for option, variant in (({"--baseline": baseline} if baseline is not None else {}) | scatter).items():
-        check_planned(option, variant, planned)  # before the scoring, not after it
+        check_planned(option, variant, planned, skipped)  # before the scoring, not after it
     from meta_eval.stats.resampling import check_resample_memory
 
     n_variants = sum(len(m.variants) for m in chosen) + sum(len(imp.table.variants) for imp in imported)
@@ -523,10 +523,11 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
     return result
 
 
-def check_planned(option: str, variant: str, planned: Sequence[str]) -> None:
+def check_planned(option: str, variant: str, planned: Sequence[str], skipped: Sequence = ()) -> None:
     """Raise :class:`~meta_eval.errors.MetaEvalError` (before any scoring) when ``variant``, named by ``option``
     (``--baseline``, ``--plot scatter=VARIANT:FILE:``), is none of the variants the chosen metrics will score
-    (``planned``, the hidden ones included: a named variant is shown), with the close names and the variants."""
+    (``planned``, the hidden ones included: a named variant is shown), with the close names, the variants and the
+    chosen metrics that cannot run here (``skipped``: (name, reason), e.g. an extra not installed)."""
     if variant in planned:
         return
     from difflib import get_close_matches
@@ -534,7 +535,9 @@ def check_planned(option: str, variant: str, planned: Sequence[str]) -> None:
     close = get_close_matches(variant, planned, n=3, cutoff=0.5)
     raise MetaEvalError(f"{option} {variant!r} is not a variant of the chosen metrics"
                         + (f" (did you mean {', '.join(close)}?)" if close else "") + "; their variants: "
-                        + (", ".join(planned) or "none") + " (-m chooses the metrics)")
+                        + (", ".join(planned) or "none") + " (-m chooses the metrics)"
+                        + ("; not run here: " + "; ".join(f"{name}: {why}" for name, why in skipped) if skipped
+                           else ""))
 
 
 def drop_rows(jset, scoring):

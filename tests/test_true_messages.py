@@ -42,6 +42,17 @@ def test_a_baseline_typo_is_reported_before_any_scoring_with_the_closest_variant
     assert not cache.exists()  # nothing was scored
 
 
+def test_a_baseline_of_a_metric_that_cannot_run_here_says_why(shared_data):
+    """In a base install (no sacrebleu) ``-m ter,bleu --baseline ter`` said only "their variants: none"; the message
+    now names the chosen metrics that cannot run and why (here: ROUGE on German candidates)."""
+    done = runner.invoke(app, ["run", "-j", "wmt23", "--subset", "en-de", "-m", "rouge,chrf", "--baseline", "rougeL-f",
+                               "--level", "system", "--data-dir", str(shared_data), "--no-cache"])
+    assert done.exit_code == 2
+    text = _flat(done.output)
+    assert "--baseline 'rougeL-f' is not a variant of the chosen metrics; their variants: chrf" in text
+    assert "; not run here: rouge: wmt23's candidates are de" in text
+
+
 def test_an_unknown_metric_gets_the_closest_names():
     with pytest.raises(UnknownMetricError, match=r"unknown metric 'rogue' \(did you mean rouge"):
         create("rogue")
