@@ -102,9 +102,9 @@ def tie_rank(alpha: float) -> tuple[float, float]:
     A tie is common, not a corner case: a model of one feature predicts a positive multiple of it plus a constant
     whatever alpha, so its correlation within every inner fold is the same for every alpha. Taking the largest
     alpha then (the old rule, "the simpler model") shrank the slope towards 0 (by n / (n + alpha) on n
-    standardised rows: 0.29 for alpha 1000 and 400 rows), so the intercepts of the outer folds' models, learned on different rows, dominated their pooled
-    predictions and lowered the pooled held-out estimate that no inner fold measured. Where the data cannot tell
-    the alphas apart, the paper's alpha is kept.
+    standardised rows: 0.29 for alpha 1000 and 400 rows), so the intercepts of the outer folds' models, learned on
+    different rows, dominated their pooled predictions and lowered the pooled held-out estimate that no inner fold
+    measured. Where the data cannot tell the alphas apart, the paper's alpha is kept.
 
     >>> sorted((0.01, 0.1, 1.0, 10.0, 100.0, 1000.0), key=tie_rank)[:3], min((0.0, 100.0), key=tie_rank)
     ([1.0, 10.0, 0.1], 100.0)
