@@ -15,12 +15,23 @@ from meta_eval.judgments.base import Judgment, JudgmentError, JudgmentSet
 from meta_eval.judgments.export import export_rows
 from meta_eval.judgments.files import DataError, data_dir
 
-__all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "export_rows", "load"]
+__all__ = ["BUILTIN", "DataError", "Judgment", "JudgmentError", "JudgmentSet", "data_dir", "export_rows", "is_builtin",
+           "load"]
 
 BUILTIN = {name: f"meta_eval.judgments.{module}" for name, module in (
     ("chaganty", "chaganty"), ("essays", "essays"), ("summeval", "summeval"), ("realsumm", "realsumm"),
     ("wmt21-mqm-ted", "wmt21_mqm"), ("wmt23", "wmt23"), ("frank", "frank"), ("qags", "qags"),
     ("judge-bench", "judge_bench"))}
+
+
+def is_builtin(name) -> bool:
+    """Whether ``name`` (as given to ``-j``: ``SET``, ``SET:SUBSET``, ``judge-bench:<file>``) names a built-in set,
+    not a file of the user's.
+
+    >>> is_builtin("wmt21-mqm-ted:en-de"), is_builtin("judge-bench:cola"), is_builtin("data/mine.jsonl")
+    (True, True, False)
+    """
+    return str(name).split(":", 1)[0] in BUILTIN
 
 
 def load(name: str, data_dir_: str | Path | None = None, subset: str | None = None,

@@ -779,7 +779,7 @@ def file_digest(block: dict, given: str) -> None:
     from meta_eval import judgments as judgment_sets
     from meta_eval.provenance import digest
 
-    if given.split(":", 1)[0] not in judgment_sets.BUILTIN:
+    if not judgment_sets.is_builtin(given):
         block["file_sha256"] = digest(given)
 
 
@@ -810,7 +810,7 @@ def _prepare(given: str, metrics, variants, options, parsed, data_dir, cache, no
     from meta_eval.scoring.selection import available_variants, choose_metrics, resolve_metric_choice
 
     name, subset = given, None
-    if ":" in given and given.split(":", 1)[0] in judgment_sets.BUILTIN:
+    if ":" in given and judgment_sets.is_builtin(given):
         name, subset = given.split(":", 1)
     try:
         loaded = jset = judgment_sets.load(name, data_dir, subset=subset)

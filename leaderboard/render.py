@@ -99,9 +99,9 @@ def ceiling_text(note: str | None, judgments: str | None = None) -> str:
     data hold); for any other set (a user's file) the computed note itself, which is true of any data and is the
     reason the index gives (:mod:`meta_eval.leaderboard.index`): a user's file is no "public data", and its scores
     need not be a mean of annotators'."""
-    from meta_eval.judgments import BUILTIN
+    from meta_eval.judgments import is_builtin
 
-    if judgments is None or judgments.split(":", 1)[0] not in BUILTIN:
+    if judgments is None or not is_builtin(judgments):
         return note or "no per-annotator scores"
     if note and "no per-annotator values" in note:
         return ("the public data give only the mean of the annotators' scores, not each annotator's, so how well "

@@ -404,8 +404,13 @@ class RunResult:
         """Per variant, the one-sided p-value that the baseline beats it (computed once)."""
         if self._other_tails is None:
             raw = self.pvalues_vs_baseline
+            cached = self._matrices.get((self.resamples, self.setting.get("seed") or 0))  # --pairwise ran them
             if self.setting["test"] == "williams":
                 self._other_tails = {v: None if p is None else 1.0 - p for v, p in raw.items()}
+            elif cached is not None:  # P[baseline, v]: the same test, computed once (pvalue_matrix's promise)
+                names, P = cached[0], cached[1]
+                b = names.index(self.baseline)
+                self._other_tails = {v: None if p is None else float(P[b, names.index(v)]) for v, p in raw.items()}
             else:
                 self._other_tails = self._reverse_tests([v for v, p in raw.items() if p is not None])
                 self._other_tails.update({v: None for v, p in raw.items() if p is None})

@@ -211,7 +211,7 @@ def set_sources(board: dict, folder: Path, judgments: str | None, data_dir) -> d
     sources = {}
     for block in sets:
         name, subset = block["judgments"], block["subset"]
-        if name.split(":", 1)[0] in judgment_sets.BUILTIN:  # by its name and the board's subset, whatever -j says
+        if judgment_sets.is_builtin(name):  # by its name and the board's subset, whatever -j says
             sources[(name, subset)] = (name, subset)
         elif name in files:
             published = block.get("file_sha256")
@@ -235,7 +235,7 @@ def _probe_source(block: dict) -> str:
     from meta_eval import judgments as judgment_sets
 
     name, subset = block["judgments"], block["subset"]
-    if name.split(":", 1)[0] not in judgment_sets.BUILTIN:
+    if not judgment_sets.is_builtin(name):
         return f"-j FILE (the file of set {shlex.quote(name)})"
     return f"-j {shlex.quote(name)}" + (f" --subset {shlex.quote(subset)}" if subset else "")
 

@@ -262,7 +262,7 @@ def job_inputs(*, judgments=None, data_dir=None, cache=None, no_cache: bool = Fa
     if isinstance(judgments, (str, os.PathLike)):
         for name in str(os.fspath(judgments)).split(","):
             name = name.strip()
-            if name and name.split(":")[0] not in judgment_sets.BUILTIN:
+            if name and not judgment_sets.is_builtin(name):
                 inputs.append(("the judgment file", Path(name).expanduser()))
     inputs.append(("the score cache", Path(cache).expanduser() if cache is not None else default_cache_path()))
     inputs += [("the --plugin file", Path(p).expanduser()) for p in plugins or () if isinstance(p, (str, os.PathLike))]
