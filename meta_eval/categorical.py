@@ -137,6 +137,9 @@ class CategoricalResult:
     unparsed: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     provenance: dict | None = None
+    two_sided: bool = False
+    """``--two-sided``: each result's ``p_vs_baseline_two_sided`` (the other tail counted) and its
+    ``p_adjusted_vs_baseline`` adjusted from those, what the table shows."""
 
     @property
     def complete(self) -> bool:
@@ -145,6 +148,10 @@ class CategoricalResult:
     @property
     def values(self) -> dict:
         return {r["metric"]: r[self.statistic]["value"] for r in self.results}
+
+    @property
+    def sides(self) -> str:
+        return "two-sided" if self.two_sided else "one-sided"
 
     def clusters(self, *args, **kwargs) -> None:
         """No significance clusters here: ``--pairwise`` gives every pair's paired test (:attr:`pvalues`)."""
@@ -172,10 +179,10 @@ class CategoricalResult:
                 "labels": list(self.labels), "n": self.n, "rows_without_human": self.rows_without_human,
                 "statistic": self.statistic, "statistics": list(self.statistics), "level": "global",
                 "interval": f"percentile bootstrap over items, {self.resamples} resamples, seed {self.seed}, 95%",
-                "test": f"one-sided paired permutation test over items, {self.resamples} permutations, seed "
+                "test": f"{self.sides} paired permutation test over items, {self.resamples} permutations, seed "
                         f"{self.seed}",
                 "baseline": self.baseline, "baseline_note": self.baseline_note, "warnings": list(self.warnings),
-                "multiple_comparisons": {"correction": self.correction},
+                "multiple_comparisons": {"correction": self.correction, "sides": self.sides},
                 "human_agreement": self.human_agreement, "split": self.split, "notes": list(self.notes),
                 "results": [dict(r) for r in self.results], "pvalues": self.pvalues,
                 "skipped": [{"metric": n, "reason": r} for n, r in self.skipped],
@@ -268,13 +275,17 @@ def _alpha_with(rows, dim: str, answers: dict) -> float | None:
 
 
 def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, resamples: int, seed: int,
-             baseline: str | None, correction: str, pairwise: bool = False, raters: bool = False, imported=()):
+             baseline: str | None, correction: str, pairwise: bool = False, raters: bool = False, imported=(),
+             two_sided: bool = False):
     """Per variant its answers, rule, statistics, intervals, tests and alpha; (results, skipped, split, pvalues).
-    ``imported``: the names of ``--scores`` metrics (one score per row: no pick between two outputs)."""
+    ``imported``: the names of ``--scores`` metrics (one score per row: no pick between two outputs).
+    ``two_sided``: each result also gets ``p_vs_baseline_two_sided``, twice the smaller of its two tails, the other
+    one counted (the test of the baseline against the variant on the same permutations), and its
+    ``p_adjusted_vs_baseline`` adjusts those (each tail's 0 as its bound 1/resamples first, as a graded run)."""
     import numpy as np
 
     from meta_eval.stats.agreement import categorical_interval, paired_test
-    from meta_eval.stats.clusters import adjust_pvalues
+    from meta_eval.stats.clusters import adjust_pvalues, zero_bound
 
     gold = [r.labels[dim] for r in jset.rows]
     n = len(gold)
@@ -354,7 +365,15 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
     opts = {"labels": list(prop.labels)} if statistic in ("kappa", "macro-f1") else (
         {"ties": "wrong"} if statistic == PAIRWISE_STATISTIC else {})
 
+    done: dict = {}  # each ordered pair tested once (--two-sided and --pairwise ask for the same tests)
+
     def test(a: dict, b: dict) -> float | None:
+        key = (a["metric"], b["metric"])
+        if key not in done:
+            done[key] = _test(a, b)
+        return done[key]
+
+    def _test(a: dict, b: dict) -> float | None:
         common = sorted(a["_items"] & b["_items"])
         if len(common) < 2:
             return None
@@ -369,8 +388,18 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
     for r in rows:
         r["p_vs_baseline"] = test(r, base) if base is not None and r is not base else None
     tested = [r for r in rows if r["p_vs_baseline"] is not None]
+    family = [r["p_vs_baseline"] for r in tested]
+    if two_sided:  # the other tail counted: the same masks swap the same items, so it is #(delta <= observed) / B
+        for r in rows:
+            r["p_vs_baseline_two_sided"] = None
+        for i, r in enumerate(tested):
+            other = test(base, r)
+            other = 1.0 if other is None else other
+            r["p_vs_baseline_two_sided"] = min(1.0, 2 * min(r["p_vs_baseline"], other))
+            family[i] = min(1.0, 2 * min(float(zero_bound(r["p_vs_baseline"], resamples)),
+                                         float(zero_bound(other, resamples))))
     # a p of 0 (no permutation as extreme) enters as its bound 1/resamples: the adjusted p is never 0
-    adjusted = adjust_pvalues([r["p_vs_baseline"] for r in tested], correction, resamples) if tested else []
+    adjusted = adjust_pvalues(family, correction, resamples) if tested else []
     for r in rows:
         r["p_adjusted_vs_baseline"] = None
     for r, a in zip(tested, adjusted):
@@ -414,7 +443,7 @@ def second_examples(jset):
 def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variants, options, baseline, resamples,
                     seed, correction, pairwise, data_dir, cache, no_cache, batch_size, engine, progress, say, output,
                     started, tables=(), full=None, scores_missing="error", scores_out=None, figures=(),
-                    provenance=None):
+                    provenance=None, two_sided=False):
     """``meta-eval run`` on categorical / pairwise property `prop` of set `loaded` (called by
     :func:`meta_eval.task.run` once the set is loaded); a :class:`CategoricalResult`.
 
@@ -512,7 +541,8 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
     raters = agreement is not None and agreement["raters_per_item"][1] >= 2
     results, rule_skips, split, pvalues = evaluate(
         jset, dim, prop, chosen, scored, scored_b, statistic, resamples=resamples, seed=seed, baseline=baseline,
-        correction=correction, pairwise=pairwise, raters=raters, imported={imp.name for imp in imported})
+        correction=correction, pairwise=pairwise, raters=raters, imported={imp.name for imp in imported},
+        two_sided=two_sided)
     if not results:
         raise MetaEvalError("no metric could be compared with the labels: "
                             + "; ".join(f"{n}: {r}" for n, r in skipped + rule_skips), code=1 if failed else 2)
@@ -535,7 +565,7 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         notes=list(jset.notes) + notes, skipped=skipped, failed=failed, not_run=named_skips(skipped, asked),
         scores=scored, pvalues=pvalues, pairwise=pairwise,
         metrics_requested=[m.strip() for m in asked.split(",") if m.strip()] if asked else None,
-        unparsed=getattr(scoring, "unparsed", {}))
+        unparsed=getattr(scoring, "unparsed", {}), two_sided=bool(two_sided))
     if baseline is None:  # as a graded run says it (#35): once, before the table
         result.warnings.append({"kind": "no-baseline", "message": f"no test against a baseline: {baseline_note}"})
     from meta_eval.stats.clusters import resolution_note

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["PValueMatrix", "RunResult", "ScoreResult", "two_sided"]
+__all__ = ["PValueMatrix", "RunResult", "ScoreResult"]
 
 
 @dataclass
@@ -636,18 +636,6 @@ def _need(module: str, what: str):
         from meta_eval.errors import MetaEvalError
 
         raise MetaEvalError(f"{what} needs {module.split('.')[0]}: pip install 'meta-eval[plot]'") from None
-
-
-def two_sided(p: float | None, n_resamples: int | None = None) -> float | None:
-    """A two-sided p-value from a one-sided one: twice the smaller tail, at most 1. For a permutation test with
-    ``n_resamples`` the other tail is ``1 - p + 1/(B+1)`` (the observed arrangement counts in both tails)."""
-    if p is None or (isinstance(p, float) and np.isnan(p)):
-        return None
-    other = 1 - p + (1 / (n_resamples + 1) if n_resamples else 0.0)
-    return float(min(1.0, 2 * min(p, other)))
-
-
-_two_sided = two_sided  # for methods whose argument is called two_sided
 
 
 def _difference_intervals(result: "RunResult", confidence: float = 0.95) -> dict[str, tuple[float, float] | None]:

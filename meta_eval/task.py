@@ -337,7 +337,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
                 pairwise=pairwise, data_dir=data_dir, cache=cache, no_cache=no_cache, batch_size=batch_size,
                 engine=engine, progress=progress, say=say, output=output, started=started, tables=tables,
                 full=loaded, scores_missing=scores_missing, scores_out=scores_out, figures=figures,
-                provenance=record(plan, judgments))
+                provenance=record(plan, judgments), two_sided=two_sided)
         if statistic in categorical.NAMES:
             raise MetaEvalError(f"--statistic {statistic} compares labels: {loaded.name}'s '{dim}' is not a "
                                 "categorical or pairwise property (its scores are graded: use a correlation, "

@@ -5,13 +5,11 @@ early); the raw p stays 0, as the paper's code and mt-metrics-eval report it."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from meta_eval.report.tables import categorical_pvalues
 from meta_eval.stats.clusters import adjust_pvalues, zero_bound
 
 runner = CliRunner()
@@ -163,7 +161,14 @@ def test_a_categorical_zero_is_adjusted_as_its_bound(tmp_path):
     row = next(r for r in json.loads(out.read_text())["results"] if r["metric"] == "right-judge")
     assert row["label-accuracy"]["value"] == 1.0 and row["p_vs_baseline"] == 0.0
     assert row["p_adjusted_vs_baseline"] == pytest.approx(1 / 200)  # one comparison: the bound itself, not 0
-    # --two-sided: the one-sided bound doubled, then adjusted
-    result = SimpleNamespace(results=[{"metric": "right-judge", "p_vs_baseline": 0.0}], resamples=200,
-                             correction="holm")
-    assert categorical_pvalues(result, two_sided=True)[1]["right-judge"] == pytest.approx(2 / 200)
+    # --two-sided: the one-sided bound doubled, then adjusted; the raw two-sided p stays 0 (printed < 2/(B+1))
+    try:
+        res = runner.invoke(app, ["run", "-j", str(path), "-m", "right-judge,wrong-judge", "--baseline", "wrong-judge",
+                                  "--statistic", "label-accuracy", "--resamples", "200", "--output", str(out),
+                                  "--cache", str(tmp_path / "c.sqlite"), "--plugin", str(plugin), "--two-sided"])
+    finally:
+        plugin_files.unload_all()
+    assert res.exit_code == 0, res.output
+    row = next(r for r in json.loads(out.read_text())["results"] if r["metric"] == "right-judge")
+    assert row["p_vs_baseline_two_sided"] == 0.0 and row["p_adjusted_vs_baseline"] == pytest.approx(2 / 200)
+    assert "< 0.01" in _flat(res.stdout)  # 2/201

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from meta_eval.errors import MetaEvalError
 from meta_eval.report.escape import latex, latex_row, markdown, markup as escape, terminal
 from meta_eval.scoring.runner import shared_totals
 from meta_eval.scoring.selection import group_skips
@@ -909,21 +910,17 @@ def protocol_problems(doc: dict) -> list[str]:
 
 
 def categorical_pvalues(result, two_sided: bool = False) -> tuple[dict, dict]:
-    """Per variant, its p-value against the baseline and the adjusted one (``two_sided``: twice the smaller tail,
-    adjusted again over the same family), from a :class:`~meta_eval.categorical.CategoricalResult`."""
-    from meta_eval.results import two_sided as both_tails
-    from meta_eval.stats.clusters import adjust_pvalues, zero_bound
-
-    raw = {r["metric"]: r["p_vs_baseline"] for r in result.results}
+    """Per variant, its p-value against the baseline and the adjusted one, from a
+    :class:`~meta_eval.categorical.CategoricalResult`; ``two_sided``: the two-sided ones the run counted
+    (``run(..., two_sided=True)``, ``--two-sided``: each tail counted on the same permutations, never guessed)."""
     if not two_sided:
-        return raw, {r["metric"]: r["p_adjusted_vs_baseline"] for r in result.results}
-    # a one-sided 0 enters as its bound 1/resamples before the tails are doubled, as in the graded runs
-    bounds = {v: both_tails(float(zero_bound(p, result.resamples)), result.resamples)
-              for v, p in raw.items() if p is not None}
-    raw = {v: both_tails(p, result.resamples) for v, p in raw.items()}
-    tested = list(bounds)
-    adjusted = dict(zip(tested, map(float, adjust_pvalues([bounds[v] for v in tested], result.correction))))
-    return raw, {v: adjusted.get(v) for v in raw}
+        return ({r["metric"]: r["p_vs_baseline"] for r in result.results},
+                {r["metric"]: r["p_adjusted_vs_baseline"] for r in result.results})
+    if not getattr(result, "two_sided", False):
+        raise MetaEvalError("this result's tests are one-sided: its other tails were not counted; run it with "
+                            "--two-sided (two_sided=True in the Python API)")
+    return ({r["metric"]: r.get("p_vs_baseline_two_sided") for r in result.results},
+            {r["metric"]: r["p_adjusted_vs_baseline"] for r in result.results})
 
 
 def categorical_table(result, *, two_sided: bool = False) -> RunTable:
@@ -948,7 +945,8 @@ def categorical_table(result, *, two_sided: bool = False) -> RunTable:
             c = counted.get(metric_of.get(r["metric"]))
             row.append(f"{c['unparsed']} of {c['answers']}" if c else "-")
         p = raw[r["metric"]]
-        row += [fmt(r["alpha_with_metric"]), fmt_p(p, result.resamples) + stars(adjusted[r["metric"]])]
+        row += [fmt(r["alpha_with_metric"]), fmt_p(p, result.resamples, 2 if two_sided else 1)
+                + stars(adjusted[r["metric"]])]
         rows.append(row)
         styles.append("bold" if stars(adjusted[r["metric"]]) else None)
     kind = "pairwise preference" if result.kind == "pairwise" else "categorical labels"
