@@ -82,4 +82,16 @@ def load(root: Path | None = None, subset: str = "sms", download: bool = True) -
                        default_baseline="rougeL-f",
                        task="summarization", licence="MIT (arunchaganty/active-evaluation)",
                        data_source=DATA_SOURCE,
-                       annotators="Mechanical Turk workers: 2 per summary (5 on 119), per-judge values kept")
+                       annotators=_annotators(rows))
+
+
+def _annotators(rows) -> str:
+    """How many judges the loaded rows have, counted (the sms subset: 2 per summary, 5 on 101; all rows: 5 on 119
+    and none on one)."""
+    from collections import Counter
+
+    counts = Counter(r.n_judges for r in rows)
+    usual = counts.most_common(1)[0][0] if counts else 0
+    others = ", ".join(f"{k} on {v}" for k, v in sorted(counts.items(), reverse=True) if k != usual)
+    return (f"Mechanical Turk workers: {usual} per summary" + (f" ({others})" if others else "")
+            + ", per-judge values kept")

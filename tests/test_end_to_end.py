@@ -1,9 +1,14 @@
-"""The main job on the real data: `meta-eval run --judgments chaganty` reproduces the SMS paper's Table 2.
+"""The main job on the real data: `meta-eval run --judgments chaganty` with the defaults lands near the SMS paper's
+Table 2 and keeps its conclusions (the order of the metrics, Williams's significance).
 
 Clark et al. (2019), Table 2 (GloVe column), Spearman: summaries ROUGE-L .117, WMS .180, SMS .258, S+WMS .214, each
 mover metric significantly better than ROUGE-L (Williams, p < .01); essays ROUGE-L .441, WMS .429, SMS .457,
-S+WMS .488. Our defaults differ from the paper in word vectors (GloVe 6B 50-d instead of 300-d Common Crawl), the
-sentence splitter (untrained Punkt) and the tokenizer (NLTK wordpunct instead of spaCy); see README.
+S+WMS .488. These are not reproductions, hence the tolerances: the defaults differ from the paper in word vectors
+(GloVe 6B 50-d instead of 300-d Common Crawl), the sentence splitter (untrained Punkt), the tokenizer (NLTK wordpunct
+instead of spaCy) and ROUGE-L (rouge-score's ``rougeL-f``, the default baseline, where the paper used the MS-COCO
+toolkit's, ``rouge-coco``), and these tests score the essays' repaired text where the paper scored them as released.
+The reproduction with the paper's choices, to .005 with each remaining gap named, is the ``sms-2019`` protocol
+(``tests/test_protocol_reproduction.py``; docs/reproducing.md).
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ def run_set(name, shared_data, tmp_path):
     return json.loads(out.read_text()), res.output
 
 
-def test_chaganty_reproduces_table_2(shared_data, tmp_path):
+def test_chaganty_lands_near_table_2(shared_data, tmp_path):
     doc, output = run_set("chaganty", shared_data, tmp_path)
     assert doc["n"] == 2085 and doc["human"] == "overall" and doc["baseline"] == "rougeL-f"
     rho = {r["metric"]: r["spearman"] for r in doc["results"]}

@@ -327,3 +327,16 @@ def test_judgments_lists_every_set_with_task_annotators_licence_and_source(share
             assert label in blocks[name], (name, label)
     described = CliRunner().invoke(app, ["judgments", "qags", "--data-dir", str(shared_data)])
     assert "annotators: 3 Mechanical Turk workers" in " ".join(described.output.split())
+
+
+def test_chaganty_counts_its_judges_for_the_subset_loaded(shared_data):
+    """The sms subset leaves out the reference rows, 18 of the 119 with five judges: the listing says 101 there."""
+    from collections import Counter
+
+    for subset in ("sms", "all"):
+        jset = judgments.load("chaganty", shared_data, subset=subset)
+        counts = Counter(r.n_judges for r in jset.rows)
+        described = " ".join(CliRunner().invoke(app, ["judgments", "chaganty", "--subset", subset, "--data-dir",
+                                                      str(shared_data)]).output.split())
+        assert f"2 per summary (5 on {counts[5]}" in described, described
+    assert counts[5] == 119 and Counter(r.n_judges for r in judgments.load("chaganty", shared_data).rows)[5] == 101
