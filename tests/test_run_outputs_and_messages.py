@@ -79,6 +79,16 @@ def test_an_unknown_plot_kind_is_refused_not_taken_for_a_file_name(tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]  # no 'foo:x.png', nothing scored
 
 
+def test_a_scatter_variant_with_a_slash_or_backslash_is_a_variant_not_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for variant in ("rouge\\1", "a/b"):  # not variants here: refused by name, never written as a file
+        item = f"scatter={variant}:x.png"
+        done = _run(tmp_path, "-m", "rouge", "--plot", item)
+        assert done.exit_code == 2, done.output
+        assert f"--plot {item}: {variant!r} is not a variant of the chosen metrics" in _flat(done.output)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["set.jsonl"]  # no 'scatter=rouge\\1:x.png', no folder
+
+
 # -- an output's suffix says its format, checked before any scoring --------------------------------------------------
 def test_run_output_is_json_and_another_suffix_is_refused_before_scoring(tmp_path):
     for name in ("res.csv", "res.md", "res"):

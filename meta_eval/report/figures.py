@@ -185,7 +185,11 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
 
     Whatever stands before the first colon is a kind unless it holds a path separator: ``foo:x.png`` is refused
     (an unknown kind), never written to a file named ``foo:x.png``; ``figs/foo:x.png`` (or its absolute path) is
-    that file."""
+    that file. A known kind before ``=`` is a kind whatever follows: ``scatter=a\\b:x.png`` is variant ``a\\b``.
+
+    >>> figure_request("scatter=sms[w/o]:x.png")[:2]
+    ('scatter', 'sms[w/o]')
+    """
     import importlib.util
 
     from meta_eval.errors import MetaEvalError
@@ -194,7 +198,8 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
     kind, variant, path = "intervals", None, item
     head, sep, rest = item.partition(":")
     drive = len(head) == 1 and rest[:1] in ("/", "\\")  # C:\figs\x.png
-    if sep and not drive and not any(c in head for c in "/\\"):
+    named = head.partition("=")[0] in KINDS  # scatter=VARIANT: a variant's name may hold a slash or backslash
+    if sep and not drive and (named or not any(c in head for c in "/\\")):
         kind, eq, variant = head.partition("=")
         forms = "FILE (the intervals), pvalues:FILE, scatter:FILE or scatter=VARIANT:FILE"
         if kind not in KINDS:
