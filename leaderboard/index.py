@@ -88,7 +88,7 @@ def _best(block: dict) -> dict:
     value = ceiling.get("value")
     return {"level": block["level"], "statistic": block["statistic"], "best": best["variant"], "value": best["r"],
             "ci": best.get("ci"), "tied": tied, "n_variants": len(results), "ceiling": value,
-            "gap": None if value is None else round(value - best["r"], 6),
+            "gap": None if value is None else value - best["r"],
             "ceiling_note": "" if value is not None else (ceiling.get("note") or "no ceiling")}
 
 

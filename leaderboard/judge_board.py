@@ -36,7 +36,9 @@ LLM_JUDGE_OPTIONS = ("-o", "template=set", "-o", "base_url=http://127.0.0.1:8000
 
 
 def _clean(x) -> float | None:
-    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+    """A number as computed (every bit, as ``run --output`` writes it: the pages round the number ``run`` rounds,
+    never a number rounded twice), None for a missing or non-finite one."""
+    return None if x is None or not np.isfinite(x) else float(x)
 
 
 def _metric_entries(scored, variant_filter=lambda v: True) -> tuple[list, list, list]:
@@ -162,8 +164,12 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
                                    "one-sided paired permutation over items", resamples, alpha, correction,
                                    [r for r in results if r["r"] is not None])
         results.sort(key=lambda r: -(r["r"] if r["r"] is not None else -np.inf))
+        # the items the statistics rest on: a threshold rule's are the held-out half (each result's "items")
+        counts = sorted({r["items"] for r in results})
+        one = len(counts) == 1
         blocks.append({"level": "global", "statistic": statistic, "paper": _PAPERS[statistic], "grouping": "items",
-                       "label": "item level", "units": "items", "n_units": result.n, "warning": None,
+                       "label": "item level", "units": "items" if one else "items labelled (each variant's own: "
+                       "column items)", "n_units": counts[0] if one else result.n, "warning": None,
                        "results": results, "pairwise": tests, "seed": seed, "n_resamples": resamples,
                        "ci_method": "percentile bootstrap over items", "interval": doc["interval"],
                        "confidence": 0.95, "undefined": [r["variant"] for r in results if r["r"] is None],

@@ -104,7 +104,9 @@ def _words(jset, level: str) -> dict:
 
 
 def _clean(x: float) -> float | None:
-    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+    """A number as computed (every bit, as ``run --output`` writes it: the pages round the number ``run`` rounds,
+    never a number rounded twice), None for a missing or non-finite one."""
+    return None if x is None or not np.isfinite(x) else float(x)
 
 
 def _ceiling(jset, dimension: str, statistic: str, level: str, n_resamples: int, seed: int,

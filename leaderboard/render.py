@@ -332,12 +332,16 @@ def _extra_table(b: dict, judgments: str) -> list[str]:
              f"{md_text(b['grouping'])}, n = {b['n_units']} {md_text(_units_word(b))})", ""]
     lines += [f"> **Warning:** {md_text(b['warning'])}.", ""] if b.get("warning") else []
     eps = stat == "acc-t"
-    lines += ["| rank | metric | " + md_text(stat) + " | " + ("epsilon | " if eps else ""),
-              "|---:|---|---|" + ("---:|" if eps else "")]
+    items = any("items" in r for r in b["results"])  # a label block: the items each variant's statistics rest on
+    lines += ["| rank | metric | " + md_text(stat) + " | " + ("epsilon | " if eps else "") + ("items | " if items
+                                                                                               else ""),
+              "|---:|---|---|" + ("---:|" if eps else "") + ("---:|" if items else "")]
     for r in b["results"]:
         row = [str(r["rank"]) if r["rank"] is not None else "-", md_text(r["variant"]), _value_cell(r)]
         if eps:
             row.append(f"{r['epsilon']:.4g}" if r.get("epsilon") is not None else "-")
+        if items:
+            row.append(str(r.get("items", "-")))
         lines.append("| " + " | ".join(row) + " |")
     c = b.get("ceiling") or {}
     if c.get("value") is not None:
@@ -410,15 +414,17 @@ function sortRows(rows){ return rows.slice().sort((a, b) => { const x = a[sortKe
   if (x === y) return 0; if (x === null) return 1; if (y === null) return -1;
   return (x < y ? -1 : 1) * sortDir; }); }
 function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t";
+  const items = block.results.some(r => r.items !== undefined);
   const cols = [["rank","rank"],["variant","metric"],["r", stat(block)],["lo","lower"],["hi","upper"]]
-    .concat(eps ? [["epsilon","epsilon"]] : []);
+    .concat(eps ? [["epsilon","epsilon"]] : []).concat(items ? [["items","items"]] : []);
   const rows = block.results.map(r => ({rank: r.rank, variant: r.variant, r: r.r,
-    lo: r.ci ? r.ci[0] : null, hi: r.ci ? r.ci[1] : null, epsilon: r.epsilon ?? null}));
+    lo: r.ci ? r.ci[0] : null, hi: r.ci ? r.ci[1] : null, epsilon: r.epsilon ?? null, items: r.items ?? null}));
   let h = "<thead><tr>" + cols.map(([k, label]) => `<th data-key="${k}" class="${k === "variant" ? "name " : ""}` +
     `${k === sortKey ? (sortDir < 0 ? "sorted-desc" : "sorted-asc") : ""}">${label}</th>`).join("") + "</tr></thead><tbody>";
   for (const r of sortRows(rows)) h += `<tr><td>${r.rank ?? "-"}</td><td class="name">${esc(r.variant)}</td>` +
     `<td>${fmt(r.r)}</td><td>${fmt(r.lo)}</td><td>${fmt(r.hi)}</td>` +
-    (eps ? `<td>${r.epsilon === null ? "-" : r.epsilon.toPrecision(4)}</td>` : "") + "</tr>";
+    (eps ? `<td>${r.epsilon === null ? "-" : r.epsilon.toPrecision(4)}</td>` : "") +
+    (items ? `<td>${r.items ?? "-"}</td>` : "") + "</tr>";
   const c = block.ceiling;
   if (c && c.value !== null && c.value !== undefined) h += `<tr class="ceiling"><td></td><td class="name"><i>human ` +
     `ceiling</i></td><td><i>${fmt(c.value)}</i></td><td>${fmt(c.ci[0])}</td><td>${fmt(c.ci[1])}</td>` +

@@ -51,7 +51,7 @@ def _config_part(signature: str) -> str:
 
 def _compare(block: dict, fresh_levels: dict, tol: float = 1e-6) -> int:
     """Assert that every variant of a fresh run has the committed correlation, interval (and acc-t epsilon) at every
-    level and statistic of ``block`` that the fresh run computed (within ``tol``: the boards print six decimals), and
+    level and statistic of ``block`` that the fresh run computed (within ``tol``: another machine's last bits), and
     the same ceiling; return how many matched."""
     checked = 0
     for b in block["levels"]:

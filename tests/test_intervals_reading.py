@@ -2,7 +2,7 @@
 
 - ``meta-eval run`` gives the global level of a correlation the BOOT-BOTH interval the leaderboard prints (over the
   rows, :func:`meta_eval.evaluate.global_interval`): the same function and draws, so for the same set, rows, metrics, seed and resamples run's interval is the board's (the
-  board keeps 6 decimals), at every level, and the human ceiling's interval is the board's too.
+  board keeps every bit), at every level, and the human ceiling's interval is the board's too.
 - Every interval is labelled by one function (:func:`meta_eval.stats.interval_label`): the line under the table,
   the JSON's ``resampling["label"]``, ``to_frame().attrs["interval"]`` and each board block's ``interval``.
 - The reading line names every variant tied at the top (values within 1e-12); a variant that only prints the same
@@ -46,9 +46,16 @@ def test_run_intervals_are_the_boards_at_every_level(chaganty_runs, level):
     assert set(published) == set(ours) and len(ours) == 13  # 12 ROUGE variants and chrF
     for variant, ci in published.items():
         assert ours[variant] is not None, variant
-        assert [round(x, 6) for x in ours[variant]] == ci, variant
+        assert [float(x) for x in ours[variant]] == ci, variant  # the same bits: the board rounds nothing
+    values = {r["variant"]: r["r"] for r in block["results"]}
+    assert all(values[v] == float(res.values[v]) for v in ours)  # and the values, every bit: the board's page
+    from meta_eval.leaderboard.render import _fmt  # rounds the number the table rounds, to the same digits
+    from meta_eval.report.tables import fmt
+
+    shown = [x for v in ours for x in (values[v], *published[v]) if abs(x) >= 0.001]
+    assert shown and all(_fmt(x) == fmt(x) for x in shown)
     # the ceiling is drawn the same way as the metrics, and is the board's
-    assert [round(res.ceiling.lower, 6), round(res.ceiling.upper, 6)] == block["ceiling"]["ci"]
+    assert [res.ceiling.lower, res.ceiling.upper] == block["ceiling"]["ci"]
     assert res.ceiling.resample == "both" and res.ceiling.n_resamples == B
     # one label, wherever an interval is shown
     from meta_eval.stats import interval_label

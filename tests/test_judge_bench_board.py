@@ -84,6 +84,8 @@ def test_every_number_of_the_board_is_meta_eval_runs(shared_data, tmp_path):
         assert run["statistic"] == s["sorted_by"] == s["levels"][0]["statistic"]
         got = {r["metric"]: r for r in run["results"]}
         for b in s["levels"]:
+            items = {got[r["variant"]]["items"] for r in b["results"]}  # a threshold rule's: the held-out half
+            assert b["n_units"] == (items.pop() if len(items) == 1 else run["n"]), (s["judgments"], b["n_units"])
             for r in b["results"]:
                 mine = got[r["variant"]]
                 assert r["r"] == pytest.approx(mine[b["statistic"]]["value"], abs=1e-6), (s["judgments"], r)
