@@ -879,6 +879,12 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
                 raise MetaEvalError(str(exc)) from None
         if not len(examples):  # else every metric would be skipped for lacking the references no example has
             raise MetaEvalError("no examples to score: the input holds none")
+        from meta_eval.metrics import Example
+
+        wrong = next((i for i, ex in enumerate(examples) if not isinstance(ex, Example)), None)
+        if wrong is not None:  # before anything reads an example's fields
+            raise MetaEvalError(f"examples[{wrong}] is a {type(examples[wrong]).__name__}, not a "
+                                "meta_eval.metrics.Example (Example(candidate, references, source))")
         examples, row_choice = select_rows(examples, limit, sample, seed)  # --limit/--sample
         if row_choice is not None:
             say("err", f"the input: {row_choice.line()}")

@@ -165,6 +165,16 @@ def test_no_examples_is_said_so():
         score("rouge", examples=[], no_cache=True, progress=False)
 
 
+@pytest.mark.parametrize("given", ["a b", {"candidate": "a b", "references": ["a"]}, ("a b", ("a",))])
+def test_examples_that_are_not_examples_are_said_so(given):
+    from meta_eval import MetaEvalError, score
+    from meta_eval.metrics import Example
+
+    with pytest.raises(MetaEvalError, match=rf"^examples\[1\] is a {type(given).__name__}, not a "
+                                            r"meta_eval\.metrics\.Example"):
+        score(["chrf"], examples=[Example("a b", ("a",)), given], no_cache=True)
+
+
 @pytest.mark.parametrize("as_path", [str, Path])
 def test_score_says_references_are_a_list_of_files(tmp_path, as_path):
     """``score("bleu", candidates="c.txt", references="r.txt")`` read each character of "r.txt" as a file's name
