@@ -111,6 +111,12 @@ def register(name: str) -> Callable[[M], M]:
         if other is not None and other is not cls:
             raise RegistryError(f"metric name {name!r} is already registered by {_origin(other)}; cannot register "
                                 f"{_origin(cls)} under the same name")
+        if cls.__module__ not in _BUILTIN_MODULES:  # -m NAME would name the other's variant no more
+            owner = next((o for o in _registry.values() if o is not cls and o.name != name
+                          and isinstance(getattr(o, "variants", None), (tuple, list)) and name in o.variants), None)
+            if owner is not None:
+                raise RegistryError(f"metric name {name!r} is a variant of {owner.name} ({_origin(owner)}), which "
+                                    f"-m {name} chooses; cannot register {_origin(cls)} under that name")
         cls.name = name
         if not cls.variants:
             cls.variants = (name,)

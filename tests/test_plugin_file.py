@@ -282,3 +282,49 @@ def test_ray_scores_a_plugin_files_metric_in_tasks_and_actors(tmp_path):
     conftest.require_module("ray", RAY_HINT)
     with make_engine("ray", workers=2) as engine:
         _scores_on_workers(tmp_path, engine)
+
+
+def test_a_name_that_is_another_metrics_variant_is_refused_and_rouge_like_names_keep_their_variants(tmp_path,
+                                                                                                   shared_data):
+    """-m rouge1-f chooses ROUGE's variant: a plugin may not take that word for itself (it silently replaced
+    ROUGE's rouge1-f); and the default that hides ROUGE's precision and recall hides only ROUGE's, not those of a
+    plugin whose names start with "rouge"."""
+    clash = _write(tmp_path / "r1.py", '''
+        from meta_eval.metrics import Metric, register
+
+
+        @register("rouge1-f")
+        class Mine(Metric):
+            variants = ("my-r1",)
+            needs_references = False
+
+            def _score(self, examples):
+                return {"my-r1": [float(len(e.candidate)) for e in examples]}
+        ''')
+    with pytest.raises(PluginFileError, match=r"metric name 'rouge1-f' is a variant of rouge \(meta_eval\.metrics"
+                                              r"\.rouge\.Rouge\), which -m rouge1-f chooses"):
+        load_plugin_file(clash)
+    assert "rouge1-f" not in registry.names()
+    we = _write(tmp_path / "we.py", '''
+        from meta_eval.metrics import Metric, register
+
+
+        @register("rouge-we")
+        class RougeWe(Metric):
+            variants = ("rouge-we-p", "rouge-we-r", "rouge-we-f")
+            needs_references = False
+
+            def _score(self, examples):
+                n = [float(len(e.candidate)) for e in examples]
+                return {"rouge-we-p": n, "rouge-we-r": [-x for x in n], "rouge-we-f": [x * x for x in n]}
+        ''')
+    out = tmp_path / "r.json"
+    try:
+        res = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--plugin", str(we),
+                                  "-m", "rouge-we,rouge", "--limit", "40", "--resamples", "10", "--no-cache",
+                                  "--output", str(out)])
+    finally:
+        plugin_files.unload_all()
+    assert res.exit_code == 0, res.output
+    shown = [r["metric"] for r in json.loads(out.read_text())["results"]]
+    assert {"rouge-we-p", "rouge-we-r", "rouge-we-f", "rouge1-f"} <= set(shown) and "rouge1-p" not in shown

@@ -345,7 +345,15 @@ def default_variant(variant: str) -> bool:
     """Whether ``variant`` is shown when no variant is chosen (:data:`DEFAULT_RULE`): every variant but ROUGE's
     precision (``-p``) and recall (``-r``): their F-measure (``-f``, Lin 2004) is the one the leaderboards have
     always shown, and ``--variants all`` brings the others back."""
-    return not (variant.startswith("rouge") and variant[-2:] in ("-p", "-r"))
+    return variant not in _rouge_precision_recall()
+
+
+def _rouge_precision_recall() -> frozenset:
+    """The built-in ROUGE metric's precision and recall variants (``rouge1-p`` ... ``rougeLsum-r``), by its class:
+    another metric whose names start with "rouge" (a plugin's ``rouge-we-p``) keeps every variant."""
+    from meta_eval.metrics.registry import get_class
+
+    return frozenset(v for v in get_class("rouge").variants if v[-2:] in ("-p", "-r"))
 
 
 ALL_VARIANTS = "all"
