@@ -426,3 +426,43 @@ def test_engine_choices_are_checked():
         make_engine("local", 0)
     with pytest.raises(EngineError, match="needs --engine ray"):
         make_engine("local", 2, address="ray://head:10001")
+
+
+#: a metric class defined in __main__ (a notebook, python -c, a script read from standard input), scored by a pool
+MAIN_METRIC = """
+import sys
+import time
+from meta_eval.metrics import Example, Metric, register
+from meta_eval.scoring.engines import LocalEngine
+
+
+@register("in-main")
+class InMain(Metric):
+    variants = ("in-main",)
+    needs_references = False
+
+    def _score(self, examples):
+        time.sleep(0.4)  # slow enough that the workers, once started, take batches before the driver is done
+        return {"in-main": [float(len(e.candidate)) for e in examples]}
+
+
+batches = [[Example("a" * (i + 1), ())] for i in range(10)]
+with LocalEngine(2, start_after=0) as engine:
+    done = dict(engine.score_batches(InMain(), batches))
+print([float(done[i]["in-main"][0]) for i in range(10)])
+"""
+
+
+@pytest.mark.parametrize("how", ["-c", "stdin"])
+def test_a_metric_defined_in_main_is_scored_in_the_driver_not_lost_in_every_worker(how):
+    """A class of ``__main__`` pickles by reference, and a spawned worker of ``python -c`` (or of a notebook) has
+    no such class: every batch failed there with "Can't get attribute"; from standard input every worker died
+    trying to run ``<stdin>`` as a file. Both are now scored in this process, with the reason."""
+    args, given = ([sys.executable, "-c", MAIN_METRIC], None) if how == "-c" else ([sys.executable, "-"], MAIN_METRIC)
+    done = subprocess.run(args, input=given, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == str([float(i) for i in range(1, 11)])
+    said = " ".join(done.stderr.split())
+    why = "is defined in __main__" if how == "-c" else "main script <stdin> is not a file"
+    assert "in-main cannot be sent to worker processes (" in said and why in said, said
+    assert "Traceback" not in done.stderr

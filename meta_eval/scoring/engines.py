@@ -164,12 +164,47 @@ def _workers(workers: int | None, cap: bool = False) -> int:
     return workers
 
 
-def _pickled(metric: Metric) -> tuple[bytes | None, str]:
+def _main_file_problem() -> str | None:
+    """Why a ``spawn`` worker cannot start from this process's ``__main__``, or None. A spawned worker runs the
+    driver's main script again by its path (``python script.py``) or module (``python -m``); a script read from
+    standard input is named ``<stdin>``, which is no file, and every worker would die on starting."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None):
+        return None
+    path = getattr(main, "__file__", None)
+    if not path:
+        return None  # python -c, a notebook: the workers start without it
+    from multiprocessing import process
+
+    if os.path.isfile(os.path.join(process.ORIGINAL_DIR or os.getcwd(), path)):
+        return None
+    return (f"this program's main script {path} is not a file a worker process can run again: a script read "
+            "from standard input")
+
+
+def _workers_import_main() -> bool:
+    """Whether a spawned worker has this process's ``__main__`` (a script run by its path or with ``-m``): not in a
+    notebook, ``python -c`` or a script read from standard input."""
+    main = sys.modules.get("__main__")
+    spec_name = getattr(getattr(main, "__spec__", None), "name", None)
+    return bool(spec_name) or (bool(getattr(main, "__file__", None)) and _main_file_problem() is None)
+
+
+def _pickled(metric: Metric, workers_import_main: bool | None = None) -> tuple[bytes | None, str]:
     """The pickled metric (``None`` and the reason when it cannot be pickled) for shipping to workers; a metric of a
     plugin file carries the file's source, executed by the worker before the metric is unpickled
-    (:func:`metrics.plugin_files.shippable`)."""
+    (:func:`metrics.plugin_files.shippable`).
+
+    A class defined in ``__main__`` pickles by reference to ``__main__``, which a worker has only when it runs the
+    same main script (``workers_import_main``; default: whether this process's spawned workers do; Ray's workers
+    never do): otherwise it is not shipped, and is scored in this process, instead of failing in every worker."""
     from meta_eval.metrics.plugin_files import shippable
 
+    main = next((c for c in type(metric).__mro__ if c.__module__ == "__main__"), None)
+    if main is not None and not (_workers_import_main() if workers_import_main is None else workers_import_main):
+        return None, (f"its class {main.__qualname__} is defined in __main__ (a notebook, python -c or standard "
+                      "input), which a worker process cannot import; to spread it over workers, put it in a file "
+                      "and load that with --plugin FILE (plugins=[FILE])")
     try:
         return pickle.dumps(shippable(metric), protocol=pickle.HIGHEST_PROTOCOL), ""
     except Exception as exc:  # pickle raises PicklingError, AttributeError, TypeError, ...
@@ -381,6 +416,11 @@ class LocalEngine(Engine):
         if self.workers == 1 or getattr(metric, "parallel", "process") != "process" or len(batches) < 2:
             yield from InProcess().score_batches(metric, batches)
             return
+        problem = _main_file_problem()
+        if problem is not None:
+            _in_driver_warning(metric, problem)
+            yield from InProcess().score_batches(metric, batches)
+            return
 
         def ship():
             blob, why = _pickled(metric)
@@ -398,7 +438,7 @@ class LocalEngine(Engine):
         A pool started here has :func:`beside_processes` processes for ``total`` batches. None with one worker,
         for a metric that is not spread over processes, or one that cannot be pickled (it is then scored in the
         driver, as always)."""
-        if self.workers == 1 or getattr(metric, "parallel", "process") != "process":
+        if self.workers == 1 or getattr(metric, "parallel", "process") != "process" or _main_file_problem():
             return None
         blob, _ = _pickled(metric)
         if blob is None:
@@ -727,7 +767,7 @@ class RayEngine(Engine):
     def score_batches(self, metric, batches):
         if not batches:
             return
-        blob, why = _pickled(metric)
+        blob, why = _pickled(metric, workers_import_main=False)  # Ray's workers run their own __main__
         if blob is None:
             _in_driver_warning(metric, why)
             yield from InProcess().score_batches(metric, batches)
@@ -785,7 +825,8 @@ class RayEngine(Engine):
         """With GPU actors for ``metric``: its signature as a one-off actor with the same resources computes it
         (``device=auto`` is that GPU there, whatever the driver has); otherwise this process's."""
         single = getattr(metric, "parallel", "process") != "process"
-        blob = _pickled(metric)[0] if single and self.gpus_per_actor > 0 and gpu_metric(metric) else None
+        blob = (_pickled(metric, workers_import_main=False)[0] if single and self.gpus_per_actor > 0
+                and gpu_metric(metric) else None)
         if blob is None:
             return metric.signature()
         ray = self._connect()
