@@ -209,16 +209,61 @@ def code_files(cls: type) -> dict[str, bytes]:
         for item in sorted(folder.rglob("*")):
             if item.is_file() and "__pycache__" not in item.parts:
                 files[f"{prefix}/data/{item.relative_to(folder).as_posix()}"] = item.read_bytes()
-    for k in roots:  # classes without a file: their compiled methods
+    for k in roots:  # classes without a file: their compiled methods, and what of their module they use
         if _class_file(k) is None:
-            parts = []
-            for attr, value in sorted(vars(k).items()):
-                func = getattr(value, "__func__", value)
-                code = getattr(func, "__code__", None)
-                if code is not None:
-                    parts.append(attr.encode() + b"\0" + marshal.dumps(code))
-            files[f"{k.__module__}.{k.__qualname__}.code"] = b"\0\0".join(parts)
+            files[f"{k.__module__}.{k.__qualname__}.code"] = _compiled(k)
     return files
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _compiled(cls: type) -> bytes:
+    """A class without a source file (defined in a notebook, ``python -c``, standard input) as bytes: the compiled
+    code of its methods, and of every function and class of its module that they use, by name, transitively, with
+    the module's plain values they read (numbers, strings, tuples of them): a helper edited and run again changes
+    the digest, as an edited file does."""
+    parts: list[bytes] = []
+    seen: set[int] = set()
+    todo: list[tuple[str, object]] = [(cls.__qualname__, cls)]
+    while todo:
+        label, obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, type):
+            members = sorted(vars(obj).items())
+        else:
+            members = [("", obj)]
+        for attr, value in members:
+            func = getattr(value, "__func__", value)
+            func = getattr(func, "fget", func)  # a property's getter
+            code = getattr(func, "__code__", None)
+            if code is None:
+                continue
+            parts.append(f"{label}.{attr}".encode() + b"\0" + marshal.dumps(code))
+            scope = getattr(func, "__globals__", {})
+            for name in sorted(_global_names(code)):
+                used = scope.get(name)
+                if isinstance(used, _PLAIN) or (isinstance(used, tuple) and all(isinstance(x, _PLAIN) for x in used)):
+                    parts.append(f"{name}=".encode() + repr(used).encode())
+                elif getattr(used, "__module__", None) == cls.__module__ and (
+                        isinstance(used, type) or hasattr(used, "__code__")) and _class_or_function_file(used) is None:
+                    todo.append((name, used))
+    return b"\0\0".join(parts)
+
+
+def _global_names(code) -> set[str]:
+    """The global names ``code`` and the code nested in it (comprehensions, inner functions) read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
+def _class_or_function_file(obj) -> Path | None:
+    return _class_file(obj) if isinstance(obj, type) else None
 
 
 @lru_cache(maxsize=None)

@@ -86,6 +86,41 @@ def test_a_class_without_a_file_is_digested_from_its_compiled_code():
     assert "__main__.Lengthy.code" in code_files(a) and "metrics/base.py" in code_files(a)
 
 
+def _class_with_helpers(helper: str, scale: str = "1.0", inner: str = "x") -> type:
+    """As a notebook defines one: module-level helpers and a constant beside the class, all without a file."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(textwrap.dedent(f'''
+        from meta_eval.metrics import Metric
+
+        SCALE = {scale}
+
+
+        def inner(x):
+            return {inner}
+
+
+        def helper(x):
+            return {helper}
+
+
+        class Helped(Metric):
+            variants = ("helped",)
+
+            def _score(self, examples):
+                return {{"helped": [SCALE * helper(float(len(e.candidate))) for e in examples]}}
+    '''), namespace)
+    return namespace["Helped"]
+
+
+def test_a_class_without_a_file_covers_the_helpers_and_values_of_its_module_it_uses():
+    """A notebook's metric whose helper was edited kept its digest, and the cache served the old helper's scores."""
+    base = code_digest(_class_with_helpers("inner(x)"))
+    assert code_digest(_class_with_helpers("inner(x)")) == base
+    assert code_digest(_class_with_helpers("-inner(x)")) != base  # the helper the method calls
+    assert code_digest(_class_with_helpers("inner(x)", inner="2 * x")) != base  # what the helper calls in turn
+    assert code_digest(_class_with_helpers("inner(x)", scale="2.0")) != base  # a constant the method reads
+
+
 PLUGIN = '''
 from meta_eval.metrics import Metric, register
 
