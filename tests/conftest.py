@@ -200,6 +200,20 @@ def small_set(path: Path, rows: int = 30, *, repeat: bool = False) -> Path:
     return path
 
 
+def yes_no_set(path: Path, gold, response=lambda i, g: f"says {g.lower()}") -> Path:
+    """Write a JUDGE-BENCH-schema set to ``path`` and return it: one categorical property ``ok`` (labels Yes, No),
+    item ``r<i>`` labelled ``gold[i]`` by one rater, its response ``response(i, label)``."""
+    import json
+
+    doc = {"dataset": "tiny", "annotations": [{"metric": "ok", "category": "categorical", "labels_list": ["Yes", "No"],
+                                               "prompt": "OK? {{ response }}"}],
+           "instances": [{"id": f"r{i}", "instance": {"user_prompt": f"q {i}", "response": response(i, g)},
+                          "annotations": {"ok": {"majority_human": g, "individual_human_scores": [g]}}}
+                         for i, g in enumerate(gold)]}
+    path.write_text(json.dumps(doc))
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     require(HAVE_DATA, f"the real judgment data at {SHARED}", DATA_FIX)

@@ -10,6 +10,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conftest import yes_no_set
+
 runner = CliRunner()
 
 GOLD = ["Yes", "No"] * 20  # 40 items
@@ -63,13 +65,7 @@ def judged(tmp_path):
     from meta_eval.cli import app
     from meta_eval.metrics import plugin_files
 
-    doc = {"dataset": "tiny", "annotations": [{"metric": "ok", "category": "categorical", "labels_list": ["Yes", "No"],
-                                               "prompt": "OK? {{ response }}"}],
-           "instances": [{"id": f"r{i}", "instance": {"user_prompt": f"q {i}", "response": f"item {i}"},
-                          "annotations": {"ok": {"majority_human": g, "individual_human_scores": [g]}}}
-                         for i, g in enumerate(GOLD)]}
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(doc))
+    path = yes_no_set(tmp_path / "tiny.json", GOLD, lambda i, g: f"item {i}")
     plugin = tmp_path / "judges.py"
     plugin.write_text(PLUGIN.format(gold=GOLD, base=BASE_WRONG, weak=WEAK_WRONG))
 

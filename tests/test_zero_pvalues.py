@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from conftest import yes_no_set
+
 from meta_eval.stats.clusters import adjust_pvalues, zero_bound
 
 runner = CliRunner()
@@ -141,13 +143,7 @@ def test_a_categorical_zero_is_adjusted_as_its_bound(tmp_path):
     from meta_eval.metrics import plugin_files
 
     gold = ["Yes", "No"] * 20  # 40 items: a judge always right against one always wrong; no swap of 200 is as good
-    doc = {"dataset": "tiny", "annotations": [{"metric": "ok", "category": "categorical", "labels_list": ["Yes", "No"],
-                                               "prompt": "OK? {{ response }}"}],
-           "instances": [{"id": f"r{i}", "instance": {"user_prompt": f"q {i}", "response": f"says {g.lower()}"},
-                          "annotations": {"ok": {"majority_human": g, "individual_human_scores": [g]}}}
-                         for i, g in enumerate(gold)]}
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(doc))
+    path = yes_no_set(tmp_path / "tiny.json", gold)
     plugin = tmp_path / "judges.py"
     plugin.write_text(PLUGIN)
     out = tmp_path / "r.json"
