@@ -255,6 +255,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     from meta_eval import categorical
 
     asked_statistic = statistic or correlation  # a categorical or pairwise property takes its own statistics
+    asked_level = level  # before a graded default: a categorical property refuses any other level than global
     if statistic in categorical.NAMES:
         categorical.check_options(statistic, correlation, level, epsilon, control, delta_band, spa_seed)
         level, band = "global", None
@@ -281,7 +282,7 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
                     specs=specs, scores_missing=scores_missing, scores_out=scores_out, spa_seed=spa_seed,
                     allow_in_sample=allow_in_sample, variants=variants, correction=correction, figures=figures,
                     asked_statistic=asked_statistic, pairwise=pairwise, rows=(limit, sample), plan=outputs,
-                    differences=differences, two_sided=two_sided)
+                    differences=differences, two_sided=two_sided, asked_level=asked_level)
 
 
 def check_judgments_argument(judgments, option: str = "--judgments") -> str:
@@ -302,7 +303,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
          options, resamples, seed, duplicates, text, data_dir, cache, no_cache, batch_size, engine, output,
          progress, say, started, system_score, specs=(), scores_missing="error", scores_out=None, spa_seed=None,
          allow_in_sample=False, variants=None, correction="holm", figures=(), asked_statistic=None,
-         pairwise=False, rows=(None, None), plan=None, differences=False, two_sided=False):
+         pairwise=False, rows=(None, None), plan=None, differences=False, two_sided=False, asked_level=None):
     from meta_eval import categorical
     from meta_eval import judgments as judgment_sets
     from meta_eval import stats
@@ -331,6 +332,14 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         if prop is not None and prop.categorical:  # labels: accuracy, kappa, macro-F1 or pairwise accuracy
             if differences:  # before any scoring
                 raise MetaEvalError(categorical.NO_DIFFERENCES)
+            given = [flag for flag, on in ((f"--level {asked_level}", asked_level not in (None, "global")),
+                                           (f"--control {control}", control is not None),
+                                           ("--delta-band", band is not None)) if on]
+            if given:  # as check_options refuses them with a label --statistic, before any scoring
+                kind = "pairwise" if prop.pairwise else "categorical"
+                raise MetaEvalError(f"{loaded.name}'s '{dim}' is {kind} (labels {', '.join(prop.labels)}): its "
+                                    f"statistics compare labels item by item (one level, no systems): drop "
+                                    f"{', '.join(given)}")
             return categorical.run_categorical(
                 trial, dim, prop, asked_statistic=asked_statistic, metrics=metrics, variants=variants,
                 options=options, baseline=baseline, resamples=resamples, seed=seed, correction=correction,

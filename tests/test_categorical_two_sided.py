@@ -121,3 +121,15 @@ def test_a_one_sided_result_is_not_shown_two_sided(judged):
     result.results, result.two_sided = [{"metric": "a", "p_vs_baseline": 0.3, "p_adjusted_vs_baseline": 0.3}], False
     with pytest.raises(MetaEvalError, match="one-sided"):
         categorical_pvalues(result, two_sided=True)
+
+
+@pytest.mark.parametrize("given", [("--level", "system"), ("--level", "summary"), ("--control", "system")])
+def test_a_level_or_control_on_a_label_property_is_refused_not_ignored(tmp_path, given):
+    """Without --statistic the graded default resolved them, then the categorical run ignored them (exit 0)."""
+    from meta_eval.cli import app
+
+    path = yes_no_set(tmp_path / "tiny.json", GOLD)
+    res = runner.invoke(app, ["run", "-j", str(path), "-m", "length", "--resamples", "20", "--no-cache", *given])
+    assert res.exit_code == 2, res.output
+    assert f"'ok' is categorical (labels Yes, No): its statistics compare labels item by item (one level, no " \
+           f"systems): drop {' '.join(given)}" in " ".join(res.output.split())
