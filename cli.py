@@ -100,13 +100,13 @@ def run(
                                           "seconds on a CPU, so not the neural ones; see `meta-eval metrics`)"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     human: Optional[str] = typer.Option(None, "--human", help="Human dimension (default: the set's default)"),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests [default: "
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Variant for Williams tests \\[default: "
                                            "rougeL-f when scored]"),
     statistic: Optional[str] = typer.Option(None, "--statistic", help="spearman, pearson, kendall, accuracy "
                                             "(Kocmi et al. 2021), acc-eq (Deutsch et al. 2023, at --epsilon), acc-t "
                                             "(tie calibration), spa (Thompson et al. 2024; system level), pdp "
                                             "(mt-metrics-eval's pairwise difference Pearson; summary level): sorts the "
-                                            "table and is used by the intervals and tests [default: spearman]; a "
+                                            "table and is used by the intervals and tests \\[default: spearman]; a "
                                             "categorical property (JUDGE-BENCH): label-accuracy, kappa (default) or "
                                             "macro-f1, a pairwise one: pairwise-accuracy (docs/statistics.md)"),
     correlation: Optional[str] = typer.Option(None, "--correlation", help="Same as --statistic, for spearman, "
@@ -129,9 +129,9 @@ def run(
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
     force: bool = typer.Option(False, "--force", help="Replace existing --output, --scores-out or --plot files that "
                                "meta-eval did not write; never an input of the run nor in the data folder"),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files \\[default: "
                                             "$META_EVAL_DATA, else the user cache]"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
@@ -140,10 +140,10 @@ def run(
     level: Optional[str] = typer.Option(None, "--level", help="global (WMT23's 'no grouping': all rows; Williams "
                                         "tests for the correlations, as the SMS paper), summary ('group by item': "
                                         "per document, averaged) or system (per-system means); bootstrap intervals "
-                                        "and permutation tests (Deutsch et al. 2021) [default: global, spa: "
+                                        "and permutation tests (Deutsch et al. 2021) \\[default: global, spa: "
                                         "system]"),
-    resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples at the summary/system level"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the resampling at the summary/system level"),
+    resamples: int = typer.Option(1000, "--resamples", min=10, help="Resamples of every interval and test"),
+    seed: int = typer.Option(0, "--seed", help="Seed of every interval's and test's resampling"),
     allow_in_sample: bool = typer.Option(False, "--allow-in-sample", help=_LEARN_HELP["allow_in_sample"]),
     spa_seed: Optional[int] = typer.Option(None, "--spa-seed", help="spa: seed of the permutation signs behind "
                                            "each system pair's p-value, apart from --seed (WMT24 uses 4, "
@@ -161,10 +161,10 @@ def run(
     duplicates: Optional[str] = typer.Option(None, "--duplicates", help="Rows repeating a (document, system) "
                                              "pair: error, mean (average human and metric scores per cell at the "
                                              "summary/system levels) or first (keep the first row in file order) "
-                                             "[default: error; the chaganty set declares mean]"),
+                                             "\\[default: error; the chaganty set declares mean]"),
     text: Optional[str] = typer.Option(None, "--text", help="repaired (mis-decoded UTF-8 undone with ftfy, for "
                                        "essays and JSONL files) or as-released (the SMS paper scored the essays "
-                                       "as released) [default: repaired]"),
+                                       "as released) \\[default: repaired]"),
     form: str = typer.Option("table", "--format", help="table (for a terminal), csv, md (Markdown) or latex "
                              "(booktabs): the results table on stdout, the notes on stderr"),
     pairwise: bool = typer.Option(False, "--pairwise", help="All-pairs tests (the run's test) and significance "
@@ -297,9 +297,9 @@ def score(
                                           "(instead of the line files)"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every metric that takes KEY"),
     output: Optional[Path] = typer.Option(None, "--output", help="Write per-example scores (.jsonl, .csv, .tsv)"),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
+    force: bool = typer.Option(False, "--force", help="Replace an existing --output file that "
                                "meta-eval did not write; never an input of the run"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
@@ -352,7 +352,7 @@ def probe(
     force: bool = typer.Option(False, "--force", help="Replace an existing --output or --plot file that meta-eval "
                                "did not write"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),
@@ -481,7 +481,7 @@ def learn(
                                 "features (a metric that needs source documents or references the set lacks is "
                                 "skipped, with the reason)"),
     features: Optional[str] = typer.Option(None, "--features", help="Comma-separated variants to use as features "
-                                           "[default: every variant of the chosen metrics]"),
+                                           "\\[default: every variant of the chosen metrics]"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP.split(" \\[")[0]),
     target: Optional[str] = typer.Option(None, "--target", help=_LEARN_HELP["target"]),
     protocol: str = typer.Option("nested", "--protocol", help=_LEARN_HELP["protocol"]),
@@ -508,9 +508,9 @@ def learn(
     output: Optional[Path] = typer.Option(None, "--output", help="Write the results as JSON"),
     force: bool = typer.Option(False, "--force", help="Replace an existing --output (or --save) file that "
                                "meta-eval did not write; never an input of the run"),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files [default: "
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files \\[default: "
                                             "$META_EVAL_DATA, else the user cache]"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
@@ -560,7 +560,7 @@ def leaderboard_publish(
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters"),
     correction: str = typer.Option("holm", "--correction", help="holm, bh or none"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     force: bool = typer.Option(False, "--force", help=_BOARD_HELP["force"]),
@@ -608,7 +608,7 @@ def leaderboard_probe(
     max_items: Optional[int] = typer.Option(None, "--max-items", min=1, help="A seeded sample of N items per set"),
     variants: Optional[str] = typer.Option(None, "--variants", help=_VARIANTS_HELP),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file [default: user cache]"),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute everything, store nothing"),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Examples per scoring batch (on a GPU: >= 8,192)"),
     engine: str = typer.Option("local", "--engine", help=_ENGINE_HELP),

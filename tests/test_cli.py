@@ -220,3 +220,28 @@ def test_metrics_lists_each_neural_default_model_and_whether_it_is_here(tmp_path
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text("{}")
     assert listing(tmp_path / "hub")["bertscore"][2] == "roberta-large (here)"
+
+
+def test_every_options_help_is_shown_whole():
+    """Every option's help text appears in its command's --help as written: rich reads an unescaped ``[default: x]``
+    as markup and drops it (``run --help`` said "used by the intervals and tests ; a categorical ..."); a help text
+    writes ``\\[`` for a literal bracket."""
+    import typer
+
+    from meta_eval.cli import app
+
+    def commands(command, path):
+        yield path, command
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from commands(sub, [*path, name])
+
+    lost, seen = [], 0
+    for path, command in commands(typer.main.get_command(app), []):
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "2000"}, terminal_width=2000)
+        shown = " ".join(res.output.replace("│", " ").split())
+        for param in command.params:
+            if getattr(param, "help", None):
+                seen += 1
+                if " ".join(param.help.replace("\\[", "[").split()) not in shown:
+                    lost.append((" ".join(path), param.name))
+    assert seen > 100 and lost == []
