@@ -136,8 +136,11 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
 
         rows = [r for r in loaded.rows if r.labels.get(dim) is not None]
         return {**common, "n_rows": len(rows), "n_documents": len(rows), "n_systems": 0, "metrics": [],
-                "levels": [], "human_agreement": human_agreement(loaded).get(dim), "not_compared": str(exc),
-                "skipped": [], "not_measured": {}}
+                "levels": [], "sorted_by": None, "human_agreement": human_agreement(loaded).get(dim), "split": None,
+                "rows_without_human": len(loaded.rows) - len(rows), "notes": list(loaded.notes),
+                "not_compared": str(exc), "skipped": [{"metric": n, "reason": r}
+                                                      for n, r in getattr(exc, "skipped", [])],
+                "not_measured": {}}
     if result.failed:  # as every board: one without a metric it was asked for is not published
         raise MetaEvalError(f"{loaded.name}: " + "; ".join(f"{n} failed: {r}" for n, r in result.failed)
                             + f"; nothing was written ({what_is_kept(no_cache)})",
@@ -209,8 +212,9 @@ def set_lines(s: dict) -> list[str]:
         value = (f"Krippendorff's alpha ({agreement['level']}) = {agreement['alpha']:.3f}"
                  if agreement["alpha"] is not None else f"no Krippendorff's alpha: {agreement['note']}")
         lines.append(f"Human agreement: {value}; {count} rater{'' if count == '1' else 's'} per item.")
-    if s.get("not_compared"):
-        lines.append(f"Not compared: {s['not_compared']}.")
+    if s.get("not_compared"):  # each metric's reason is a "not run" line already where the board lists them
+        lines.append("Not compared: no chosen metric could be compared with the labels (each one's reason above)."
+                     if s.get("skipped") else f"Not compared: {s['not_compared']}.")
     for m in s.get("metrics", []):
         if m.get("rule"):
             lines.append(f"Rule of {m['variant']}: {m['rule']}: {m['rule_text']}.")

@@ -544,8 +544,10 @@ def run_categorical(loaded, dim: str, prop, *, asked_statistic, metrics, variant
         correction=correction, pairwise=pairwise, raters=raters, imported={imp.name for imp in imported},
         two_sided=two_sided)
     if not results:
-        raise MetaEvalError("no metric could be compared with the labels: "
-                            + "; ".join(f"{n}: {r}" for n, r in skipped + rule_skips), code=1 if failed else 2)
+        error = MetaEvalError("no metric could be compared with the labels: "
+                              + "; ".join(f"{n}: {r}" for n, r in skipped + rule_skips), code=1 if failed else 2)
+        error.skipped = list(skipped) + list(rule_skips)  # (variant or metric, why): a board lists them
+        raise error
     if baseline is not None and all(r["metric"] != baseline for r in results):
         baseline_note = f"the baseline {baseline} was skipped ({dict(rule_skips).get(baseline, 'no result')})"
         baseline = None

@@ -78,6 +78,9 @@ def test_every_number_of_the_board_is_meta_eval_runs(shared_data, tmp_path):
         if not s["levels"]:  # no rule for these labels: run says the same, and exits 2
             res = runner.invoke(app, ["run", *args, "--cache", str(tmp_path / "c.sqlite")], env={"COLUMNS": "250"})
             assert res.exit_code == 2 and s["not_compared"] in " ".join(res.output.split())
+            # the keys of every label set (SCHEMA.md), and each metric that could not be compared, by name
+            assert s["sorted_by"] is None and s["split"] is None and isinstance(s["notes"], list)
+            assert s["skipped"] and all(f"{k['metric']}: {k['reason']}" in s["not_compared"] for k in s["skipped"])
             continue
         run = _run([*args, "--pairwise"], tmp_path)
         assert run["human_agreement"] == s["human_agreement"] and run["split"] == s["split"]
