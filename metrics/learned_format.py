@@ -49,6 +49,28 @@ MODEL_SCHEMA = 1
 _FINGERPRINT_HEX = 12
 
 
+#: Decimals a feature is rounded to before a ridge model sees it (fitting and scoring alike).
+FEATURE_DECIMALS = 12
+
+
+def canonical_features(x) -> np.ndarray:
+    """Feature scores as every ridge fit and prediction takes them: float64, rounded to :data:`FEATURE_DECIMALS`
+    decimals (at most 5e-13 moved).
+
+    Metrics compute some mathematically equal scores in different orders: ROUGE's F of (P, R) and of (R, P) can
+    differ in the last bit (chaganty's rougeL-f holds 330 such pairs, 1.4e-17 apart). A model's prediction
+    ``w * (x - mean)`` then merges or separates such a pair depending on ``w``, so rank correlations of a
+    one-feature model moved by 1e-5 from one alpha to the next, and the inner cross-validation chose alpha by that
+    noise instead of keeping the paper's on a tie (:func:`meta_eval.learning.nested.tie_rank`). Rounded, equal
+    scores are the same number, and equal numbers give equal predictions for every alpha.
+
+    >>> a = 2 * 0.3 * 0.2 / (0.3 + 0.2); b = 2 * 0.2 * 0.3 / (0.2 + 0.3); bool(a == b), bool(
+    ...     (canonical_features([a]) == canonical_features([b])).all())
+    (False, True)
+    """
+    return np.round(np.asarray(x, dtype=np.float64), FEATURE_DECIMALS)
+
+
 def _is_model_file(path: Path) -> bool:
     """Whether ``path`` holds a learned-model file (JSON whose ``format`` is :data:`MODEL_FORMAT`)."""
     try:
@@ -183,7 +205,7 @@ class LearnedModel:
             if missing:
                 raise ValueError(f"missing feature(s) {', '.join(missing)}")
             x = np.column_stack([np.asarray(x[f], dtype=np.float64) for f in self.features])
-        x = np.asarray(x, dtype=np.float64)
+        x = canonical_features(x)  # as the model was fitted
         if x.ndim != 2 or x.shape[1] != len(self.features):
             raise ValueError(f"need an (n, {len(self.features)}) feature matrix, got shape {x.shape}")
         return (x - np.asarray(self.means)) / np.asarray(self.stds) @ np.asarray(self.weights) + self.intercept

@@ -304,8 +304,8 @@ def hand_model(path=None):
 
 
 def by_hand(model):
-    r = metrics.create("rouge").score(examples())["rougeL-f"]
-    w = metrics.create("wms").score(examples())["wms"]
+    r = np.round(metrics.create("rouge").score(examples())["rougeL-f"], 12)  # a model rounds its features so
+    w = np.round(metrics.create("wms").score(examples())["wms"], 12)  # (learned_format.canonical_features)
     return (r - 0.3) / 0.2 * 0.7 + (w - 0.6) / 0.1 * -1.3 + 0.25
 
 

@@ -308,3 +308,19 @@ def test_cli_learn_nested_on_one_document_folds_by_row(shared_data, tmp_path):
     nd = json.loads(out.read_text())["nested"]
     assert not nd["grouped"] and "5 outer folds by row" in nd["scheme"] and "over rows" in nd["heldout"]["interval"]
     assert sum(f["test_rows"] for f in nd["per_fold"]) == 40
+
+
+def test_a_feature_with_last_bit_noise_keeps_the_papers_alpha_in_every_fold():
+    """F = 2PR/(P+R) computed with P and R in either order: equal scores that differ in the last bit, as ROUGE's F
+    (chaganty's rougeL-f holds 330 such pairs). The prediction w * (x - mean) merged or separated such a pair
+    depending on w, the one-feature model's inner Spearman moved by ~1e-5 from alpha to alpha, and the folds chose
+    alphas 100, 1, 1, 1000, 0.1 by that noise instead of the paper's 1 on the tie."""
+    from meta_eval.metrics.learned_format import canonical_features
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    p, r = rng.integers(1, 12, n) / (m := rng.integers(12, 30, n)), rng.integers(1, 12, n) / m
+    f = np.where(rng.random(n) < 0.5, 2 * r * p / (r + p), 2 * p * r / (p + r))
+    assert len(set(f.tolist())) > len(set(canonical_features(f).tolist()))  # equal values with other bits
+    res = N.nested_cv({"f": f}, f + rng.normal(0, 0.3, n), np.arange(n) // 4, resamples=10, seed=0)
+    assert [fr.alpha for fr in res.fold_results] == [1.0] * 5 and res.alpha == 1.0

@@ -65,7 +65,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 # the model file's format has its own module, which metrics.learned reads too (re-exported here)
-from meta_eval.metrics.learned_format import MODEL_FORMAT, MODEL_SCHEMA, Component, LearnedModel, LearnedModelError
+from meta_eval.metrics.learned_format import (MODEL_FORMAT, MODEL_SCHEMA, Component, LearnedModel, LearnedModelError,
+                                             canonical_features)
 
 if TYPE_CHECKING:  # pragma: no cover
     from meta_eval.judgments.base import JudgmentSet
@@ -441,7 +442,7 @@ def _check_inputs(x, y, groups, kind, alpha, names):
         raise ValueError(f"need {x.shape[1]} distinct feature names, got {names}")
     if groups is not None and len(groups) != len(y):
         raise ValueError(f"groups must have one label per row ({len(y)}), got {len(groups)}")
-    return x, y, names
+    return canonical_features(x), y, names
 
 
 def _one_blas_thread():
@@ -869,7 +870,7 @@ def fit_final(features, target, alpha: float = 1.0) -> tuple[np.ndarray, np.ndar
     from sklearn.linear_model import Ridge
     from sklearn.preprocessing import StandardScaler
 
-    x = np.asarray(features, dtype=np.float64)
+    x = canonical_features(features)  # as LearnedModel.predict takes them
     y = np.asarray(target, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
