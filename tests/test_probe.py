@@ -160,6 +160,11 @@ def test_reference_swap_is_a_row_level_invariance(tmp_path):
     assert other.cell("bleu", "reference-swap")["rate"] == 1.0  # every output loses its n-gram overlap
     with pytest.raises(MetaEvalError, match="two distinct references"):
         _quiet_probe(_jsonl(tmp_path / "one.jsonl", _rows()), "bleu", perturbations="reference-swap")
+    # --max-items bounds its items as every other perturbation's (it probed all 10 beside 4 items of the others)
+    few = _quiet_probe(_jsonl(tmp_path / "same.jsonl", _rows(second=[r + " " for r in REFS])), "bleu",
+                       perturbations="reference-swap,word-swap", max_items=4)
+    assert {p["name"]: p["n_items"] for p in few.perturbations} == {"reference-swap": 4, "word-swap": 4}
+    assert few.cell("bleu", "reference-swap")["n"] == 4
 
 
 # --- SummEval through the command line, the sanity checks of the issue -----------------------------------------------

@@ -512,6 +512,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
         raise MetaEvalError(f"nothing to probe: {jset.name} ({jset.subset}) has no non-empty {text} to perturb "
                             f"(--text {text}); give a set with texts, or another --text")
     items = sample_items(all_items, max_items, seed)
+    swap = sample_items(swap, max_items, seed)  # --max-items bounds the reference-swap control's items too
     examples, labels = [], []
 
     def add(text: str, item: ProbeItem, what: str, refs=None) -> int:
