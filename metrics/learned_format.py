@@ -64,8 +64,11 @@ def canonical_features(x) -> np.ndarray:
     noise instead of keeping the paper's on a tie (:func:`meta_eval.learning.nested.tie_rank`). Rounded, equal
     scores are the same number, and equal numbers give equal predictions for every alpha.
 
-    >>> a = 2 * 0.3 * 0.2 / (0.3 + 0.2); b = 2 * 0.2 * 0.3 / (0.2 + 0.3); bool(a == b), bool(
-    ...     (canonical_features([a]) == canonical_features([b])).all())
+    >>> def f1(overlap, n_candidate, n_reference):  # ROUGE-N's F: 1 of 1 and 5 words, 1 of 2 and 4, both 1/3
+    ...     p, r = overlap / n_candidate, overlap / n_reference
+    ...     return 2 * p * r / (p + r)
+    >>> a, b = f1(1, 1, 5), f1(1, 2, 4)
+    >>> bool(a == b), bool(canonical_features(a) == canonical_features(b))
     (False, True)
     """
     return np.round(np.asarray(x, dtype=np.float64), FEATURE_DECIMALS)

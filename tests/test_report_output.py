@@ -15,8 +15,6 @@ from typer.testing import CliRunner
 import conftest
 from meta_eval.cli import app
 from meta_eval.report.tables import fmt_p, render_table, run_table
-from meta_eval.results import two_sided
-
 runner = CliRunner()
 
 
@@ -28,11 +26,12 @@ def system_run(shared_data):
                no_cache=True, progress=False)
 
 
-def test_pvalues_print_at_the_tests_resolution_and_two_sided_doubles_the_smaller_tail():
+def test_pvalues_print_at_the_tests_resolution():
+    """(The guessed two-sided p of a one-sided one, 1 - p + 1/(B+1), is gone: both tails are counted,
+    tests/test_categorical_two_sided.py and test_fixed_system_tests.py.)"""
     assert fmt_p(1 / 1001, 1000) == "< 0.001" and fmt_p(0.0005, 1000) == "< 0.001"
     assert fmt_p(0.002, 1000) == "0.002" and fmt_p(3e-9) == "3.0e-09" and fmt_p(None) == "-"
-    assert two_sided(0.01) == 0.02 and two_sided(0.7) == pytest.approx(0.6) and two_sided(None) is None
-    assert two_sided(0.9, 99) == pytest.approx(2 * (1 - 0.9 + 0.01))  # the other tail counts the observed one
+    assert fmt_p(0.0, 99, tails=2) == "< 0.02" and fmt_p(0.03, 99, tails=2) == "0.030"
 
 
 def test_csv_md_and_latex_hold_the_table(system_run):
