@@ -186,3 +186,22 @@ def test_ter_runs_only_when_named():
     assert "only when named (-m ter)" in dict(skipped)["ter"]
     chosen, skipped = _choose_metrics("ter,bleu", {}, what="a set", has_sources=False, has_references=True)
     assert [m.name for m in chosen] == ["ter", "bleu"] and not skipped
+
+
+@pytest.mark.parametrize("option", ["max_ngram_order=2", "beta=1"])
+def test_an_option_the_signature_does_not_name_is_refused_not_served_the_defaults_scores(option, tmp_path,
+                                                                                         shared_data):
+    """sacrebleu's signature leaves out BLEU's max_ngram_order and chrF's beta: -o max_ngram_order=2 was served the
+    cached scores of 4 under the same signature. Until the metrics sign them, another value is refused."""
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    base = ["run", "-j", "chaganty", "--data-dir", str(shared_data), "-m", "bleu,chrf", "--limit", "40",
+            "--resamples", "10", "--cache", str(tmp_path / "c.sqlite")]
+    assert CliRunner().invoke(app, base).exit_code == 0
+    res = CliRunner().invoke(app, [*base, "-o", option])
+    key, value = option.split("=")
+    assert res.exit_code == 2 and f"-o {option}: " in res.output and "is not in its signature yet" in res.output
+    default = {"max_ngram_order": "4", "beta": "2"}[key]
+    assert CliRunner().invoke(app, [*base, "-o", f"{key}={default}"]).exit_code == 0
