@@ -152,8 +152,8 @@ def test_chaganty_run_json_api_and_board_give_one_global_number(chaganty_global)
     assert block["n_units"] == res.n == 2085
     for variant, row in published.items():
         assert json_values[variant] == res.values[variant]
-        assert round(res.values[variant], 6) == row["r"], variant
-        assert [round(x, 6) for x in res.intervals[variant]] == row["ci"], variant
+        assert float(res.values[variant]) == row["r"], variant  # the board keeps every bit
+        assert [float(x) for x in res.intervals[variant]] == row["ci"], variant
     assert round(res.values["rouge1-f"], 5) == 0.17062  # the rows' value, not the cells' 0.170865
     # the interval is computed from the value's rows: the same as global_interval on them
     oriented = {v: s for ms in res.scores for v, s in ms.scores.items()}
@@ -162,9 +162,9 @@ def test_chaganty_run_json_api_and_board_give_one_global_number(chaganty_global)
     # the Williams test reads the same rows: the board's p-values are run's
     names = block["pairwise"]["variants"]
     P = williams_pvalues(jset.human(res.human), [oriented[v] for v in names], "spearman")
-    assert block["pairwise"]["p"] == [[None if np.isnan(x) else round(float(x), 6) for x in row] for row in P]
+    assert block["pairwise"]["p"] == [[None if np.isnan(x) else float(x) for x in row] for row in P]
     base = names.index("rougeL-f")
-    assert round(res.pvalues_vs_baseline["rouge1-f"], 6) == block["pairwise"]["p"][names.index("rouge1-f")][base]
+    assert res.pvalues_vs_baseline["rouge1-f"] == block["pairwise"]["p"][names.index("rouge1-f")][base]
     assert "each row counted once per draw of its document and of its system" in block["interval"]
     assert block["interval"] == res.interval_label
 
