@@ -248,7 +248,7 @@ def _compiled(cls: type) -> bytes:
                 if isinstance(used, _PLAIN) or (isinstance(used, tuple) and all(isinstance(x, _PLAIN) for x in used)):
                     parts.append(f"{name}=".encode() + repr(used).encode())
                 elif getattr(used, "__module__", None) == cls.__module__ and (
-                        isinstance(used, type) or hasattr(used, "__code__")) and _class_or_function_file(used) is None:
+                        hasattr(used, "__code__") or isinstance(used, type) and _class_file(used) is None):
                     todo.append((name, used))
     return b"\0\0".join(parts)
 
@@ -260,10 +260,6 @@ def _global_names(code) -> set[str]:
         if hasattr(const, "co_names"):
             names |= _global_names(const)
     return names
-
-
-def _class_or_function_file(obj) -> Path | None:
-    return _class_file(obj) if isinstance(obj, type) else None
 
 
 @lru_cache(maxsize=None)

@@ -186,8 +186,8 @@ def _workers_import_main() -> bool:
     """Whether a spawned worker has this process's ``__main__`` (a script run by its path or with ``-m``): not in a
     notebook, ``python -c`` or a script read from standard input."""
     main = sys.modules.get("__main__")
-    spec_name = getattr(getattr(main, "__spec__", None), "name", None)
-    return bool(spec_name) or (bool(getattr(main, "__file__", None)) and _main_file_problem() is None)
+    runnable = getattr(getattr(main, "__spec__", None), "name", None) or getattr(main, "__file__", None)
+    return bool(runnable) and _main_file_problem() is None
 
 
 def _pickled(metric: Metric, workers_import_main: bool | None = None) -> tuple[bytes | None, str]:
