@@ -46,29 +46,49 @@ def _uncontract(stem: str) -> str:
     return _same_case(_CONTRACTED.get(stem.lower(), stem.lower()), stem)
 
 
+_CORE = re.compile(r"^([^\w'\u2019]*)(.*?)([^\w'\u2019]*)$", re.S)
+_NEGATIONS = ("not", "n't", "n\u2019t", "never")
+
+
+def _cores(text: str) -> list[tuple[int, int, int, int]]:
+    """Each whitespace token as ``(start, end, core start, core end)``: its core is the token without the
+    punctuation around it (``not.`` -> ``not``, ``(isn't,`` -> ``isn't``; apostrophes belong to the core)."""
+    out = []
+    for start, end in token_spans(text):
+        lead, core, _ = _CORE.match(text[start:end]).groups()
+        out.append((start, end, start + len(lead), start + len(lead) + len(core)))
+    return out
+
+
 def _negation_sites(text: str) -> list[tuple[int, int, str]]:
-    """Every single edit that adds or removes one negation, as ``(start, end, replacement)``."""
-    spans = token_spans(text)
-    words = [text[s:e] for s, e in spans]
+    """Every single edit that adds or removes one negation, as ``(start, end, replacement)``, on the tokens' cores
+    (the punctuation around a word stays: ``is not.`` -> ``is.``, ``isn't,`` -> ``is,``)."""
+    toks = _cores(text)
+    cores = [text[cs:ce] for _, _, cs, ce in toks]
     sites = []
-    for i, word in enumerate(words):
+    for i, word in enumerate(cores):
         low = word.lower()
-        start, end = spans[i]
-        nxt = words[i + 1].lower() if i + 1 < len(words) else None
-        if low == "not":  # remove the token and the space after it (before it at the end of the text)
-            if i + 1 < len(spans):
-                sites.append((start, spans[i + 1][0], ""))
-            elif i > 0:
-                sites.append((spans[i - 1][1], end, ""))
+        start, end, cs, ce = toks[i]
+        ahead = [w.lower() for w in cores[i + 1:i + 3]]  # "is not", and "is it not": no second negation
+        if low == "not":
+            if (cs, ce) == (start, end):  # a bare token: it and the space after it (before it at the end)
+                if i + 1 < len(toks):
+                    sites.append((start, toks[i + 1][0], ""))
+                elif i > 0:
+                    sites.append((toks[i - 1][1], end, ""))
+            elif cs == start and i > 0:  # "not." / "not,": the space before it and the word, the punctuation stays
+                sites.append((toks[i - 1][1], ce, ""))
+            elif ce == end and i + 1 < len(toks):  # "(not": the word and the space after it
+                sites.append((cs, toks[i + 1][0], ""))
         elif low == "cannot":
-            sites.append((start, end, _same_case("can", word)))
+            sites.append((cs, ce, _same_case("can", word)))
         elif low in ("n't", "n\u2019t"):  # tokenized contraction: "has n't" -> "has", "ca n't" -> "can"
-            if i > 0 and words[i - 1].isalpha():
-                sites.append((spans[i - 1][0], end, _uncontract(words[i - 1])))
+            if i > 0 and cores[i - 1].isalpha() and toks[i - 1][3] == toks[i - 1][1] and cs == start:
+                sites.append((toks[i - 1][2], ce, _uncontract(cores[i - 1])))
         elif _NT.match(word) and _NT.match(word).group(1).lower() != "ai":  # "isn't" -> "is", "won't" -> "will"
-            sites.append((start, end, _uncontract(_NT.match(word).group(1))))
-        elif low in AUXILIARIES and nxt is not None and nxt not in ("not", "n't", "n\u2019t", "never"):
-            sites.append((end, end, " NOT" if len(word) > 1 and word.isupper() else " not"))
+            sites.append((cs, ce, _uncontract(_NT.match(word).group(1))))
+        elif low in AUXILIARIES and ahead and ce == end and not any(w in _NEGATIONS for w in ahead):
+            sites.append((ce, ce, " NOT" if len(word) > 1 and word.isupper() else " not"))
     return sites
 
 
@@ -76,13 +96,15 @@ def negation(text: str, rng: np.random.Generator) -> "str | None":
     """One negation inserted or removed, at a site chosen uniformly among all of the text's sites:
 
     - insertion: ``" not"`` after an auxiliary or copula of :data:`AUXILIARIES` (is, are, was, were, am, can, could,
-      will, would, shall, should, may, might, must, has, have, had; a whole token, any case) that is not the last
-      token and is not already followed by not / n't / never;
+      will, would, shall, should, may, might, must, has, have, had; a whole word, any case, no punctuation after
+      it) that is not the last token and is followed by no not / n't / never within the next two tokens ("is it
+      not?" gets none);
     - removal: a token ``not``; ``cannot`` -> ``can``; a contraction ``Xn't`` -> ``X`` (``isn't`` -> ``is``,
       ``doesn't`` -> ``does``) with ``can't`` -> ``can``, ``won't`` -> ``will``, ``shan't`` -> ``shall`` (``ain't``
       is left alone); the tokenized forms ``has n't`` -> ``has``, ``ca n't`` -> ``can``, ``wo n't`` -> ``will``.
 
-    The case of the changed word is kept. None when the text has no site.
+    Words are compared without the punctuation around them (``not.``, ``isn't,``), which stays in place. The case of
+    the changed word is kept. None when the text has no site.
 
     He et al. (2023), On the Blind Spots of Model-Based Evaluation Metrics (ACL): "negation"; Sai et al. (2021),
     Perturbation CheckLists (EMNLP): negation; Karpinska et al. (2022), DEMETR (EMNLP): negation.
@@ -97,6 +119,8 @@ def negation(text: str, rng: np.random.Generator) -> "str | None":
     'Merson will apologise.'
     >>> negation("Cats sleep.", np.random.default_rng(0)) is None
     True
+    >>> negation("That is not.", np.random.default_rng(0)), negation("He isn't, though.", np.random.default_rng(0))
+    ('That is.', 'He is, though.')
     """
     sites = _negation_sites(text)
     if not sites:
@@ -223,8 +247,8 @@ def entity_swap(text: str, rng: np.random.Generator) -> "str | None":
     return replace_spans(text, [(chosen.start_char, chosen.end_char, others[int(rng.integers(len(others)))])])
 
 
-register(Perturbation(
-    "negation", "content", negation,
+register(Perturbation(  # version 2: words compared without their punctuation ("is not." was "is not not.")
+    "negation", "content", negation, version=2,
     citation=f"{_HE}, negation; {_SAI}, negation; {_DEMETR}, negation",
     description="one negation inserted or removed", languages=("en",)))
 register(Perturbation(

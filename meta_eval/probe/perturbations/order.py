@@ -20,11 +20,20 @@ _HE = "He et al. (2023), On the Blind Spots of Model-Based Evaluation Metrics fo
 _SAI = "Sai et al. (2021), Perturbation CheckLists for Evaluating NLG Evaluation Metrics (EMNLP)"
 
 _TAIL = re.compile(r"^(.*?)(\s*[^\w\s]*)$", re.S)
+_CLOSED = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]\u00bb]*\s*$")
+
+
+def _movable(found: list[str]) -> bool:
+    """Whether whole sentences can be moved: each ends with . ! ? or an ellipsis (before closing quotes or
+    brackets). A sentence without one, the text's last ("... The bridge was closed"), joined before another would
+    merge with it, and the text would have a sentence fewer."""
+    return all(_CLOSED.search(x) for x in found)
 
 
 def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
-    """The text's sentences in reverse order (None with fewer than two sentences, or when the reversed order reads
-    the same, as for two equal sentences).
+    """The text's sentences in reverse order (None with fewer than two sentences, when the reversed order reads the
+    same, as for two equal sentences, or when a sentence does not end with . ! ? or an ellipsis: moved before
+    another it would merge with it).
 
     Sai et al. (2021), Perturbation CheckLists (EMNLP): sentence-level jumbling; He et al. (2023), On the Blind Spots
     of Model-Based Evaluation Metrics (ACL): "sentence switch".
@@ -35,7 +44,7 @@ def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
     'The dog ran. The cat sat.'
     """
     found = sentences(text)
-    if len(found) < 2 or found[::-1] == found:
+    if len(found) < 2 or found[::-1] == found or not _movable(found):
         return None
     out = " ".join(reversed(found))
     return None if out == text else out
@@ -44,7 +53,8 @@ def sentence_reversal(text: str, rng: np.random.Generator) -> "str | None":
 def sentence_shuffle(text: str, rng: np.random.Generator) -> "str | None":
     """The text's sentences in a random order that differs from the original one, joined with single spaces: a
     uniform permutation, redrawn while it keeps the original sequence (see :func:`._text.derange`). None with fewer
-    than two different sentences.
+    than two different sentences, or when a sentence does not end with . ! ? or an ellipsis (it would merge with
+    the one placed after it).
 
     Sai et al. (2021), Perturbation CheckLists (EMNLP): sentence-level jumbling; He et al. (2023), On the Blind Spots
     of Model-Based Evaluation Metrics (ACL): "sentence switch".
@@ -57,6 +67,8 @@ def sentence_shuffle(text: str, rng: np.random.Generator) -> "str | None":
     True
     """
     found = sentences(text)
+    if not _movable(found):
+        return None
     shuffled = derange(found, rng)
     if shuffled is None:
         return None
@@ -126,12 +138,12 @@ def word_shuffle(text: str, rng: np.random.Generator) -> "str | None":
     return replace_spans(text, edits)
 
 
-register(Perturbation(
-    "sentence-shuffle", "order", sentence_shuffle,
+register(Perturbation(  # version 2: a sentence without final punctuation is not moved (None)
+    "sentence-shuffle", "order", sentence_shuffle, version=2,
     citation=f"{_SAI}, sentence jumbling; {_HE}, sentence switch",
     description="sentences in a random different order"))
-register(Perturbation(
-    "sentence-reversal", "order", sentence_reversal,
+register(Perturbation(  # version 2: as sentence-shuffle
+    "sentence-reversal", "order", sentence_reversal, version=2,
     citation="Sai et al. (2021), Perturbation CheckLists (EMNLP), 'jumbling' at sentence level; "
              "He et al. (2023), On the Blind Spots of Model-Based Evaluation Metrics (ACL), 'sentence switch'",
     description="sentences in reverse order"))
