@@ -11,7 +11,9 @@ Choices (all in the signature):
   tok:13a|smooth:exp|version:2.6.0)`` (``get_signature()`` of the configured object; parentheses, not brackets,
   which the console would read as markup), and ``sacrebleu==<version>``
   is among the versions. ``nrefs`` is written ``var`` (sacrebleu's notation for a varying number of references):
-  each example is scored with all of its references, however many; ``nrefs:1`` with ``ref=source``.
+  each example is scored with all of its references, however many; ``nrefs:1`` with ``ref=source``. Two options
+  change the scores but are not in sacrebleu's signature: BLEU's ``max_ngram_order`` and chrF's ``beta``; where
+  not at their default (4, 2) they follow it as ``ngram:N`` and ``beta:B``.
 - **Row scores are sentence scores, system scores are corpus scores.** meta-eval needs one score per example,
   so every row score is sacrebleu's ``sentence_score`` (the signature says ``level:sentence``). At the system level
   a system's score is sacrebleu's ``corpus_score`` over that system's rows (:meth:`_SacreBleuMetric.corpus_score`,
@@ -185,8 +187,15 @@ class _SacreBleuMetric(Metric):
         self.__dict__["_signature"] = str(signature)
         return self.__dict__["_signature"]
 
+    def unsigned(self) -> dict[str, object]:
+        """The options that change scores but that sacrebleu's own signature leaves out, where not at their
+        default (BLEU's ``max_ngram_order``, chrF's ``beta``): the signature names them, so that the cache never
+        serves one setting's scores for another's."""
+        return {}
+
     def config(self) -> dict[str, object]:
-        cfg: dict[str, object] = {"sacrebleu": f"({self.sacrebleu_signature()})", "level": "sentence"}
+        cfg: dict[str, object] = {"sacrebleu": f"({self.sacrebleu_signature()})", **self.unsigned(),
+                                  "level": "sentence"}
         if self.ref == "source":
             cfg["ref"] = "source"
         else:
@@ -280,6 +289,9 @@ class Bleu(_SacreBleuMetric):
             raise MetricError(f"unknown tokenize {tokenize!r}; choose one of {', '.join(_bleu_tokenizers())}")
         self._set_ref(ref)
 
+    def unsigned(self) -> dict[str, object]:
+        return {"ngram": self.max_ngram_order} if self.max_ngram_order != 4 else {}
+
     def _kwargs(self) -> dict[str, object]:
         return {"tokenize": self.tokenize, "lowercase": self.lowercase, "smooth_method": self.smooth_method,
                 "smooth_value": self.smooth_value, "max_ngram_order": self.max_ngram_order,
@@ -341,6 +353,9 @@ class Chrf(_SacreBleuMetric):
         self.whitespace = boolean(whitespace, "whitespace")
         self.eps_smoothing = boolean(eps_smoothing, "eps_smoothing")
         self._set_ref(ref)
+
+    def unsigned(self) -> dict[str, object]:
+        return {"beta": self.beta} if self.beta != 2 else {}
 
     def _kwargs(self) -> dict[str, object]:
         return {"char_order": self.char_order, "word_order": self.word_order, "beta": self.beta,

@@ -108,6 +108,30 @@ def test_signature_embeds_sacrebleus_own():
     assert "case:lc" in create("ter").signature() and "case:mixed" in create("ter", case_sensitive=True).signature()
 
 
+ALTERNATIVES = {"bleu": {"tokenize": "char", "lowercase": True, "smooth_method": "floor", "smooth_value": 0.5,
+                         "max_ngram_order": 2, "effective_order": False},
+                "chrf": {"char_order": 4, "word_order": 2, "beta": 1, "lowercase": True, "whitespace": True,
+                         "eps_smoothing": True},
+                "ter": {"normalized": True, "no_punct": True, "asian_support": True, "case_sensitive": True}}
+
+
+@pytest.mark.parametrize("name", sorted(ALTERNATIVES))
+def test_every_option_that_changes_the_scores_changes_the_signature(name):
+    """The signature keys the cache: an option whose scores differ with the same signature would be served the
+    other setting's scores (BLEU's max_ngram_order and chrF's beta were, before they were signed)."""
+    rows = [Example("The Cat sat on the mat , twice.", ("the cat sat on a mat twice", "A cat sat there.")),
+            Example("dogs bark loudly at night", ("dogs barked loud at night .",)),
+            Example("Ein Hund bellt", ("ein hund bellt laut",))]
+    default = create(name)
+    base = default.score(rows)[name]
+    for option, value in ALTERNATIVES[name].items():
+        other = create(name, **{option: value})
+        if not np.array_equal(other.score(rows)[name], base):
+            assert other.signature() != default.signature(), option
+    assert "ngram:2" in create("bleu", max_ngram_order=2).signature()
+    assert "beta:1" in create("chrf", beta=1).signature() and "beta" not in create("chrf").signature()
+
+
 def test_source_as_reference_is_a_named_option():
     rows = [Example("a cat sat", (), "a cat sat on the mat"), Example("dogs bark", (), "a cat sat on the mat")]
     for name, ref in (("bleu", BLEU(effective_order=True)), ("chrf", CHRF()), ("ter", TER())):
