@@ -213,19 +213,28 @@ def test_ter_runs_only_when_named():
 
 
 @pytest.mark.parametrize("option", ["max_ngram_order=2", "beta=1"])
-def test_an_option_the_signature_does_not_name_is_refused_not_served_the_defaults_scores(option, tmp_path,
-                                                                                         shared_data):
+def test_an_option_sacrebleus_signature_leaves_out_is_not_served_the_defaults_cached_scores(option, tmp_path,
+                                                                                            shared_data):
     """sacrebleu's signature leaves out BLEU's max_ngram_order and chrF's beta: -o max_ngram_order=2 was served the
-    cached scores of 4 under the same signature. Until the metrics sign them, another value is refused."""
+    cached scores of 4 under the same signature. Through one cache, the two values now print different
+    signatures and different correlations."""
+    import json
+
     from typer.testing import CliRunner
 
     from meta_eval.cli import app
 
     base = ["run", "-j", "chaganty", "--data-dir", str(shared_data), "-m", "bleu,chrf", "--limit", "40",
             "--resamples", "10", "--cache", str(tmp_path / "c.sqlite")]
-    assert CliRunner().invoke(app, base).exit_code == 0
-    res = CliRunner().invoke(app, [*base, "-o", option])
     key, value = option.split("=")
-    assert res.exit_code == 2 and f"-o {option}: " in res.output and "is not in its signature yet" in res.output
-    default = {"max_ngram_order": "4", "beta": "2"}[key]
-    assert CliRunner().invoke(app, [*base, "-o", f"{key}={default}"]).exit_code == 0
+    name = {"max_ngram_order": "bleu", "beta": "chrf"}[key]
+    found = {}
+    for extra in ([], ["-o", option]):
+        out = tmp_path / f"r{len(extra)}.json"
+        res = CliRunner().invoke(app, [*base, *extra, "--output", str(out)])
+        assert res.exit_code == 0, res.output
+        found[bool(extra)] = json.loads(out.read_text())
+    sig = {k: v["signatures"][name] for k, v in found.items()}
+    assert sig[False] != sig[True] and {"max_ngram_order": "ngram:2", "beta": "beta:1"}[key] in sig[True]
+    rows = {k: [r for r in v["results"] if r["metric"] == name] for k, v in found.items()}
+    assert rows[False] and [r["value"] for r in rows[False]] != [r["value"] for r in rows[True]]

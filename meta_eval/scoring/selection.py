@@ -165,21 +165,9 @@ def metric_config(cls, options: Mapping[str, str], function=None) -> dict[str, s
     return config
 
 
-#: Options that change a metric's scores but are not in its signature yet, with their default: sacrebleu's own
-#: signature leaves them out, so the score cache would serve the default's scores for them. Refused until the
-#: metric signs them (a change to metrics/sacrebleu_metrics.py, which needs every committed board republished).
-UNSIGNED_OPTIONS = {("bleu", "max_ngram_order"): 4, ("chrf", "beta"): 2}
-
-
 def build(cls, config: Mapping[str, str]):
-    """``cls(**config)``, with ``refs`` passed through ``Metric.with_refs`` when the constructor does not take it;
-    an option of :data:`UNSIGNED_OPTIONS` at another value than its default is a :class:`MetaEvalError`."""
+    """``cls(**config)``, with ``refs`` passed through ``Metric.with_refs`` when the constructor does not take it."""
     config = dict(config)
-    for (name, option), default in UNSIGNED_OPTIONS.items():
-        if getattr(cls, "name", None) == name and option in config and str(config[option]).strip() != str(default):
-            raise MetaEvalError(f"-o {option}={config[option]}: {name}'s {option} is not in its signature yet "
-                                f"(sacrebleu's own signature leaves it out), so cached scores of {option}={default} "
-                                f"would be served for it; only {option}={default} is taken for now")
     refs = None if "refs" in inspect.signature(cls.__init__).parameters else config.pop("refs", None)
     metric = cls(**config)
     return metric if refs is None else metric.with_refs(refs)
