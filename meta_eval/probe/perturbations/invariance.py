@@ -58,9 +58,10 @@ def casing(text: str, rng: np.random.Generator) -> "str | None":
     whose first letter has no case (Chinese) is left as it is. None when no sentence has one.
 
     Chosen over lower-casing the whole text because it applies alike to cased texts and to the lower-cased,
-    tokenized references some sets carry (SummEval's, CNN/DailyMail's), and because it keeps the capitals of names,
-    whose loss could count as a real change for a metric that reads entities; as in the sets themselves, sentence
-    case is a matter of preprocessing, not of quality.
+    tokenized references some sets carry (SummEval's, CNN/DailyMail's), and because it keeps the capitals of names
+    inside sentences, whose loss could count as a real change for a metric that reads entities; as in the sets
+    themselves, sentence case is a matter of preprocessing, not of quality. A name that starts a sentence does lose
+    its capital (``Obama said.`` -> ``obama said.``): without a tagger the probe cannot tell it from a common word.
 
     Sai et al. (2021), Perturbation CheckLists (EMNLP): invariance to surface changes; Karpinska et al. (2022),
     DEMETR (EMNLP): the "base" (surface) perturbations.
@@ -69,6 +70,8 @@ def casing(text: str, rng: np.random.Generator) -> "str | None":
     --------
     >>> casing("The cat sat. a dog ran.", None)
     'the cat sat. A dog ran.'
+    >>> casing("Obama said. He left.", None)
+    'obama said. he left.'
     >>> casing("123 ?", None) is None
     True
     """
