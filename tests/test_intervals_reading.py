@@ -112,6 +112,18 @@ def test_tie_means_equal_values_not_equal_print():
     assert "a and b tie" in base and "b is the baseline" in base
 
 
+@pytest.mark.parametrize("ceiling", [-0.18, 0.0])
+def test_no_share_of_a_ceiling_at_or_below_zero(ceiling):
+    """A ceiling of -0.18 printed "reaches -480% of it": a share of the judges' disagreement means nothing."""
+    res = _result({"a": 0.9, "b": 0.8}, baseline="b")
+    res.ceiling = SimpleNamespace(value=ceiling)
+    line = reading(res)
+    assert f"the human ceiling is {ceiling:.3f}: the judges do not agree with each other" in line
+    assert "%" not in line and line.endswith(".")
+    res.ceiling = SimpleNamespace(value=1.2)
+    assert reading(res).endswith("the human ceiling is 1.200, so it reaches 75% of it.")
+
+
 def test_chaganty_system_level_names_both_tied_variants(shared_data):
     res = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--no-cache", "-m",
                               "rouge,sms", "--variants", "all", "--level", "system", "--resamples", str(B)])

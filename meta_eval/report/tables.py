@@ -275,7 +275,7 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
     """One sentence saying how to read the table: which variant agrees best (every variant tied with it named
     together, :func:`top_variants`), whether that is significant against the baseline (none is claimed for an
     in-sample learned variant unless the run allowed it), how many variants share the top cluster, and how far it is
-    from the human ceiling."""
+    from the human ceiling (its share only when the ceiling is above 0: the judges' own agreement)."""
     tied, same = top_variants(result)
     if not tied:
         return None
@@ -337,9 +337,11 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
         if len(top) > 1 and any(w["kind"] == "unresolved" for w in getattr(result, "warnings", None) or []):
             text += " (no pair could be separated with these resamples: see the warning)"
     c = result.ceiling
-    if c is not None and c.value is not None and c.value != 0:
+    if c is not None and c.value is not None and c.value > 0:
         text += (f"; the human ceiling is {fmt(c.value)}, so {'it reaches' if len(tied) == 1 else 'they reach'} "
                  f"{best.value / c.value:.0%} of it")
+    elif c is not None and c.value is not None:  # no share of a ceiling at or below 0: the judges do not agree
+        text += f"; the human ceiling is {fmt(c.value)}: the judges do not agree with each other, so no share of it"
     return text + "."
 
 
