@@ -9,6 +9,8 @@ text, JSON embedded in the page (no ``<`` in it), Markdown text or code spans in
 """
 from __future__ import annotations
 
+import re
+
 from meta_eval.report.escape import html, html_url, json_in_html, markdown, markdown_code, markdown_url
 
 __all__ = ["render_readme", "render_html", "md_text", "block_notes"]
@@ -526,11 +528,13 @@ def render_html(doc: dict, figures=(), blindspots: dict | None = None) -> str:
     (:func:`board_figures`), shown under each level's chart; ``blindspots``: a "Blind spots" section at the end."""
     data = json_in_html(_page_data(doc, set(figures)))  # no "<" in it: no </script>, <!-- or <script
     title = doc.get("title") or doc["name"]
-    page = _PAGE if blindspots is None else _PAGE.replace('<script id="data"', _blindspot_html(blindspots)
-                                                          + '<script id="data"', 1)
+    page = _PAGE.replace('<script id="data"', '__BLINDSPOTS__<script id="data"', 1)
     from meta_eval.leaderboard.judge_board import judge_command, judge_page
 
     if judge_command(doc) is not None:  # a JUDGE-BENCH board: its sets' lines, sets with nothing compared
         page = judge_page(page)
-    return (page.replace("__TITLE__", html(f"meta-eval leaderboard: {title}"))
-            .replace("__VERSION__", html(doc["meta_eval_version"])).replace("__DATA__", data))
+    # every placeholder filled in one pass over the template: text from the data (a set named __DATA__, a title
+    # holding __TITLE__) is never itself searched for placeholders
+    fill = {"TITLE": html(f"meta-eval leaderboard: {title}"), "VERSION": html(doc["meta_eval_version"]),
+            "DATA": data, "BLINDSPOTS": "" if blindspots is None else _blindspot_html(blindspots)}
+    return re.sub(r"__(TITLE|VERSION|DATA|BLINDSPOTS)__", lambda m: fill[m.group(1)], page)

@@ -70,3 +70,29 @@ def test_block_notes_of_an_older_board_fall_back():
                                                                                       "correction": "holm",
                                                                                       "alpha": 0.05}}
     assert block_notes(old) == ["summary level: 12 documents", "ranks: perm-both test, holm correction, alpha 0.05"]
+
+
+def test_text_from_the_data_is_never_searched_for_the_pages_placeholders():
+    """A set named ``__DATA__`` whose blind-spots figure went into ``<img src="...">`` had the page's JSON put in
+    its place (the placeholders were filled after the data's HTML was in), breaking out of the attribute into an
+    ``onerror`` handler; a title holding ``__TITLE__`` or ``__DATA__`` the same."""
+    from html.parser import HTMLParser
+
+    doc = _doc()
+    doc["title"] = "T __DATA__ __VERSION__ q onerror=alert(3) z"
+    blind = copy.deepcopy(json.loads((BOARD.parent.parent / "chaganty" / "blindspots.json").read_text("utf-8")))
+    blind["sets"][0]["judgments"] = "__DATA__"
+    blind["sets"][0]["figure"] = "figures/blindspots-__DATA__.png"
+    page = render_html(doc, blindspots=blind)
+    attributes = []
+
+    class Attrs(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            attributes.extend(name for name, _ in attrs)
+
+    Attrs().feed(page)
+    assert "onerror" not in attributes
+    assert 'src="figures/blindspots-__DATA__.png"' in page.replace("%5F", "_")
+    assert "<title>meta-eval leaderboard: T __DATA__ __VERSION__ q onerror=alert(3) z</title>" in page
+    data = json.loads(page.split('<script id="data" type="application/json">', 1)[1].split("</script>", 1)[0])
+    assert data["title"] == doc["title"] and page.count('<script id="data"') == 1
