@@ -328,3 +328,34 @@ def test_a_name_that_is_another_metrics_variant_is_refused_and_rouge_like_names_
     assert res.exit_code == 0, res.output
     shown = [r["metric"] for r in json.loads(out.read_text())["results"]]
     assert {"rouge-we-p", "rouge-we-r", "rouge-we-f", "rouge1-f"} <= set(shown) and "rouge1-p" not in shown
+
+
+EXITS = '''
+import sys
+
+from meta_eval.metrics import Metric, register
+
+
+@register("exits")
+class Exits(Metric):
+    """Calls sys.exit(0) while scoring."""
+    variants = ("exits",)
+    needs_references = True
+
+    def _score(self, examples):
+        sys.exit(0)
+'''
+
+
+def test_a_metric_that_calls_sys_exit_fails_alone_and_the_run_exits_1(shared_data, tmp_path):
+    """sys.exit(0) in a plugin's scoring ended the run with exit 0, no table, no --output and no error."""
+    plugin = _write(tmp_path / "exits.py", EXITS)
+    out = tmp_path / "o.json"
+    res = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--plugin", str(plugin),
+                              "-m", "exits,rouge", "--limit", "40", "--resamples", "20", "--no-cache",
+                              "--output", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "it called sys.exit(0) while scoring" in _said(res) and "Traceback" not in res.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [f["metric"] for f in doc["failed"]] == ["exits"]
+    assert {r["metric"] for r in doc["results"]} >= {"rouge1-f", "rougeL-f"}

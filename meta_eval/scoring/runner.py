@@ -552,13 +552,15 @@ def score_all(chosen: Sequence[Metric], examples: Sequence[Example], cache: Scor
             raise
         except EngineError as exc:
             raise MetaEvalError(str(exc)) from None
-        except Exception as exc:  # a metric that fails is reported (never a secret), the others still run
+        except (Exception, SystemExit) as exc:  # a metric that fails is reported (never a secret), the others run
             from meta_eval.metrics.plugin_files import origin
             from meta_eval.metrics.redact import redact
             from meta_eval.torch_build import install_choice  # the frozen torch hint, as the README's choice
 
             where = origin(type(metric))  # a --plugin file's metric: the file to fix
-            failed.append((metric.name, install_choice(redact(f"{type(exc).__name__}: {exc}" + (
+            said = (f"it called sys.exit({exc.code!r}) while scoring" if isinstance(exc, SystemExit)
+                    else f"{type(exc).__name__}: {exc}")  # a plugin's exit would otherwise end the run with 0
+            failed.append((metric.name, install_choice(redact(said + (
                 f" (in plugin file {where})" if where is not None else "")))))
 
     def bar(metric: Metric):
