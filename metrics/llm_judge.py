@@ -487,7 +487,9 @@ class LlmJudge(Metric):
             path = Path(os.path.expanduser(str(template)))
             if not path.is_file():
                 raise MetricError(f"llm-judge: template {template!r} is neither geval, gemba-da, set nor a file")
-            text = path.read_text(encoding="utf-8")
+            from meta_eval.judgments.text import decode_lines
+
+            text = "\n".join(decode_lines(path.read_bytes(), f"llm-judge: template file {path}", MetricError))
             first, _, rest = text.partition("\n")
             declared = None
             if first.strip().lower().startswith("range:"):

@@ -243,6 +243,9 @@ def test_user_template_file(server, tmp_path):
     with pytest.raises(MetricError, match="declares no score range"):
         judge(server, tmp_path, template=str(path))
     assert judge(server, tmp_path, template=str(path), range="0:10").range == (0, 10)
+    path.write_bytes(b"range: 1:5\nRate \xff{candidate}.\n")  # Latin-1: a sentence naming the file and line
+    with pytest.raises(MetricError, match=r"template file \S+mine\.txt:2: not valid UTF-8 \(byte 0xff at column 6"):
+        judge(server, tmp_path, template=str(path))
 
 
 def test_gemba_da_prompt(server, tmp_path):
