@@ -414,7 +414,7 @@ def list_metrics(plugin: list[Path] = _PLUGIN) -> None:
             notes.append((name, reason))
         only = " (only when named)" if registry.is_named_only(name) or not cls.in_default_run else \
             "" if cls.in_quick_run else " (named or -m all)"
-        table.add_row(name, escape(", ".join(cls.variants)), needs, escape(default_model_cell(cls)),
+        table.add_row(escape(name), escape(", ".join(cls.variants)), needs, escape(default_model_cell(cls)),
                       "yes" if cls.higher_is_better else "no",
                       f"[green]ready[/]{only}" if reason is None else f"[red]unavailable[/]{only} [{len(notes)}]")
     for name, reason in sorted(registry.plugin_errors().items()):  # broken plugins: listed, the others still work
@@ -593,7 +593,7 @@ def leaderboard_publish(
           no_cache=no_cache, batch_size=batch_size, force=force, engine=engine, workers=workers, address=address,
           actors=actors, gpus_per_actor=gpus, duplicates=duplicates, human=human, title=title, command=command,
           say=_say, plugins=plugin, scores=scores, scores_format=scores_format)
-    out.print(f"wrote {out_dir}/results.json, README.md, index.html")
+    out.print(f"wrote {out_dir}/results.json, README.md, index.html", highlight=False, markup=False)
 
 
 @leaderboard_app.command("probe")
@@ -652,7 +652,7 @@ def leaderboard_index(
         entries = write_index(root, package_version("meta-eval"), force=force)
     except ValueError as exc:
         _fail(str(exc))
-    table = Table(title=f"Leaderboards in {root}")
+    table = Table(title=f"Leaderboards in {escape(str(root))}")
     for col in ("set", "subset", "headline", "best", "value", "ceiling", "gap"):
         table.add_column(col, justify="left" if col in ("set", "subset", "headline", "best") else "right")
     for e in entries:

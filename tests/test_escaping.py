@@ -344,3 +344,22 @@ def test_a_name_with_dollars_is_drawn_as_text_not_tex(tmp_path):
                               "--scores", f"{name}={scores}", "--plot", str(figure), "--level", "summary"])
     assert res.exit_code == 0, res.output
     assert name in figure.read_text(encoding="utf-8")  # svg.fonttype none: the label's characters are in the file
+
+
+def test_paths_and_plugin_names_print_as_written_not_as_rich_markup(tmp_path):
+    """``--out 'bd[blink]X'`` printed "wrote .../bdX" (the tag eaten, a link or blink on a colour terminal); the
+    index's table title and a plugin's metric name in ``meta-eval metrics`` the same."""
+    data = _write_set(tmp_path / "mine.jsonl")
+    root = tmp_path / "idx[b]R"
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
+                              "--no-cache", "--out", str(root / "bd[blink]X")])
+    assert res.exit_code == 0, res.output
+    assert f"wrote {root}/bd[blink]X/results.json" in res.output
+    res = runner.invoke(app, ["leaderboard", "index", "--root", str(root)])
+    assert res.exit_code == 0 and "idx[b]R" in res.output, res.output
+    plugin = tmp_path / "p.py"
+    plugin.write_text("from meta_eval.metrics import Metric, register\n\n\n@register('[b]e')\nclass E(Metric):\n"
+                      "    variants = ('e',)\n\n    def _score(self, examples):\n"
+                      "        return {'e': [1.0 for _ in examples]}\n", encoding="utf-8")
+    res = runner.invoke(app, ["metrics", "--plugin", str(plugin)])
+    assert res.exit_code == 0 and "│ [b]e " in res.output, res.output
