@@ -2,11 +2,13 @@
 
 What it replaces with ``***``:
 
-- the password of a URL's user information (``http://user:pw@host`` becomes ``http://user:***@host``);
+- the password of a URL's user information (``http://user:pw@host`` becomes ``http://user:***@host``), or the
+  user alone when it has no password (``http://token@host`` becomes ``http://***@host``: it is sent as credentials);
 - the credentials of an ``Authorization`` value (``Bearer <token>``, ``Basic <token>``, ``Token <token>``) and of an
   ``Authorization:`` / ``X-Api-Key:`` / ``Api-Key:`` header line;
-- the value of ``api_key=``, ``apikey=``, ``key=``, ``access_token=``, ``token=``, ``password=``, ``secret=`` (in a
-  query string or a ``-o`` option) and of the same names as JSON fields (``"api_key": "..."``);
+- the value of ``api_key=``, ``apikey=``, ``key=``, ``access_token=``, ``token=``, ``password=``, ``secret=``, also
+  after a prefix (``auth_token=``, ``client_secret=``, ``x-api-key=``), in a query string or a ``-o`` option, and of
+  the same names as JSON fields (``"api_key": "..."``);
 - every secret registered with :func:`add_secret` wherever it appears (the LLM judge registers the API key it read
   from its environment variable and the password of its ``base_url``), and anything that looks like a hosted API
   key (``sk-...``).
@@ -30,11 +32,15 @@ MASK = "***"
 _SECRETS: set[str] = set()
 _LOCK = threading.Lock()
 
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):([^/\s@]*)@")
+#: a URL's user information: ``scheme://user:password@`` (the password masked) or ``scheme://token@`` (a user alone is
+#: sent as Basic credentials, :func:`meta_eval.judgments.files._request`: masked whole); ``scheme:/`` too, as
+#: :class:`pathlib.Path` writes a URL it was given
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*:/{1,2})([^/\s:@]*)(?::([^/\s@]*))?@")
 _AUTH_VALUE = re.compile(r"(?i)\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=:-]+")
 _HEADER = re.compile(r"(?i)\b(authorization|x-api-key|api-key|proxy-authorization)(\"?\s*[:=]\s*\"?)"
                      r"(?!(?:Bearer|Basic|Token)\b)([^\s\"',}]+)")
-_PARAM = re.compile(r"(?i)(?<![A-Za-z0-9_])(api_key|apikey|api-key|key|access_token|token|password|passwd|secret)"
+_PARAM = re.compile(r"(?i)(?<![A-Za-z0-9_-])((?:[a-z0-9]+[_-])*(?:api_key|apikey|api-key|key|access_token|token|"
+                    r"password|passwd|secret))"
                     r"(=|\"?\s*:\s*\")(?!VALUE(?:[\s&\"',;}]|$))([^\s&\"',;}]+)")  # KEY=VALUE: a placeholder
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
@@ -54,7 +60,8 @@ def redact(text: object) -> str:
         secrets = sorted(_SECRETS, key=len, reverse=True)
     for secret in secrets:
         out = out.replace(secret, MASK)
-    out = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", out)
+    out = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}@" if m.group(3) is None else
+                            f"{m.group(1)}{m.group(2)}:{MASK}@", out)
     out = _AUTH_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     out = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     out = _PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)

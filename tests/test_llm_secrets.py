@@ -246,7 +246,13 @@ def test_redact_masks_every_kind_of_credential_and_keeps_the_rest():
              "the server said opaque-token-36 twice: opaque-token-36": "the server said *** twice: ***",
              "hosted sk-proj-abcdefghijkl": "hosted ***",
              "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m": "-o api_key_env=MY_KEY -o tokenizer=13a -o model=m",
-             "-o must be KEY=VALUE (the placeholder of an error line)": "-o must be KEY=VALUE (the placeholder of an error line)"}
+             "-o must be KEY=VALUE (the placeholder of an error line)": "-o must be KEY=VALUE (the placeholder of an error line)",
+             # a user alone is sent as credentials; Path("https://u:p@x/y") prints https:/u:p@x/y
+             "http://ghp_TokenUser12345@127.0.0.1:8765/v1": "http://***@127.0.0.1:8765/v1",
+             "error: https:/u:PassWord987@x.example/y.jsonl does not exist":
+                 "error: https:/u:***@x.example/y.jsonl does not exist",
+             "/v1?auth_token=Tok3n&client_secret=Cli7&x_api_key=k9&private_token=p1&max_tokens=5":
+                 "/v1?auth_token=***&client_secret=***&x_api_key=***&private_token=***&max_tokens=5"}
     for text, shown in cases.items():
         assert redact(text) == shown
     assert command_line("meta-eval", ["-o", "base_url=http://u:p@h/v1", "a b"]) == \
