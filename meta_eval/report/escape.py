@@ -120,7 +120,7 @@ def latex_row(cells) -> str:
     return _LATEX_LEAD.sub(r"\1{\2}", " & ".join(latex(c) for c in cells)) + " \\\\"
 
 
-_MD_SPECIAL = "\\`*_[]<>|#~"
+_MD_SPECIAL = "\\`*_[]<>|#~$"
 #: an ``&`` that starts an entity or character reference (``&amp;``, ``&#60;``); any other ``&`` is read as itself
 _MD_ENTITY = re.compile("&(?=#?[0-9A-Za-z]+;)")
 
@@ -128,9 +128,9 @@ _MD_ENTITY = re.compile("&(?=#?[0-9A-Za-z]+;)")
 def markdown(text) -> str:
     """``text`` as literal Markdown (GitHub-flavoured), safe in a heading, a paragraph or a table cell: every
     character Markdown or an HTML tag could read (backslash, backtick, ``*``, ``_``, brackets, ``<``, ``>``, ``|``,
-    ``#``, ``~``, and an ``&`` that would start an entity such as ``&lt;``) is backslash-escaped, line breaks and runs
-    of white space become one space, and other control characters show as escapes (:func:`terminal`, its backslash
-    escaped).
+    ``#``, ``~``, ``$`` (GitHub reads ``$x$`` as math), and an ``&`` that would start an entity such as ``&lt;``) is
+    backslash-escaped, line breaks and runs of white space become one space, and other control characters show as
+    escapes (:func:`terminal`, its backslash escaped).
 
     >>> print(markdown("95% CI (a|b) <i>x</i> *y*"), markdown("&lt;i&gt; & x&amp;"))
     95% CI (a\\|b) \\<i\\>x\\</i\\> \\*y\\* \\&lt;i\\&gt; & x\\&amp;
