@@ -464,11 +464,14 @@ def _write_board_files(out: Path, texts: list[tuple[str, str | bytes]], *, plan=
     ``figures/`` that meta-eval did not write (:func:`foreign_figures`) is replaced only with ``force`` (publish's
     ``--force``, whose check names it); else this is a :class:`PublishError` naming it, before anything is
     written."""
-    from meta_eval.report.outputs import OutputError, OutputPlan, check_output, written_by_meta_eval
+    from meta_eval.report.outputs import OutputError, OutputPlan, _inside, check_output, written_by_meta_eval
 
     plan = plan if plan is not None else OutputPlan()
     for filename in [name for name, _ in texts] + list(remove):
         final = out / filename
+        if not _inside(final, out):  # names come from results.json: file_segment keeps them in, this checks it
+            raise PublishError(f"{option} {out}: a board file named {filename!r} would lie outside the board's "
+                               "folder; nothing of the board was written")
         try:
             check_output(final, option, inputs=plan.inputs, protected=plan.protected, force=True)
         except OutputError as exc:

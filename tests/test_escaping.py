@@ -364,3 +364,25 @@ def test_paths_and_plugin_names_print_as_written_not_as_rich_markup(tmp_path):
                       "        return {'e': [1.0 for _ in examples]}\n", encoding="utf-8")
     res = runner.invoke(app, ["metrics", "--plugin", str(plugin)])
     assert res.exit_code == 0 and "│ [b]e " in res.output, res.output
+
+
+def test_a_name_in_results_json_cannot_put_a_figure_outside_the_board(tmp_path):
+    """A set named ``../../victim/x`` in a board's results.json made ``leaderboard render`` write
+    ``victim/x-all-global-spearman.svg`` beside the board: a path separator in a name is written ``_``."""
+    pytest.importorskip("matplotlib")
+    data = _write_set(tmp_path / "mine.jsonl")
+    board = tmp_path / "root" / "b"
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
+                              "--no-cache", "--out", str(board)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((board / "results.json").read_text(encoding="utf-8"))
+    for s in doc["sets"]:
+        s["judgments"] = "../../victim/x"
+    (board / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "victim").mkdir()
+    res = runner.invoke(app, ["leaderboard", "render", str(board)])
+    assert res.exit_code == 0, res.output
+    assert list((tmp_path / "victim").iterdir()) == [] and not list(tmp_path.glob("root/*.svg"))
+    made = sorted(p.name for p in (board / "figures").glob(".._.._victim_x-*.svg"))
+    assert made and all("/" not in m for m in made)
+    assert "figures/.._.._victim_x-all-" in (board / "README.md").read_text(encoding="utf-8")

@@ -24,8 +24,11 @@ FILE = "blindspots.json"
 
 
 def figure_name(judgments: str, subset: str) -> str:
-    """``figures/blindspots-<set>-<subset>.png``: where a board keeps a set's heatmap."""
-    return f"figures/blindspots-{judgments}-{subset}.png".replace(":", "-")
+    """``figures/blindspots-<set>-<subset>.png``: where a board keeps a set's heatmap (a path separator or a control
+    character in a name written ``_``: :func:`meta_eval.report.escape.file_segment`)."""
+    from meta_eval.report.escape import file_segment
+
+    return f"figures/blindspots-{file_segment(f'{judgments}-{subset}')}.png".replace(":", "-")
 
 
 def read_blindspots(folder: str | Path) -> dict | None:

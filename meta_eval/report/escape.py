@@ -27,7 +27,7 @@ import html as _html
 import json as _json
 import re
 
-__all__ = ["CONTROL", "html", "html_url", "json_in_html", "latex", "latex_row", "markdown", "markdown_code",
+__all__ = ["CONTROL", "file_segment", "html", "html_url", "json_in_html", "latex", "latex_row", "markdown", "markdown_code",
            "markdown_url", "markup", "terminal", "terminal_console"]
 
 #: The characters no output may carry raw: C0 controls (line breaks and tabs included), DEL, C1 controls, the line and
@@ -161,6 +161,17 @@ def markdown_url(path) -> str:
     from urllib.parse import quote
 
     return quote(str(path), safe="/")
+
+
+def file_segment(text) -> str:
+    """``text`` (a set, subset, level or statistic name from a board's results.json) as part of one file name in
+    the board's folder: a path separator (``/``, ``\\``), a NUL or another control character becomes ``_``, so no
+    name can reach outside the folder (``../../x`` is ``.._.._x``).
+
+    >>> print(file_segment("../../victim/x"), file_segment("chaganty"))
+    .._.._victim_x chaganty
+    """
+    return re.sub(r"[/\\\x00-\x1f\x7f]", "_", str(text))
 
 
 def html(text, quote: bool = True) -> str:

@@ -254,7 +254,8 @@ def board_figure(set_block: dict, level_block: dict):
 
 
 def board_figure_name(set_block: dict, level_block: dict) -> str:
-    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure.
+    """``figures/<set>-<subset>-<level>-<statistic>.svg``: where a board keeps that figure (a path separator or a
+    control character in a name written ``_``: :func:`meta_eval.report.escape.file_segment`).
 
     A set named ``<collection>:<file>`` (``judge-bench:roscoe-cosmos``, whose subset is the file's name again) is
     written ``<collection>-<file without hyphens>``, once: no colon in a file name, and no figure named like the
@@ -272,4 +273,6 @@ def board_figure_name(set_block: dict, level_block: dict) -> str:
         stem = f"{collection}-{part.replace('-', '')}" + ("" if subset in (None, part) else f"-{subset}")
     else:
         stem = f"{collection}-{set_block['subset']}"
-    return f"figures/{stem}-{level_block['level']}-{level_block['statistic']}.svg"
+    from meta_eval.report.escape import file_segment  # a name from results.json cannot leave figures/
+
+    return f"figures/{file_segment(stem + '-' + level_block['level'] + '-' + level_block['statistic'])}.svg"
