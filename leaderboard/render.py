@@ -157,8 +157,8 @@ def board_figures(doc: dict) -> dict[str, bytes]:
             if b.get("correlation") == primary and any(r.get("r") is not None for r in b["results"]):
                 fig = figures.board_figure(s, b)
                 buf = io.BytesIO()
-                fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "meta-eval"},
-                            bbox_inches="tight")
+                figures.shown_as_text(fig).savefig(buf, format="svg", metadata={"Date": None, "Creator": "meta-eval"},
+                                                   bbox_inches="tight")
                 __import__("matplotlib.pyplot").pyplot.close(fig)
                 out[figures.board_figure_name(s, b)] = buf.getvalue()
     return out

@@ -386,3 +386,29 @@ def test_a_name_in_results_json_cannot_put_a_figure_outside_the_board(tmp_path):
     made = sorted(p.name for p in (board / "figures").glob(".._.._victim_x-*.svg"))
     assert made and all("/" not in m for m in made)
     assert "figures/.._.._victim_x-all-" in (board / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_control_character_in_a_name_leaves_the_figures_valid_svg(tmp_path):
+    """An imported score named with a raw ESC reached the board's SVG figures as a raw 0x1b byte: not XML, which a
+    browser refuses to show; it is written as the escape \\x1b, as on the terminal. ``run --plot`` the same."""
+    pytest.importorskip("matplotlib")
+    from xml.dom import minidom
+
+    data = _write_set(tmp_path / "mine.jsonl")
+    scores = tmp_path / "s.jsonl"
+    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
+                      encoding="utf-8")
+    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
+                              "--no-cache", "--out", str(tmp_path / "b"), "--scores", f"e{CLEAR}x={scores}"])
+    assert res.exit_code == 0, res.output
+    plot = tmp_path / "run.svg"
+    res = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--resamples", "10", "--no-cache",
+                              "--scores", f"e{CLEAR}x={scores}", "--plot", f"intervals:{plot}"])
+    assert res.exit_code == 0, res.output
+    svgs = sorted((tmp_path / "b" / "figures").glob("*.svg")) + [plot]
+    assert len(svgs) > 1
+    for svg in svgs:
+        raw = svg.read_bytes()
+        assert b"\x1b" not in raw, svg
+        minidom.parseString(raw)  # well-formed XML
+    assert b"\\x1b[2J" in svgs[0].read_bytes() and b"\\x1b[2J" in plot.read_bytes()  # the name, shown

@@ -96,8 +96,9 @@ def _png(doc: dict) -> bytes | None:
     if importlib.util.find_spec("matplotlib") is None:
         return None
     from meta_eval.probe.report import heatmap
+    from meta_eval.report.figures import shown_as_text
 
-    fig = heatmap(doc)
+    fig = shown_as_text(heatmap(doc))
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": "meta-eval"}, bbox_inches="tight")
     __import__("matplotlib.pyplot").pyplot.close(fig)

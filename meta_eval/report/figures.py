@@ -216,6 +216,27 @@ def figure_request(item: str | Path, option: str = "--plot") -> tuple[str, str |
     return kind, variant, Path(path)
 
 
+def shown_as_text(fig):
+    """Every text of ``fig`` (titles, labels, tick labels, cell texts) with its control characters written as
+    escapes (:func:`meta_eval.report.escape.terminal`, line breaks kept): a raw ESC from a name made the SVG
+    invalid XML, which no browser shows. Returns ``fig``; every writer of a figure calls it before saving."""
+    from matplotlib.text import Text
+
+    from meta_eval.report.escape import terminal
+
+    for ax in fig.axes:  # tick labels are drawn from the axis's formatter: escaped there, not on the Text
+        for axis in (ax.xaxis, ax.yaxis):
+            texts = [t.get_text() for t in axis.get_ticklabels()]
+            shown = [terminal(t, keep="\n") for t in texts]
+            if shown != texts:
+                axis.set_ticks(axis.get_ticklocs(), shown)
+    for text in fig.findobj(Text):
+        shown = terminal(text.get_text(), keep="\n")
+        if shown != text.get_text():
+            text.set_text(shown)
+    return fig
+
+
 def save_figure(fig, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (.png, .svg or .pdf) with fixed metadata (no date; meta-eval as its creator, by
     which :func:`meta_eval.report.outputs.written_by_meta_eval` knows it may replace it), atomically
@@ -230,8 +251,8 @@ def save_figure(fig, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     try:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], metadata=_METADATA[suffix],
-                                                   bbox_inches="tight"))
+        atomic_write(path, lambda tmp: shown_as_text(fig).savefig(tmp, format=suffix[1:],
+                                                                  metadata=_METADATA[suffix], bbox_inches="tight"))
     finally:
         plt.close(fig)
     return path
