@@ -22,6 +22,13 @@ import pytest
 # first: applies the numeric mode before anything can load torch (metrics/numeric.py)
 from meta_eval import metrics  # noqa: F401
 
+# the ledger of the files meta-eval wrote (meta_eval.report.outputs.ledger_path) is the test session's own: no test
+# writes the user's state folder
+if not os.environ.get("META_EVAL_LEDGER"):
+    import tempfile
+
+    os.environ["META_EVAL_LEDGER"] = os.path.join(tempfile.mkdtemp(prefix="meta-eval-ledger-"), "written.sqlite")
+
 @pytest.fixture(autouse=True)
 def _plugin_files_forgotten():
     """Every test leaves the registry as it found it: a ``--plugin FILE.py`` that a test's command loaded is

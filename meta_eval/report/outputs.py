@@ -26,8 +26,8 @@ from pathlib import Path
 from meta_eval.errors import MetaEvalError
 
 __all__ = ["MARKER", "OutputError", "OutputPlan", "atomic_write", "check_format", "check_output",
-           "check_output_folder", "check_store", "check_stores", "job_inputs", "same_file", "with_marker", "write_json",
-           "written_by_meta_eval"]
+           "check_output_folder", "check_store", "check_stores", "job_inputs", "ledger_path", "same_file", "with_marker",
+           "write_json", "written_by_meta_eval"]
 
 #: The first key of every JSON document meta-eval writes (results of ``run`` and ``learn``), by which it recognises
 #: a file it may replace.
@@ -47,14 +47,68 @@ def with_marker(doc: dict) -> dict:
     return {MARKER: f"meta-eval {package_version('meta-eval')}", **{k: v for k, v in doc.items() if k != MARKER}}
 
 
+def ledger_path() -> Path:
+    """The ledger of the files meta-eval wrote (:func:`atomic_write` records each one's path and SHA-256):
+    ``$META_EVAL_LEDGER``, else ``written.sqlite`` in the user's state folder (``platformdirs.user_state_dir``)."""
+    if os.environ.get("META_EVAL_LEDGER"):
+        return Path(os.environ["META_EVAL_LEDGER"]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("meta-eval")) / "written.sqlite"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _remember(path: Path, sha256: str) -> None:
+    """Record in the ledger that meta-eval wrote ``path`` with content ``sha256``; a ledger that cannot be written
+    (a read-only home) records nothing, and a later write over the file then asks for ``--force``."""
+    import contextlib
+    import sqlite3
+
+    try:
+        ledger = ledger_path()
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.closing(sqlite3.connect(ledger, timeout=30)) as con, con:
+            con.execute("CREATE TABLE IF NOT EXISTS written (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL)")
+            con.execute("INSERT OR REPLACE INTO written VALUES (?, ?)", (str(path.resolve()), sha256))
+    except (OSError, sqlite3.Error):
+        pass
+
+
+def _remembered(path: Path) -> bool:
+    """The ledger holds ``path`` with its present content: meta-eval wrote it and nobody changed it since."""
+    import contextlib
+    import sqlite3
+
+    ledger = ledger_path()
+    try:
+        if not ledger.is_file():
+            return False
+        with contextlib.closing(sqlite3.connect(f"{ledger.resolve().as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+            row = con.execute("SELECT sha256 FROM written WHERE path = ?", (str(Path(path).resolve()),)).fetchone()
+        return row is not None and row[0] == _sha256(Path(path))
+    except (OSError, sqlite3.Error):
+        return False
+
+
 def written_by_meta_eval(path: Path) -> bool:
-    """Whether the existing file ``path`` is one meta-eval writes, from its first bytes: a JSON document starting
-    with :data:`MARKER` (results of ``run``/``learn``, :func:`with_marker`), a learned model (``"format":
-    "meta-eval-learned-model"``), per-example scores of ``meta-eval score`` (JSONL whose first line is
-    ``{"signatures": ...}``; CSV/TSV whose header starts with ``index`` and whose first row is index 0), a figure
-    (:mod:`meta_eval.report.figures` writes meta-eval as its creator: a PNG's ``tEXt`` chunk ``Software``, an SVG's
-    ``dc:creator``, a PDF's ``/Creator``), or an empty file. Anything else, or a file that cannot be read, is the
-    user's."""
+    """Whether the existing file ``path`` is one meta-eval writes: one it wrote and nobody changed since (its path
+    and SHA-256 are in the ledger, :func:`ledger_path`, as :func:`atomic_write` records every file), or from its
+    first bytes a JSON document starting with :data:`MARKER` (results of ``run``/``learn``, :func:`with_marker`), a
+    learned model (``"format": "meta-eval-learned-model"``), a figure (:mod:`meta_eval.report.figures` writes
+    meta-eval as its creator: a PNG's ``tEXt`` chunk ``Software``, an SVG's ``dc:creator``, a PDF's ``/Creator``),
+    or an empty file. Anything else, or a file that cannot be read, is the user's: score files (JSONL, CSV, TSV)
+    are known by the ledger alone, since a user's own scores and an edited export look just like them."""
+    if _remembered(path):
+        return True
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF)
@@ -71,16 +125,7 @@ def written_by_meta_eval(path: Path) -> bool:
         return b"<dc:creator>" in head and b"<dc:title>meta-eval</dc:title>" in head
     text = head.decode("utf-8", errors="replace")
     compact = "".join(text.split())
-    if compact.startswith('{"' + MARKER + '":"meta-eval') or '"format":"meta-eval-learned-model"' in compact:
-        return True
-    if compact.startswith('{"signatures":['):
-        return True
-    lines = text.splitlines()
-    if len(lines) >= 1 and Path(path).suffix.lower() in (".csv", ".tsv"):
-        sep = "," if Path(path).suffix.lower() == ".csv" else "\t"
-        header = lines[0].split(sep)
-        return header[0] == "index" and (len(lines) == 1 or lines[1].split(sep)[0] == "0")
-    return False
+    return compact.startswith('{"' + MARKER + '":"meta-eval') or '"format":"meta-eval-learned-model"' in compact
 
 
 def same_file(a: Path, b: Path) -> bool:
@@ -169,7 +214,8 @@ def atomic_write(path: Path, write) -> None:
     kept for writers that choose the format by it), created like ``open()`` creates a file (mode 0o666 minus the
     umask), synced to disk before the rename. On any error, Ctrl-C included, it is removed (and ``<tmp>.tmp``, the
     temporary file of :func:`meta_eval.scoring.score_files.write_scores`), as are the parent folders made for it; an
-    OSError becomes an :class:`OutputError` naming ``path``.
+    OSError becomes an :class:`OutputError` naming ``path``. The file's path and SHA-256 then go into the ledger
+    (:func:`ledger_path`), by which :func:`written_by_meta_eval` knows it later.
     """
     path = Path(os.path.abspath(Path(path).expanduser()))
     made = []
@@ -193,9 +239,11 @@ def atomic_write(path: Path, write) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        sha256 = _sha256(tmp)
         os.replace(tmp, path)
         tmp = None
         made = []
+        _remember(path, sha256)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}"
                           + (f" ({exc.filename})" if exc.filename else "")) from None
