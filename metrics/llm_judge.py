@@ -659,6 +659,11 @@ class LlmJudge(Metric):
         except ValueError as exc:
             raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} is not a URL ({exc})") from None
         add_secret(parts.password)
+        add_secret(parts.username if parts.password is None else None)  # a user alone is sent as the credential
+        if parts.query or parts.fragment:  # the request paths are appended: /v1?key=k became /v1?key=k/models
+            raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} has a query or fragment (after ? "
+                              "or #), which would end up before /models and /chat/completions; give the server's "
+                              "base URL alone (a key goes in $OPENAI_API_KEY or the variable api_key_env names)")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise MetricError(f"llm-judge: base_url {redact(self.base_url)!r} is not an http:// or https:// URL "
                               "(e.g. -o base_url=http://127.0.0.1:8000/v1)")

@@ -71,6 +71,11 @@ def test_named_only_and_options_required():
         create("llm-judge", base_url="http://x/v1", model="m", template="geval", dimension="beauty")
     with pytest.raises(MetricError, match="on_unparsed"):
         create("llm-judge", base_url="http://x/v1", model="m", dimension="coherence", on_unparsed="zero")
+    # the request paths are appended to base_url: a query would have come before them (/v1?key=k/chat/completions)
+    for url in ("http://127.0.0.1:8000/v1?auth_token=Tok3nValue999", "http://127.0.0.1:8000/v1#x"):
+        with pytest.raises(MetricError, match=r"has a query or fragment") as caught:
+            create("llm-judge", base_url=url, model="m")
+        assert "Tok3nValue999" not in str(caught.value)
 
 
 # -- scoring --------------------------------------------------------------------------------------------------------
