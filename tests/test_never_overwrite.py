@@ -154,3 +154,22 @@ def test_a_users_file_is_never_taken_for_meta_evals(tmp_path_factory, text, suff
     path = tmp_path_factory.mktemp("user") / f"notes{suffix}"
     path.write_text(text, encoding="utf-8")
     assert not written_by_meta_eval(path)
+
+
+def test_a_ledger_that_cannot_be_written_costs_only_the_recognition(tmp_path, monkeypatch):
+    """With the ledger's folder unwritable (here: its parent is a file) the output is still written; meta-eval then
+    does not know the score file as its own, so the next write over it asks for --force."""
+    from meta_eval.report.outputs import atomic_write, ledger_path
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("META_EVAL_LEDGER", str(blocker / "written.sqlite"))
+    assert ledger_path() == blocker / "written.sqlite"
+    out = tmp_path / "s.csv"
+    atomic_write(out, lambda tmp: tmp.write_text("index,rouge1-f\n0,0.5\n", encoding="utf-8"))
+    assert out.read_text(encoding="utf-8") == "index,rouge1-f\n0,0.5\n" and not written_by_meta_eval(out)
+    monkeypatch.setenv("META_EVAL_LEDGER", str(tmp_path / "ledger.sqlite"))
+    atomic_write(out, lambda tmp: tmp.write_text("index,rouge1-f\n0,0.25\n", encoding="utf-8"))
+    assert written_by_meta_eval(out)
+    out.write_text("index,rouge1-f\n0,0.75\n", encoding="utf-8")  # changed since: the user's now
+    assert not written_by_meta_eval(out)
