@@ -244,3 +244,17 @@ def test_learn_takes_imported_scores_as_features_and_refuses_to_save_them(base, 
     with pytest.raises(MetaEvalError, match="uses imported scores"):
         learn(SET["judgments"], "mine", subset=SET["subset"], scores=[f"mine={path}"], splits=20, search_splits=10,
               protocol="paper", data_dir=base["data"], cache=base["cache"], progress=False, save=str(tmp_path / "m.json"))
+
+
+@pytest.mark.parametrize("header", ["id,", "id,score,", "id,,score"])
+def test_a_header_column_without_a_name_is_refused(base, header):
+    """``id,`` read an unnamed score column: a variant ``x/`` of empty cells, exit 0."""
+    rows = [r["id"] for r in base["rows"]]
+    width = header.count(",") + 1
+    path = base["folder"] / "unnamed.csv"
+    path.write_text(header + "\n" + "".join(",".join([i] + ["0.5"] * (width - 1)) + "\n" for i in rows),
+                    encoding="utf-8")
+    out = _cli(base, "-m", "chrf", "--cache", str(base["folder"] / "never.sqlite"), "--scores", f"x={path}")
+    assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+    column = header.split(",").index("") + 1
+    assert f"unnamed.csv:1: column {column} of the header has no name" in " ".join(out.output.split())

@@ -336,6 +336,9 @@ def _read_table(spec: ScoreSpec, builder: _Builder, delimiter: str) -> None:
             raise MetaEvalError(f"{spec.path}:1: no header row (key columns such as id, or doc_id and system, "
                                 "then score columns)")
         header = [h.strip() for h in header]
+        if "" in header:  # "id," named a score column "" (a variant "mine/"); a trailing separator is the same
+            raise MetaEvalError(f"{spec.path}:1: column {header.index('') + 1} of the header has no name (a "
+                                "separator at the end of the line?); name every column")
         repeated = sorted({h for h in header if header.count(h) > 1})
         if repeated:
             raise MetaEvalError(f"{spec.path}:1: the header repeats {', '.join(map(repr, repeated))}")
