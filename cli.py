@@ -557,7 +557,7 @@ def leaderboard_publish(
     resamples: int = typer.Option(1000, "--resamples", min=10, help=_BOARD_HELP["resamples"]),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling"),
     correlation: str = typer.Option("spearman", "--correlation", help="Correlation for the significance tests"),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters"),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the clusters, in (0, 1)"),
     correction: str = typer.Option("holm", "--correction", help="holm, bh or none"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Folder of judgment files"),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file \\[default: user cache]"),

@@ -651,7 +651,11 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r}")
     if correction not in ("holm", "bh", "none"):
         raise MetaEvalError(f"--correction must be holm, bh or none, not {correction!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:  # nan too: before scoring
+        raise MetaEvalError(f"--alpha must be a number in (0, 1) (the significance clusters' level), not {alpha!r}")
     names = os.fspath(judgments)
+    if not [n for n in names.split(",") if n.strip()]:
+        raise MetaEvalError(f"--judgments {names!r} names no set: give one or more, comma-separated")
     metrics = ",".join(metrics) if metrics is not None and not isinstance(metrics, str) else metrics
     variants = ",".join(variants) if variants is not None and not isinstance(variants, str) else variants
     option_list = selection.option_list(options)

@@ -178,3 +178,18 @@ def test_publish_help_says_what_resamples_governs_and_what_it_does_not():
                                      "inside SPA, which are fixed")
     assert f"{N_PERMUTATIONS:,}" in resamples.help and f"perm:{N_PERMUTATIONS}" in resamples.help
     assert f"spa(system,perm:{N_PERMUTATIONS})" in publication_signature(200, 0, 0.95, 0.05, "holm", "spearman")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-j", ","], "error: --judgments ',' names no set: give one or more, comma-separated"),
+    (["--alpha", "0"], "error: --alpha must be a number in (0, 1) (the significance clusters' level), not 0.0"),
+    (["--alpha", "nan"], "error: --alpha must be a number in (0, 1)"),
+])
+def test_no_set_or_an_alpha_outside_0_1_is_refused_before_scoring(tmp_path, args, message):
+    """``-j ,`` wrote an empty board with exit 0 (which probe and index then refused); ``--alpha 0`` was refused
+    by the cluster step after every set had been scored."""
+    data, cache, out = small_set(tmp_path / "mine.jsonl"), tmp_path / "scores.sqlite", tmp_path / "board"
+    given = args if args[0] == "-j" else ["-j", str(data), *args]
+    done = _publish(*given, "-m", "rouge", "--cache", str(cache), "--out", str(out))
+    assert done.exit_code == 2 and _flat(done.output).startswith(message), done.output
+    assert not cache.exists() and not out.exists()
