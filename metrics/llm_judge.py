@@ -487,9 +487,14 @@ class LlmJudge(Metric):
             path = Path(os.path.expanduser(str(template)))
             if not path.is_file():
                 raise MetricError(f"llm-judge: template {template!r} is neither geval, gemba-da, set nor a file")
-            from meta_eval.judgments.text import decode_lines
-
-            text = "\n".join(decode_lines(path.read_bytes(), f"llm-judge: template file {path}", MetricError))
+            raw = path.read_bytes()
+            try:
+                text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+            except UnicodeDecodeError as exc:  # the file, line and column, as every other reader says it
+                line = raw.count(b"\n", 0, exc.start) + 1
+                column = len(raw[raw.rfind(b"\n", 0, exc.start) + 1:exc.start].decode("utf-8", "replace")) + 1
+                raise MetricError(f"llm-judge: template file {path}:{line}: not valid UTF-8 (byte "
+                                  f"0x{raw[exc.start]:02x} at column {column}); save it as UTF-8") from None
             first, _, rest = text.partition("\n")
             declared = None
             if first.strip().lower().startswith("range:"):

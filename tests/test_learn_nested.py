@@ -233,7 +233,7 @@ def test_cli_learn_paper_options_belong_to_the_paper_protocol(shared_data, tmp_p
     assert res.exit_code == 2 and "--splits: option(s) of --protocol paper" in said(res)
     res = runner.invoke(app, ["learn", "--protocol", "paper", "-j", "chaganty", "--data-dir", str(shared_data),
                               "--no-cache", "-m", "rouge", "--baseline", "rouge1-f"])
-    assert res.exit_code == 2 and "part of --protocol nested" in said(res)
+    assert res.exit_code == 2 and "--baseline: option(s) of --protocol nested" in said(res)
     res = runner.invoke(app, ["learn", "-j", "chaganty", "--data-dir", str(shared_data), "--no-cache", "-m", "rouge",
                               "--alphas", "1,x"])
     assert res.exit_code == 2 and "--alphas: 'x' is not a number" in said(res)

@@ -8,18 +8,20 @@ HELP = {
     "protocol": "nested (outer folds by document; features and alpha chosen inside each training part only; a "
                 "bootstrap interval and paired tests) or paper (Scialom et al.'s repeated random halves, alpha fixed, "
                 "the feature set chosen on the splits it is reported on: optimistic)",
-    "folds": "nested: outer folds (by document)",
+    "folds": "nested: outer folds (by document) \\[default: 5]",
     "inner_folds": "nested: inner folds that choose the features and alpha inside each outer training part (one per "
-                   "document where a part holds fewer; the output says so)",
+                   "document where a part holds fewer; the output says so) \\[default: 5]",
     "alphas": "nested: comma-separated ridge strengths to choose from \\[default: 0.01,0.1,1,10,100,1000]",
-    "resamples": "nested: bootstrap resamples (of documents) behind the interval and the paired tests",
+    "resamples": "nested: bootstrap resamples (of documents) behind the interval and the paired tests, at least 10 "
+                 "\\[default: 1000]",
     "baseline": "nested: the variant the learned metric is tested against besides the best single feature "
                 "\\[default: rougeL-f when it is a feature]",
     "alpha": "paper: ridge penalty on the standardised weights \\[default: 1, the paper's]",
     "splits": "paper: random train/held-out splits per protocol \\[default: 1000]",
     "search_splits": "paper: splits that screen feature sets during a search (the first N of the seeded splits); the "
                      "finalists are evaluated on all --splits \\[default: 100]",
-    "train_fraction": "paper: share of documents (grouped) or rows (ungrouped) used for fitting in each split",
+    "train_fraction": "paper: share of documents (grouped) or rows (ungrouped) used for fitting in each split "
+                      "\\[default: 0.5]",
     "search": "auto (exhaustive if there are at most 1,024 subsets, else greedy), exhaustive (every subset), greedy "
               "(forward selection), or none (the full feature set only)",
     "max_size": "Largest feature set (exhaustive: subsets up to this size; greedy: stop at this size)",

@@ -27,6 +27,7 @@ The statistics (splits, ridge, search strategies) are in :mod:`meta_eval.learnin
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,18 +413,25 @@ class LearnResult:
 
 
 PROTOCOLS = ("nested", "paper")
-PAPER_ONLY = {"alpha": ("--alpha", 1.0), "splits": ("--splits", 1000), "search_splits": ("--search-splits", 100)}
+PAPER_ONLY = {"alpha": ("--alpha", 1.0), "splits": ("--splits", 1000), "search_splits": ("--search-splits", 100),
+              "train_fraction": ("--train-fraction", 0.5)}
+NESTED_ONLY = {"folds": ("--folds", 5), "inner_folds": ("--inner-folds", 5), "alphas": ("--alphas", None),
+               "resamples": ("--resamples", 1000)}
 
 
-def check_protocol(protocol: str, given: Mapping[str, Any], baseline: str | None) -> dict[str, Any]:
-    """The paper-only settings with their defaults; an error for one given with the nested protocol.
+def check_protocol(protocol: str, given: Mapping[str, Any], baseline: str | None,
+                   nested: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every protocol-specific setting (``given``: :data:`PAPER_ONLY`'s, ``nested``: :data:`NESTED_ONLY`'s, None
+    where not given) with the chosen protocol's defaults filled in; an error for one given with the other protocol,
+    which would ignore it.
 
     Raises
     ------
     ValueError
-        For an unknown protocol, ``--alpha``/``--splits``/``--search-splits`` with ``nested``, or ``--baseline``
-        with ``paper``.
+        For an unknown protocol, ``--alpha``/``--splits``/``--search-splits``/``--train-fraction`` with ``nested``,
+        or ``--baseline``/``--folds``/``--inner-folds``/``--alphas``/``--resamples`` with ``paper``.
     """
+    nested = dict(nested or {})
     if protocol not in PROTOCOLS:
         raise ValueError(f"--protocol must be nested or paper, not {protocol!r}")
     if protocol == "nested":
@@ -432,9 +440,12 @@ def check_protocol(protocol: str, given: Mapping[str, Any], baseline: str | None
             raise ValueError(f"{', '.join(bad)}: option(s) of --protocol paper (repeated random halves); the nested "
                              "protocol chooses alpha from --alphas by inner cross-validation over --folds outer "
                              "folds")
-        return {}
-    if baseline is not None:
-        raise ValueError("--baseline: the paired tests against a baseline are part of --protocol nested")
+        return {k: (NESTED_ONLY[k][1] if v is None else v) for k, v in nested.items()}
+    bad = [NESTED_ONLY[k][0] for k, v in nested.items() if v is not None] + (["--baseline"] if baseline else [])
+    if bad:
+        raise ValueError(f"{', '.join(bad)}: option(s) of --protocol nested (outer folds, the bootstrap interval and "
+                         "the paired tests against a baseline); the paper protocol fits alpha (--alpha) on --splits "
+                         "random halves")
     return {k: (PAPER_ONLY[k][1] if v is None else v) for k, v in given.items()}
 
 
@@ -467,9 +478,10 @@ def parse_alphas(alphas: str | Sequence[float] | None) -> tuple[float, ...]:
 
 def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Sequence[str] | None = None,
           target: str | None = None, alpha: float | None = None, splits: int | None = None,
-          train_fraction: float = 0.5, seed: int = 0, search: str = "auto", no_search: bool = False,
+          train_fraction: float | None = None, seed: int = 0, search: str = "auto", no_search: bool = False,
           max_size: int | None = None, search_splits: int | None = None, protocol: str = "nested",
-          folds: int = 5, inner_folds: int = 5, alphas: str | Sequence[float] | None = None, resamples: int = 1000,
+          folds: int | None = None, inner_folds: int | None = None, alphas: str | Sequence[float] | None = None,
+          resamples: int | None = None,
           baseline: str | None = None,
           min_gain: float = 0.001, top: int = 10, correlation: str = "spearman", subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
@@ -515,13 +527,22 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     option_list = as_option_list(options)
     features = requested_names(features)
     try:
-        strategy = check_settings(correlation, train_fraction, search, no_search)
-        paper = check_protocol(protocol, {"alpha": alpha, "splits": splits, "search_splits": search_splits},
-                               baseline)
-        alpha, splits, search_splits = (paper.get(k) for k in ("alpha", "splits", "search_splits"))
+        chosen_settings = check_protocol(
+            protocol, {"alpha": alpha, "splits": splits, "search_splits": search_splits,
+                       "train_fraction": train_fraction},
+            baseline, {"folds": folds, "inner_folds": inner_folds, "alphas": alphas, "resamples": resamples})
+        alpha, splits, search_splits, train_fraction, folds, inner_folds, alphas, resamples = (
+            chosen_settings.get(k) for k in ("alpha", "splits", "search_splits", "train_fraction", "folds",
+                                             "inner_folds", "alphas", "resamples"))
+        strategy = check_settings(correlation, 0.5 if train_fraction is None else train_fraction, search, no_search)
+        if protocol == "paper" and isinstance(seed, numbers.Integral) and seed >= 2 ** 32:
+            raise ValueError(f"--seed must be an integer from 0 to 2**32 - 1 with --protocol paper (scikit-learn's "
+                             f"ShuffleSplit takes a 32-bit seed), not {seed!r}")
         grid = parse_alphas(alphas)
         for label, value, low in (("--folds", folds, 2), ("--inner-folds", inner_folds, 2),
-                                  ("--resamples", resamples, 1)):
+                                  ("--resamples", resamples, 10)):
+            if value is None:  # the paper protocol's: not used
+                continue
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
         saved_to = None if save is None else save_path(save)
@@ -625,6 +646,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                                                 seed=seed, correlation=correlation, search_splits=search_splits,
                                                 top=top, min_gain=min_gain)
     except ValueError as exc:
+        if type(exc).__name__ == "LinAlgError":  # numpy's "Singular matrix": an unpenalised fit of collinear features
+            raise MetaEvalError(f"a ridge strength of 0 ({'--alpha 0' if protocol == 'paper' else 'in --alphas'}) "
+                                "fits without a penalty, which has no solution here: some features are collinear "
+                                "(one a linear combination of others, e.g. two variants equal on every row); use a "
+                                "strength > 0") from None
         raise MetaEvalError(str(exc)) from None
     if nested_result is not None:
         n = nested_result
