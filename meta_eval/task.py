@@ -55,6 +55,9 @@ def resolve_statistic(statistic: str | None, correlation: str | None, level: str
     """
     from meta_eval import stats
 
+    for option, value in (("--statistic", statistic), ("--level", level), ("--control", control)):
+        if value is not None and not str(value).strip():  # "" is not silently the default
+            raise MetaEvalError(f"{option} is empty: give a value or leave the option out")
     if correlation is not None and correlation not in stats.CORRELATIONS:
         raise MetaEvalError(f"--correlation must be spearman, pearson or kendall, not {correlation!r} (other "
                             f"statistics: --statistic "
@@ -69,8 +72,10 @@ def resolve_statistic(statistic: str | None, correlation: str | None, level: str
         raise MetaEvalError(f"--statistic {statistic} --level {level}: {exc}") from None
     if epsilon and statistic != "acc-eq":
         raise MetaEvalError(f"--epsilon is the tie threshold of acc-eq; --statistic {statistic} does not take it")
-    if control is not None and (control != "system" or level != "global"
-                                or statistic not in ("pearson", "spearman")):
+    if control is not None and control != "system":
+        raise MetaEvalError(f"--control {control!r}: the only control is system (FRANK's partial correlation, "
+                            "controlling for the system)")
+    if control is not None and (level != "global" or statistic not in ("pearson", "spearman")):
         raise MetaEvalError(f"--control system is FRANK's partial correlation: it needs --level global and "
                             f"--statistic pearson or spearman (got --control {control} --level {level} --statistic "
                             f"{statistic})")
@@ -232,11 +237,17 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
         raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
                             "set's default; `meta-eval judgments SET` lists them)")
+    for option, value in (("--subset", subset), ("--text", text)):
+        if value is not None and not str(value).strip():  # "" is not silently the default either
+            raise MetaEvalError(f"{option} is empty: give a value or leave the option out")
     option_list = selection.option_list(options)
     data_dir, cache = as_path(data_dir, "--data-dir"), as_path(cache, "--cache")
     specs = [parse_spec(text, scores_format) for text in ([scores] if isinstance(scores, str) else scores)]
     if scores_missing not in ("error", "drop"):
         raise MetaEvalError(f"--scores-missing must be error or drop, not {scores_missing!r}")
+    if not specs and (scores_format is not None or scores_missing != "error"):  # else taken and ignored
+        raise MetaEvalError(f"{'--scores-format' if scores_format is not None else '--scores-missing'} reads the "
+                            "--scores files: give --scores NAME=FILE, or leave the option out")
     figures = [figure_request(item) for item in ([plots] if isinstance(plots, (str, Path)) else plots)]
     # every output at once, before any loading or scoring: a bad output is found in a second, not after hours
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
@@ -266,6 +277,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         raise MetaEvalError(f"--duplicates must be error, mean or first, not {duplicates!r}")
     if system_score not in MODES:
         raise MetaEvalError(f"--system-score must be one of {', '.join(MODES)}, not {system_score!r}")
+    if system_score != "auto" and level != "system":  # else taken and ignored: only the system level forms them
+        raise MetaEvalError(f"--system-score {system_score} forms the system-level scores: it needs --level system, "
+                            f"not {level}")
     from meta_eval.stats.clusters import CORRECTIONS
 
     if correction not in CORRECTIONS:
