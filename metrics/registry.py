@@ -276,7 +276,8 @@ def get_class(name: str) -> type[Metric]:
         else ""
     from difflib import get_close_matches
 
-    close = get_close_matches(name, list(_registry), n=3, cutoff=0.6)
+    close = [n for n in sorted(_registry) if n.lower() == name.lower()] or \
+        get_close_matches(name, list(_registry), n=3, cutoff=0.6)  # -m ROUGE: rouge
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise UnknownMetricError(f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(_registry))}{broken}")
 

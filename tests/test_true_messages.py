@@ -59,6 +59,24 @@ def test_an_unknown_metric_gets_the_closest_names():
     with pytest.raises(UnknownMetricError) as info:
         create("zzzzzz")
     assert "did you mean" not in str(info.value)
+    with pytest.raises(UnknownMetricError, match=r"unknown metric 'ROUGE' \(did you mean rouge\?\)"):
+        create("ROUGE")
+
+
+def test_an_unknown_name_in_metrics_says_each_thing_once(tmp_path):
+    """``-m blue`` said "(did you mean bleu?); ; unknown metric 'blue' (did you mean bleu?); known metrics: ..."."""
+    from typer.testing import CliRunner
+
+    from conftest import small_set
+    from meta_eval.cli import app
+
+    data = small_set(tmp_path / "mine.jsonl")
+    for name, close in (("blue", "bleu"), ("ROUGE", "rouge")):
+        done = CliRunner().invoke(app, ["run", "-j", str(data), "-m", name, "--no-cache", "--resamples", "10"])
+        text = _flat(done.output)
+        assert done.exit_code == 2 and text.startswith(f"error: unknown metric or variant {name!r} (did you mean "
+                                                       f"{close}?); known metrics: "), text
+        assert "; ;" not in text and text.count("did you mean") == 1
 
 
 def test_publish_has_the_duplicates_option_its_error_names_and_checks_before_scoring(tmp_path):

@@ -42,6 +42,14 @@ def test_a_variant_or_family_in_place_of_a_metric_chooses_that_metric_with_those
     assert choice.shown("rouge", ROUGE) == ["rouge1-f", "rouge2-p", "rouge2-r", "rouge2-f", "rougeL-f",
                                             "rougeLsum-f"]
     assert selection.resolve_metric_choice("rouge", "all")[1].shown("rouge", ROUGE) == ROUGE
+    # --variants adds to a metric named through a variant (it was ignored: -m rouge1 --variants rouge2-f showed
+    # rouge1-p/r/f alone, and --variants all said "every variant" while hiding 9)
+    _, choice = selection.resolve_metric_choice("rouge1", "rouge2-f")
+    assert choice.shown("rouge", ROUGE) == ["rouge1-p", "rouge1-r", "rouge1-f", "rouge2-f"]
+    assert selection.resolve_metric_choice("rouge1-f", "all")[1].shown("rouge", ROUGE) == ROUGE
+    _, choice = selection.resolve_metric_choice("rouge1,chrf", "chrf")
+    assert choice.shown("rouge", ROUGE) == ["rouge1-p", "rouge1-r", "rouge1-f"] and choice.shown("chrf", ["chrf"]) \
+        == ["chrf"]
 
 
 def test_one_default_rule_everywhere():

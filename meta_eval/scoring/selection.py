@@ -392,10 +392,10 @@ class VariantChoice:
     Built by :func:`resolve_metric_choice`; :meth:`shown` gives a metric's shown variants, :meth:`apply` filters
     scored metrics, :meth:`as_dict` is what the JSON records (so a run can be reproduced).
 
-    Rules (docs/metrics.md, "Choosing variants"): with ``--variants``, a metric shows the variants it names (or
-    every variant with ``all``); without it, the :data:`DEFAULT_RULE`. A metric named through a variant
-    (``-m rouge1-f``) shows the variants named that way, added to what the rest gives when the metric is also
-    named by its own name.
+    Rules (docs/metrics.md, "Choosing variants"): a metric named through a variant (``-m rouge1-f``) shows the
+    variants named that way; with ``--variants``, every metric also shows the variants it names (every variant
+    with ``all``); without it, a metric named by its own name (or chosen by default) shows the
+    :data:`DEFAULT_RULE`'s.
     """
 
     def __init__(self, given: tuple[str, ...] | None, through_metric: Mapping[str, Sequence[str]],
@@ -415,12 +415,11 @@ class VariantChoice:
         keep = {v for v in variants if v in self.always}
         for token in self.through_metric.get(metric, ()):
             keep.update(match_variants(token, metric, variants))
-        if metric not in self.through_metric or metric in self.named or ALL_VARIANTS in self.named:
-            if self.given is not None:
-                for token in self.given:
-                    keep.update(match_variants(token, metric, variants))
-            else:
-                keep.update(v for v in variants if self.every_by_default or default_variant(v))
+        if self.given is not None:  # --variants adds to what -m named, for every metric (it was ignored for
+            for token in self.given:  # one named through a variant: -m rouge1 --variants rouge2-f, or all)
+                keep.update(match_variants(token, metric, variants))
+        elif metric not in self.through_metric or metric in self.named or ALL_VARIANTS in self.named:
+            keep.update(v for v in variants if self.every_by_default or default_variant(v))
         return [v for v in variants if v in keep]
 
     def check(self, available: Mapping[str, Sequence[str]]) -> None:
@@ -549,10 +548,14 @@ def resolve_metric_choice(requested: str | Sequence[str] | None, variants: str |
             except registry.UnknownMetricError as exc:
                 close = registry.close_variants(token)
                 owners = {m: vs for v in close for m, vs in registry.variant_owners(v).items()}
-                hint = "; ".join(f"{m}'s variants: {', '.join(registry.get_class(m).variants)}" for m in owners)
-                raise MetaEvalError(f"unknown metric or variant {token!r}"
-                                    + (f" (did you mean {', '.join(close)}?); {hint}" if close else "")
-                                    + f"; {exc}") from None
+                hints = [f"{m}'s variants: {', '.join(registry.get_class(m).variants)}" for m in owners]
+                said = str(exc)  # "unknown metric 'x' (did you mean y?); known metrics: ...": its suggestions join
+                said_close = re.match(r"unknown metric .*? \(did you mean (.*?)\?\)", said)
+                close = list(dict.fromkeys(close + (said_close.group(1).split(", ") if said_close else [])))
+                rest = said.split("; ", 1)[1] if said.startswith("unknown metric ") and "; " in said else said
+                raise MetaEvalError("; ".join([f"unknown metric or variant {token!r}"
+                                               + (f" (did you mean {', '.join(close)}?)" if close else ""),
+                                               *hints, rest])) from None
             names.append(token)
             named.add(token)
             continue
