@@ -41,8 +41,8 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     Parameters
     ----------
     name : str
-        A name in :data:`BUILTIN` (``judge-bench:<file>`` names a JUDGE-BENCH file, the same as ``judge-bench`` with
-        `subset` ``<file>``), or a path to a ``.jsonl``/``.jsonl.gz`` file or a ``.json`` file (JUDGE-BENCH's schema
+        A name in :data:`BUILTIN`, with a subset after a colon where wanted (``chaganty:all`` is ``chaganty`` with
+        `subset` ``all``, as a board names it; ``judge-bench:<file>`` names a JUDGE-BENCH file), or a path to a ``.jsonl``/``.jsonl.gz`` file or a ``.json`` file (JUDGE-BENCH's schema
         if it is one object with ``annotations``/``instances``, else JSON lines).
     data_dir_ : path, optional
         Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
@@ -60,11 +60,12 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
     from meta_eval.judgments.text import text_fixer
 
     text_fixer(text)  # validates
-    if isinstance(name, str) and name.startswith("judge-bench:"):
-        given = name.split(":", 1)[1]
+    if isinstance(name, str) and name.partition(":")[0] in BUILTIN and name.partition(":")[2]:
+        prefix, _, given = name.partition(":")  # chaganty:all as publish takes it, judge-bench:<file>
         if subset not in (None, given):
-            raise JudgmentError(f"{name} names the file {given!r} and --subset another, {subset!r}: give one")
-        name, subset = "judge-bench", given
+            raise JudgmentError(f"{name} names the {'file' if prefix == 'judge-bench' else 'subset'} {given!r} and "
+                                f"--subset another, {subset!r}: give one")
+        name, subset = prefix, given
     if name in BUILTIN:
         module = importlib.import_module(BUILTIN[name])
         extra = {"text": text} if name == "essays" else {}

@@ -153,3 +153,17 @@ def test_a_non_finite_score_from_a_worker_names_the_row(tmp_path):
     with LocalEngine(2, start_after=0) as engine:
         with pytest.raises(MetricError, match=rf"non-finite score \(nan\) for {path}:4 \(id 'r3'\);"):
             score_examples(NaNOnMarker(), judgments.load(str(path)).examples(), None, 2, engine=engine)
+
+
+def test_a_builtin_set_takes_its_subset_after_a_colon_as_a_board_names_it(shared_data):
+    """``run -j chaganty:all`` said "unknown judgment set" although ``leaderboard publish`` takes that name."""
+    from meta_eval import judgments
+    from meta_eval.judgments import JudgmentError
+
+    colon = judgments.load("chaganty:all", shared_data)
+    assert (colon.name, colon.subset, len(colon)) == ("chaganty", "all", len(judgments.load("chaganty", shared_data,
+                                                                                          subset="all")))
+    with pytest.raises(JudgmentError, match="chaganty:all names the subset 'all' and --subset another, 'sms'"):
+        judgments.load("chaganty:all", shared_data, subset="sms")
+    with pytest.raises(JudgmentError, match="chaganty has subsets sms, all, not 'nope'"):
+        judgments.load("chaganty:nope", shared_data)
