@@ -13,7 +13,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, ArgvGroup as _ArgvGroup
+from meta_eval.cli_options import LIMIT as _LIMIT, SAMPLE as _SAMPLE, SAMPLE_SEED as _SAMPLE_SEED, \
+    ArgvGroup as _ArgvGroup
 from meta_eval.cli_options import refused_with_protocol as _refused_with_protocol
 from meta_eval.leaderboard import HELP as _BOARD_HELP
 from meta_eval.learning import HELP as _LEARN_HELP
@@ -307,7 +308,7 @@ def score(
     address: Optional[str] = _ADDRESS, actors: Optional[int] = _ACTORS, gpus: float = _GPUS,
     show: int = typer.Option(3, "--show", min=0, help="Print the first N examples' scores"),
     plugin: list[Path] = _PLUGIN, device: Optional[str] = _DEVICE, dtype: Optional[str] = _DTYPE,
-    limit: Optional[int] = _LIMIT, sample: Optional[int] = _SAMPLE, seed: int = typer.Option(0, "--seed"),
+    limit: Optional[int] = _LIMIT, sample: Optional[int] = _SAMPLE, seed: Optional[int] = _SAMPLE_SEED,
 ) -> None:
     """Score any candidates (with references and/or sources) with any metrics; per-example scores out."""
     from meta_eval import task
@@ -460,6 +461,9 @@ def list_judgments(
 
     if path is not None and judgments_path is not None and path != judgments_path:
         _fail(f"give the set once: PATH {path!r} or --judgments {judgments_path!r}")
+    if (force and export is None) or (subset is not None and path is None and judgments_path is None):
+        _fail("--force replaces an --export file: give --export FILE" if force and export is None else
+              "--subset chooses a subset of a set: give the set (PATH or --judgments)")
     if export is not None:
         return _wrote(_call(judgment_sets.export_rows, path or judgments_path, export, subset, data_dir, force))
     if (path or judgments_path) is not None:

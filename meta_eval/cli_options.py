@@ -15,6 +15,7 @@ __all__ = ["LIMIT", "SAMPLE", "PROTOCOL_TAKES", "ArgvGroup", "refused_with_proto
 LIMIT = typer.Option(None, "--limit", help="A quick trial: the first N rows in file order (recorded in the output)")
 SAMPLE = typer.Option(None, "--sample", help="A quick trial: N rows drawn without replacement with --seed (recorded "
                       "in the output)")
+SAMPLE_SEED = typer.Option(None, "--seed", help="Seed of --sample's draw (only with --sample) \\[default: 0]")
 
 #: the parameters of ``meta-eval run`` that ``--protocol`` takes: where the data and the cache are, how to score, the
 #: resampling and --output; the protocol fixes the rest (and lists every metric not run with its reason: --verbose)

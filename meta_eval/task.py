@@ -839,7 +839,7 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
           gpus_per_actor: float = 0.0,
           progress: bool = True, say: Say | None = None, plugins: Sequence[str | Path] = (),
           variants: str | Sequence[str] | None = None, limit: int | None = None, sample: int | None = None,
-          seed: int = 0):
+          seed: int | None = None):
     """Score any texts with any metrics (``meta-eval score``): per-example scores, no human judgments.
 
     ``variants`` (``--variants``) and a variant named in ``metrics`` (``"rouge1-f"``) choose the columns as
@@ -849,7 +849,8 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     of ``references`` files, one per reference, ``sources``), or a JSONL ``input`` of ``{candidate, references,
     source}``.
     ``output`` (``.jsonl``, ``.csv``, ``.tsv``) is checked before scoring and written after; ``plugins``: Python
-    files whose metrics are registered first (``--plugin FILE.py``). ``limit``/``sample`` (with ``seed``): a quick
+    files whose metrics are registered first (``--plugin FILE.py``). ``limit``/``sample`` (with ``seed``, default
+    0, only with ``sample``): a quick
     trial on the first N examples or N drawn ones (:mod:`judgments.rows`), the output's ``index`` keeping each
     example's position in the input; the JSONL output's first line records them (``rows``) and the
     ``provenance`` (:mod:`meta_eval.provenance`). Returns a
@@ -876,7 +877,10 @@ def score(metrics: str | Sequence[str], *, examples=None, candidates: str | Path
     from meta_eval.judgments.rows import check_choice, select_rows
     from meta_eval.provenance import record
 
-    check_choice(limit, sample, seed)
+    if seed is not None and sample is None:  # score draws nothing else: a seed without --sample was ignored
+        raise MetaEvalError("--seed seeds --sample's draw: give --sample N, or leave --seed out")
+    check_choice(limit, sample, 0 if seed is None else seed)
+    seed = 0 if seed is None else seed
     if isinstance(references, (str, bytes, os.PathLike)):  # not its characters as file names
         raise MetaEvalError(f"--references must be a list of paths, one line file per reference "
                             f"(references=[{references!r}]), not the single path {references!r}")

@@ -89,7 +89,7 @@ def test_missing_human_scores_are_left_out_and_reported(jsonl, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--metrics", "rogue"], "unknown metric 'rogue'"),
+    (["--metrics", "rogue"], "unknown metric or variant 'rogue' (did you mean"),
     (["--human", "nope"], "no human dimension 'nope'"),
     (["--human", "other"], "only 0 rows have a 'other' score"),
     (["--metrics", "wms", "--baseline", "rougeL-f"], "--baseline 'rougeL-f' is not a variant of the chosen metrics"),

@@ -39,3 +39,15 @@ def test_the_same_options_where_they_apply_still_run(tmp_path, shared_data):
         done = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--limit", "200", "-m",
                                    "rouge", "--resamples", "10", "--cache", str(cache), *args])
         assert done.exit_code == 0, done.output
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["score", "-m", "rouge", "--seed", "7"], "error: --seed seeds --sample's draw: give --sample N"),
+    (["judgments", "chaganty", "--force"], "error: --force replaces an --export file: give --export FILE"),
+    (["judgments", "--subset", "all"], "error: --subset chooses a subset of a set: give the set"),
+])
+def test_score_and_judgments_refuse_an_option_they_would_ignore(tmp_path, argv, message):
+    if argv[0] == "score":
+        argv = [*argv, "-i", str(small_set(tmp_path / "in.jsonl")), "--no-cache"]
+    done = runner.invoke(app, argv)
+    assert done.exit_code == 2 and " ".join(done.output.split()).startswith(message), done.output

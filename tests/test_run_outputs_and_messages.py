@@ -273,7 +273,7 @@ def test_a_negative_seed_and_an_empty_human_dimension_are_refused_before_scoring
         assert done.exit_code == 2 and expected in _flat(done.output), done.output
         assert not (tmp_path / "c.sqlite").exists()  # nothing scored
     done = runner.invoke(app, ["score", "-m", "chrf", "-c", str(tmp_path / "set.jsonl"), "--seed", "-1",
-                               "--no-cache"])
+                               "--sample", "2", "--no-cache"])
     assert done.exit_code == 2 and "--seed must be a whole number from 0, not -1" in _flat(done.output)
 
 

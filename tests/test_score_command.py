@@ -58,7 +58,7 @@ def test_bad_inputs_are_clear_errors(files, tmp_path):
         (["score", "-m", "rouge", "-c", str(cands), "-r", str(refs), "--output", str(tmp_path / "x.xlsx")],
          "write .jsonl, .csv or .tsv"),
         (["score", "-m", "sms", "-c", str(cands)], "no metric could run"),
-        (["score", "-m", "nope", "-c", str(cands), "-r", str(refs)], "unknown metric 'nope'"),
+        (["score", "-m", "nope", "-c", str(cands), "-r", str(refs)], "unknown metric or variant 'nope'; known metrics: "),
     ]
     for args, message in cases:
         res = runner.invoke(app, [*args, "--no-cache"])
