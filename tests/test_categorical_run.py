@@ -336,3 +336,12 @@ def test_a_categorical_run_records_its_provenance_in_the_json_and_the_score_file
     assert digests["tiny.json"] == hashlib.sha256(path.read_bytes()).hexdigest()
     side = json.loads((tmp_path / "s.csv.meta.json").read_text())
     assert side["provenance"] == prov and side["sha256"] == hashlib.sha256(scores.read_bytes()).hexdigest()
+
+
+def test_pairwise_p_values_print_as_the_graded_tables_print_them():
+    """The --pairwise line printed ``p = < 0.02 (adjusted 0.020)``: a p at the resolution reads ``p < 0.02`` and its
+    adjusted value, an upper bound, ``<= 0.020``."""
+    from meta_eval.report.tables import _pair_p
+
+    assert _pair_p(0.0, 0.0196, 50, "a > b") == "a > b p < 0.02 (adjusted <= 0.020)"
+    assert _pair_p(0.31, 0.62, 50, "a > b") == "a > b p = 0.310 (adjusted 0.620)"

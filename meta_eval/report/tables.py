@@ -69,6 +69,15 @@ def fmt_p(p: float | None, n_resamples: int | None = None, tails: int = 1) -> st
     return fmt(p)
 
 
+def _pair_p(raw: float | None, adjusted: float | None, resamples: int | None, pair: str) -> str:
+    """``"a > b p = 0.031 (adjusted 0.062)"``; a p at the test's resolution ``"p < 0.02 (adjusted <= 0.020)"``: it
+    entered the adjustment as its bound, so the adjusted value is an upper bound (as the graded tables say it)."""
+    shown = fmt_p(raw, resamples)
+    bound = shown.startswith("<")
+    return (f"{pair} p {shown if bound else '= ' + shown} "
+            f"(adjusted {'<= ' + fmt(adjusted) if bound and adjusted is not None else fmt_p(adjusted, resamples)})")
+
+
 @dataclass
 class RunTable:
     """The results of a run as a header and rows of strings: one source for the rich table and for csv, md and
@@ -1019,8 +1028,7 @@ def print_categorical(result, out: Console, err: Console, *, form: str = "table"
         n = len(result.pvalues["order"])
         say(f"all pairs (--pairwise; one-sided paired permutation tests, the better-valued variant first; adjusted: "
             f"{family_label(result.correction, n * (n - 1) // 2, 'pairs', every=True)}): " + "; ".join(
-                f"{k} p = {fmt_p(result.pvalues['p'][k], result.resamples)} (adjusted {fmt_p(v, result.resamples)})"
-                for k, v in tested.items()))
+                _pair_p(result.pvalues["p"][k], v, result.resamples, k) for k, v in tested.items()))
     for note in result.notes:
         say(f"note: {note}")
     notes.print("Signatures:")
