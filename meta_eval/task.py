@@ -732,7 +732,7 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
         ".toml") else []
     plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
     output = plan.add(output, "--output")
-    check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)
+    check_format(output, "--output", (".json",), "a protocol's results are JSON")  # no --format here to advise
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:

@@ -264,3 +264,12 @@ def test_errors_keep_bracketed_text(monkeypatch):
     with pytest.raises(cli.typer.Exit):
         cli._fail("missing pycocoevalcap: pip install 'meta-eval[coco]'")
     assert printed == ["error: missing pycocoevalcap: pip install 'meta-eval[coco]'"]
+
+
+def test_a_protocols_output_that_is_not_json_is_refused_without_advising_format(tmp_path):
+    """The refusal advised --format, which run --protocol itself refuses."""
+    res = CliRunner().invoke(app, ["run", "--protocol", "sms-2019", "--data-dir", str(tmp_path / "no-data"),
+                                   "--output", str(tmp_path / "o.txt")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "write .json (the suffix chooses the format), not '.txt'" in said, res.output
+    assert "--format" not in said and "a protocol's results are JSON" in said
