@@ -151,14 +151,21 @@ def test_board_and_index_readme_show_title_and_names_as_text(board):
     assert "| \\<!--\\<script\\>q |" in index
 
 
-def test_a_score_name_cannot_break_the_page(tmp_path):
+def _board_with_a_score_named(tmp_path, name: str) -> tuple[Path, Path]:
+    """A board in ``tmp_path/b`` of :func:`_write_set` with rouge and an imported score ``name``; the set and the
+    score file."""
     data = _write_set(tmp_path / "mine.jsonl")
     scores = tmp_path / "s.jsonl"
     scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
                       encoding="utf-8")
     res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
-                              "--no-cache", "--out", str(tmp_path / "b"), "--scores", f"{HTML_EVIL}x={scores}"])
+                              "--no-cache", "--out", str(tmp_path / "b"), "--scores", f"{name}={scores}"])
     assert res.exit_code == 0, res.output
+    return data, scores
+
+
+def test_a_score_name_cannot_break_the_page(tmp_path):
+    _board_with_a_score_named(tmp_path, f"{HTML_EVIL}x")
     page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
     parser = _Scripts()
     parser.feed(page)
@@ -394,13 +401,7 @@ def test_a_control_character_in_a_name_leaves_the_figures_valid_svg(tmp_path):
     pytest.importorskip("matplotlib")
     from xml.dom import minidom
 
-    data = _write_set(tmp_path / "mine.jsonl")
-    scores = tmp_path / "s.jsonl"
-    scores.write_text("".join(json.dumps({"id": f"r{i}", "score": float(i % 4)}) + "\n" for i in range(12)),
-                      encoding="utf-8")
-    res = runner.invoke(app, ["leaderboard", "publish", "-j", str(data), "-m", "rouge", "--resamples", "10",
-                              "--no-cache", "--out", str(tmp_path / "b"), "--scores", f"e{CLEAR}x={scores}"])
-    assert res.exit_code == 0, res.output
+    data, scores = _board_with_a_score_named(tmp_path, f"e{CLEAR}x")
     plot = tmp_path / "run.svg"
     res = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--resamples", "10", "--no-cache",
                               "--scores", f"e{CLEAR}x={scores}", "--plot", f"intervals:{plot}"])
