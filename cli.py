@@ -114,8 +114,8 @@ def run(
                                               "pearson or kendall"),
     epsilon: float = typer.Option(0.0, "--epsilon", min=0.0, help="acc-eq: the metric ties a pair when its "
                                   "scores differ by at most this (0: acc-eq equals accuracy)"),
-    permutations: int = typer.Option(1000, "--permutations", min=10, help="spa: permutations behind each system "
-                                     "pair's p-value (1,000 in WMT24)"),
+    permutations: Optional[int] = typer.Option(None, "--permutations", min=10, help="spa: permutations behind each "
+                                               "system pair's p-value (1,000 in WMT24) \\[default: 1000]"),
     control: Optional[str] = typer.Option(None, "--control", help="system: also report the partial correlation "
                                           "controlling for the system, as FRANK (Pagnoni et al. 2021); global "
                                           "level, pearson or spearman"),

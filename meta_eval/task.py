@@ -103,7 +103,7 @@ def parse_band(delta_band) -> tuple[float, float]:
 
 def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: str | None = None,
         human: str | None = None, statistic: str | None = None, correlation: str | None = None,
-        level: str | None = None, baseline: str | None = None, epsilon: float = 0.0, permutations: int = 1000,
+        level: str | None = None, baseline: str | None = None, epsilon: float = 0.0, permutations: int | None = None,
         control: str | None = None, delta_band: str | tuple | None = None,
         options: Mapping[str, object] | Sequence[str] | None = None, resamples: int = 1000, seed: int = 0,
         duplicates: str | None = None, text: str | None = None, data_dir: str | Path | None = None,
@@ -233,7 +233,8 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     check_choice(limit, sample, seed)
     check_seed(spa_seed, "--spa-seed")
     check_resamples(resamples)
-    check_resamples(permutations, "--permutations")
+    if permutations is not None:
+        check_resamples(permutations, "--permutations")
     if human is not None and (not isinstance(human, str) or not human):  # "" is not silently the default
         raise MetaEvalError(f"--human must name a human dimension of the set, not {human!r} (leave it out for the "
                             "set's default; `meta-eval judgments SET` lists them)")
@@ -286,6 +287,9 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
         raise MetaEvalError(f"--correction must be one of {', '.join(CORRECTIONS)}, not {correction!r}")
     if spa_seed is not None and statistic != "spa":
         raise MetaEvalError(f"--spa-seed seeds SPA's permutation signs; --statistic {statistic} does not draw them")
+    if permutations is not None and statistic != "spa":  # else taken and ignored
+        raise MetaEvalError(f"--permutations counts SPA's permutations; --statistic {statistic} does not draw them")
+    permutations = 1000 if permutations is None else permutations
     # a bad engine choice, Ray missing, or --gpus-per-actor without GPUs: now, before any work
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         return _run(judgments, metrics, subset=subset, human=human, statistic=statistic, level=level,

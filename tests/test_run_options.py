@@ -51,3 +51,13 @@ def test_score_and_judgments_refuse_an_option_they_would_ignore(tmp_path, argv, 
         argv = [*argv, "-i", str(small_set(tmp_path / "in.jsonl")), "--no-cache"]
     done = runner.invoke(app, argv)
     assert done.exit_code == 2 and " ".join(done.output.split()).startswith(message), done.output
+
+
+def test_permutations_belong_to_spa(tmp_path):
+    """``--permutations`` counts SPA's permutations; with another statistic it was taken and ignored."""
+    data, cache = small_set(tmp_path / "mine.jsonl"), tmp_path / "scores.sqlite"
+    done = runner.invoke(app, ["run", "-j", str(data), "-m", "rouge", "--resamples", "10", "--cache", str(cache),
+                               "--permutations", "50"])
+    assert done.exit_code == 2 and " ".join(done.output.split()).startswith(
+        "error: --permutations counts SPA's permutations; --statistic spearman does not draw them"), done.output
+    assert not cache.exists()
