@@ -102,7 +102,8 @@ def test_a_users_scores_in_meta_evals_own_format_and_an_edited_score_file_need_f
     assert runner.invoke(app, [*argv, str(ours)]).exit_code == 0  # unchanged since meta-eval wrote it
     edited = ours.read_text(encoding="utf-8").replace("}\n", ', "mine": 1}\n')
     ours.write_text(edited, encoding="utf-8")
-    _refused([*argv, str(ours)], f"{ours} exists and meta-eval did not write it")
+    _refused([*argv, str(ours)], f"{ours} exists and meta-eval did not write it",
+             "nor a file meta-eval wrote that is unchanged since")
     assert ours.read_text(encoding="utf-8") == edited
     assert runner.invoke(app, [*argv, str(ours), "--force"]).exit_code == 0
 

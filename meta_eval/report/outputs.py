@@ -175,7 +175,8 @@ def check_output(path: Path | None, option: str = "--output", *, inputs=(), prot
             raise OutputError(f"{option} {path} is inside {what} ({folder}), which this run reads; write elsewhere")
     if path.is_file() and not force and not written_by_meta_eval(path):
         raise OutputError(f"{option} {path} exists and meta-eval did not write it (it is not a meta-eval results, "
-                          f"scores, model or figure file); choose another path, or pass --force to replace it")
+                          f"model or figure file, nor a file meta-eval wrote that is unchanged since); choose another "
+                          f"path, or pass --force to replace it")
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give the path of a file (in that folder, for example)")
     if path.exists() and not path.is_file():
