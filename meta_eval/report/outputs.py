@@ -57,16 +57,6 @@ def ledger_path() -> Path:
     return Path(platformdirs.user_state_dir("meta-eval")) / "written.sqlite"
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _remember(path: Path, sha256: str) -> None:
     """Record in the ledger that meta-eval wrote ``path`` with content ``sha256``; a ledger that cannot be written
     (a read-only home) records nothing, and a later write over the file then asks for ``--force``."""
@@ -88,13 +78,15 @@ def _remembered(path: Path) -> bool:
     import contextlib
     import sqlite3
 
+    from meta_eval.judgments.files import sha256_of
+
     ledger = ledger_path()
     try:
         if not ledger.is_file():
             return False
         with contextlib.closing(sqlite3.connect(f"{ledger.resolve().as_uri()}?mode=ro", uri=True, timeout=30)) as con:
             row = con.execute("SELECT sha256 FROM written WHERE path = ?", (str(Path(path).resolve()),)).fetchone()
-        return row is not None and row[0] == _sha256(Path(path))
+        return row is not None and row[0] == sha256_of(path)
     except (OSError, sqlite3.Error):
         return False
 
@@ -218,6 +210,8 @@ def atomic_write(path: Path, write) -> None:
     OSError becomes an :class:`OutputError` naming ``path``. The file's path and SHA-256 then go into the ledger
     (:func:`ledger_path`), by which :func:`written_by_meta_eval` knows it later.
     """
+    from meta_eval.judgments.files import sha256_of
+
     path = Path(os.path.abspath(Path(path).expanduser()))
     made = []
     folder = path.parent
@@ -240,7 +234,7 @@ def atomic_write(path: Path, write) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        sha256 = _sha256(tmp)
+        sha256 = sha256_of(tmp)
         os.replace(tmp, path)
         tmp = None
         made = []
