@@ -263,7 +263,10 @@ def run(judgments: str, metrics: str | Sequence[str] | None = None, *, subset: s
     check_format(output, "--output", (".json",), RESULTS_ONLY_JSON)  # the suffix says the format
     check_format(scores_out, "--scores-out", SCORE_FORMATS)
     selection.load_plugins(plugins)
-    selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # names: now
+    names, _ = selection.resolve_metric_choice(metrics, variants, keep_names=[spec.name for spec in specs])  # now
+    if allow_in_sample and not any(n.strip().lower().startswith("learned:") for n in (names or "").split(",")):
+        raise MetaEvalError(f"{ALLOW_IN_SAMPLE_FLAG} tests a learned:NAME metric on the rows its model was fitted on: "
+                            "-m names no learned metric (add -m learned:NAME, or leave the option out)")
     from meta_eval import categorical
 
     asked_statistic = statistic or correlation  # a categorical or pairwise property takes its own statistics

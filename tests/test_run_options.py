@@ -23,6 +23,8 @@ runner = CliRunner()
     (["--scores-missing", "drop"], "error: --scores-missing reads the --scores files"),
     (["--system-score", "corpus"], "error: --system-score corpus forms the system-level scores: it needs --level "
                                    "system, not global"),
+    (["--allow-in-sample"], "error: --allow-in-sample tests a learned:NAME metric on the rows its model was fitted "
+                            "on: -m names no learned metric"),  # session 37: taken and ignored
 ])
 def test_an_empty_or_ignored_option_is_refused_before_scoring(tmp_path, args, message):
     data, cache = small_set(tmp_path / "mine.jsonl"), tmp_path / "scores.sqlite"
