@@ -55,7 +55,9 @@ row, and is not stored) and ``allow_insecure_http`` (false, see below).
 only redacted and cut to 200 characters (:func:`~meta_eval.metrics.redact.server_text`), so a server that echoes the
 ``Authorization`` header in an error body leaks nothing. Credentials (the key, a URL's user and password) are sent
 only over https or to this machine (``localhost``, 127.0.0.0/8, ::1): plain http to another host is refused when the
-metric is created, before any request, unless ``-o allow_insecure_http=true``.
+metric is created, before any request, unless ``-o allow_insecure_http=true``. A URL's user and password go as HTTP
+Basic authentication, which httpx sends instead of the key's ``Bearer`` header: one ``Authorization`` header,
+``Basic`` (``tests/test_llm_judge_run.py``).
 
 **The signature** names the *served* model id, asked once before scoring from ``<base_url>/models`` (the requested
 ``model`` must be listed there), the template's name and the SHA-256 of its text, the dimension, the sampling options
