@@ -171,7 +171,10 @@ def _blind_rows(entries: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def _num(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
+    """A value as every table of meta-eval shows it (:func:`meta_eval.report.tables.fmt`)."""
+    from meta_eval.report.tables import fmt
+
+    return fmt(x)
 
 
 def _stat(b: dict) -> str:

@@ -20,7 +20,12 @@ _UNITS = {"summary": "documents", "system": "systems", "global": "rows"}
 
 
 def _fmt(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
+    """A value as every table of meta-eval shows it (:func:`meta_eval.report.tables.fmt`: 3 decimals, scientific
+    below 0.001, ``-`` for None); the page shows the same strings, made here (:func:`_page_data`), not by JavaScript
+    (whose ``toFixed`` rounds an exact tie such as -0.0625 away from Python's)."""
+    from meta_eval.report.tables import fmt
+
+    return fmt(x)
 
 
 def md_text(text) -> str:
@@ -395,7 +400,6 @@ const doc = JSON.parse(document.getElementById("data").textContent);
 const $ = id => document.getElementById(id);
 $("sig").textContent = doc.meta_evaluation.signature;
 let sortKey = "r", sortDir = -1;
-function fmt(x){ return x === null || x === undefined ? "-" : x.toFixed(3); }
 function esc(x){ return String(x).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
   "'": "&#39;"})[c]); }
 function url(path){ return esc(String(path).split("/").map(encodeURIComponent).join("/")); }
@@ -419,20 +423,20 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
   const items = block.results.some(r => r.items !== undefined);
   const cols = [["rank","rank"],["variant","metric"],["r", stat(block)],["lo","lower"],["hi","upper"]]
     .concat(eps ? [["epsilon","epsilon"]] : []).concat(items ? [["items","items"]] : []);
-  const rows = block.results.map(r => ({rank: r.rank, variant: r.variant, r: r.r,
+  const rows = block.results.map(r => ({rank: r.rank, variant: r.variant, r: r.r, shown: r.shown,
     lo: r.ci ? r.ci[0] : null, hi: r.ci ? r.ci[1] : null, epsilon: r.epsilon ?? null, items: r.items ?? null}));
   let h = "<thead><tr>" + cols.map(([k, label]) => `<th data-key="${k}" class="${k === "variant" ? "name " : ""}` +
     `${k === sortKey ? (sortDir < 0 ? "sorted-desc" : "sorted-asc") : ""}">${label}</th>`).join("") + "</tr></thead><tbody>";
   for (const r of sortRows(rows)) h += `<tr><td>${r.rank ?? "-"}</td><td class="name">${esc(r.variant)}</td>` +
-    `<td>${fmt(r.r)}</td><td>${fmt(r.lo)}</td><td>${fmt(r.hi)}</td>` +
+    `<td>${r.shown[0]}</td><td>${r.shown[1]}</td><td>${r.shown[2]}</td>` +
     (eps ? `<td>${r.epsilon === null ? "-" : r.epsilon.toPrecision(4)}</td>` : "") +
     (items ? `<td>${r.items ?? "-"}</td>` : "") + "</tr>";
   const c = block.ceiling;
   if (c && c.value !== null && c.value !== undefined) h += `<tr class="ceiling"><td></td><td class="name"><i>human ` +
-    `ceiling</i></td><td><i>${fmt(c.value)}</i></td><td>${fmt(c.ci[0])}</td><td>${fmt(c.ci[1])}</td>` +
+    `ceiling</i></td><td><i>${c.shown[0]}</i></td><td>${c.shown[1]}</td><td>${c.shown[2]}</td>` +
     (eps ? "<td></td>" : "") + "</tr>";
   if (block.tie_baseline !== null && block.tie_baseline !== undefined) h += `<tr class="ceiling"><td></td>` +
-    `<td class="name"><i>ties every pair</i></td><td><i>${fmt(block.tie_baseline)}</i></td><td></td><td></td>` +
+    `<td class="name"><i>ties every pair</i></td><td><i>${block.tie_baseline_shown}</i></td><td></td><td></td>` +
     (eps ? "<td></td>" : "") + "</tr>";
   t.innerHTML = h + "</tbody>";
   const pw = block.pairwise, units = block.units || {summary: "documents", system: "systems", global: "rows"}[block.level];
@@ -443,7 +447,7 @@ function drawTable(block){ const t = $("ranking"), eps = stat(block) === "acc-t"
     (pw.resolution_note ? " (WARNING: " + pw.resolution_note + ")" : "") : "") +
     (block.n_permutations ? "; " + block.n_permutations +
     " permutations per system pair" : "") + "; human ceiling: " + (c && c.value !== null && c.value !== undefined ?
-    `${fmt(c.value)} (each of ${c.annotators} annotators against the mean of the others)` :
+    `${c.shown[0]} (each of ${c.annotators} annotators against the mean of the others)` :
     ((c && (c.reader_note || c.note)) || "none")) + (block.warning ? "; WARNING: " + block.warning : "");
   t.querySelectorAll("th").forEach(th => th.addEventListener("click", () => { const k = th.dataset.key;
     if (k === sortKey) sortDir = -sortDir; else { sortKey = k; sortDir = k === "variant" ? 1 : -1; } draw(); })); }
@@ -463,7 +467,7 @@ function drawChart(block){ const rows = block.results.filter(r => r.r !== null);
   [lo, 0, hi].forEach(v => { s += `<text x="${X(v)}" y="${H - 4}" font-size="11" text-anchor="middle">${v.toFixed(2)}</text>`; });
   const c = block.ceiling; if (c && c.value !== null && c.value !== undefined && c.value >= lo && c.value <= hi)
     s += `<line class="ceiling" x1="${X(c.value)}" y1="0" x2="${X(c.value)}" y2="${H - 20}" stroke="#c33" ` +
-      `stroke-dasharray="4 3"><title>human ceiling ${fmt(c.value)}</title></line>`;
+      `stroke-dasharray="4 3"><title>human ceiling ${c.shown[0]}</title></line>`;
   $("chart").innerHTML = s + "</svg>";
   $("figure").innerHTML = block.figure ? `<p class="small">The same as a figure for a paper (SVG): ` +
     `<a href="${url(block.figure)}">${esc(block.figure)}</a></p><img alt="${esc(block.figure)}" ` +
@@ -495,8 +499,9 @@ refreshChoices();
 
 
 def _page_data(doc: dict, figures=()) -> dict:
-    """``doc`` with what the page shows readably: each set's metrics split into options and versions, and a
-    reader's sentence where a ceiling is missing (results.json itself is unchanged)."""
+    """``doc`` with what the page shows readably: each set's metrics split into options and versions, a reader's
+    sentence where a ceiling is missing, and every value, interval and ceiling as :func:`_fmt` writes it (``shown``;
+    the script displays those strings) (results.json itself is unchanged)."""
     import copy
 
     page = copy.deepcopy(doc)
@@ -520,6 +525,12 @@ def _page_data(doc: dict, figures=()) -> dict:
             c = b.get("ceiling") or {}
             if c and c.get("value") is None:
                 c["reader_note"] = ceiling_text(c.get("note"), s["judgments"])
+            elif c:
+                c["shown"] = [_fmt(c["value"]), *(_fmt(x) for x in (c.get("ci") or [None, None]))]
+            for r in b["results"]:  # the strings the README shows: one formatter (_fmt) for both
+                r["shown"] = [_fmt(r.get("r")), *(_fmt(x) for x in (r.get("ci") or [None, None]))]
+            if b.get("tie_baseline") is not None:
+                b["tie_baseline_shown"] = _fmt(b["tie_baseline"])
     return page
 
 

@@ -157,7 +157,7 @@ def heatmap(doc: dict):
         ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(len(variants)):
         for j in range(len(perts)):
-            text = "-" if np.isnan(R[i, j]) else f"{R[i, j]:.2f}"
+            text = "-" if np.isnan(R[i, j]) else _f(float(R[i, j]), 2)  # as the board's tables show the rate
             ax.text(j, i, text, ha="center", va="center", fontsize=6,
                     color="white" if not np.isnan(R[i, j]) and R[i, j] > 0.6 else "black")
     ax.set_xticks(range(len(perts)))
