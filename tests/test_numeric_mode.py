@@ -265,3 +265,25 @@ def test_mkl_vendor_examples():
 
     result = doctest.testmod(mkl_vendor, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_maintainers_intel_branch_script_gives_the_pinned_bits_or_runs_nothing():
+    """bench/mkl_intel_branch.sh (rebuilding boards on an AMD CPU): MKL on its Intel AVX2 branch gives the pinned
+    portable digest, so the command runs signed num:portable; where the check fails (here: ATen held on AVX-512, a
+    setting of the user's) the command is not run at all."""
+    torch = conftest.require_module("torch", conftest.NEURAL_FIX)
+    if torch.__version__ not in PORTABLE_FINGERPRINT or numeric.cpu_vector_width() not in ("avx2", "avx512"):
+        pytest.skip(f"the digest is pinned for torch {', '.join(PORTABLE_FINGERPRINT)} on x86-64 with AVX2")
+    import shutil
+
+    if shutil.which("cc") is None:
+        conftest.require(False, "a C compiler (cc)", "apt-get install gcc")
+    command = ["bash", "bench/mkl_intel_branch.sh", sys.executable, "-c",
+               "from meta_eval.metrics import numeric; print('ran', numeric.ident())"]
+    done = subprocess.run(command, cwd=REPO, env=_clean_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ran num:portable", done.stderr[-2000:]
+    assert "MKL on its Intel AVX2 branch (fingerprint 5ee093f29853" in done.stderr
+    if numeric.cpu_vector_width() == "avx512":
+        done = subprocess.run(command, cwd=REPO, env=_clean_env(ATEN_CPU_CAPABILITY="avx512"), capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 1 and "ran" not in done.stdout and "nothing run" in done.stderr, done.stderr[-2000:]
