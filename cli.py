@@ -230,7 +230,7 @@ def run(
     _wrote(output)
     _wrote(scores_out)
     for kind, variant, path in result.figures:
-        _call(result.plot, kind, path, variant=variant, ranks=getattr(result, "ranks", None))
+        _call(result.plot, kind, path, variant=variant, ranks=getattr(result, "ranks", None), force=force)
         _wrote(path)
     _exit_if_incomplete(result.failed, result.not_run, output)
 
@@ -266,7 +266,7 @@ def _call(function, *args, **kwargs):
         _fail(str(exc), exc.code)
     except (KeyboardInterrupt, Terminated) as exc:
         how, code = ("terminated[/] (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted[/]", 130)
-        err.print(f"[yellow]{how}: {what_is_kept(bool(kwargs.get('no_cache')))}")
+        err.print(f"[yellow]{how}: {escape(what_is_kept(bool(kwargs.get('no_cache')), kwargs.get('cache')))}")
         raise typer.Exit(code)
 
 

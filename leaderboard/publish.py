@@ -661,9 +661,10 @@ def publish(judgments: str | Sequence[str], out_dir: str | Path, metrics: str | 
     option_list = selection.option_list(options)
     score_texts = [scores] if isinstance(scores, str) else list(scores)
     # the board folder against every input, before any scoring (BoardLock then checks its contents and holds it)
+    from meta_eval.scoring.imported import spec_path
+
     plan = OutputPlan(judgments=names, data_dir=data_dir, cache=cache, no_cache=no_cache, options=option_list,
-                      plugins=plugins, files=[("a --scores file", t.split("=", 1)[1]) for t in score_texts
-                                              if isinstance(t, str) and "=" in t])
+                      plugins=plugins, metrics=metrics, files=[("a --scores file", spec_path(t)) for t in score_texts])
     out_dir = plan.add_folder(out_dir, "--out", OUTPUT_FILES)  # figures/ too: no input in it, even with --force
     if command is None:
         args = ["-j", names, *(["-m", metrics] if metrics else []), *(["--variants", variants] if variants else []),

@@ -157,14 +157,19 @@ class CategoricalResult:
         """No significance clusters here: ``--pairwise`` gives every pair's paired test (:attr:`pvalues`)."""
         return None
 
-    def plot(self, kind: str = "intervals", path=None, *, variant: str | None = None, ranks=None, **_):
+    def plot(self, kind: str = "intervals", path=None, *, variant: str | None = None, ranks=None,
+             force: bool = False, **_):
         """The figure of ``--plot FILE``: each variant's sorting statistic (the table's value) with its bootstrap
         interval, best at the top, the baseline a diamond (:func:`meta_eval.report.figures.categorical_figure`);
-        written to ``path`` when given. Only ``"intervals"``: the heatmap and scatter figures are for graded runs."""
+        written to ``path`` when given, with the checks of :meth:`meta_eval.results.RunResult.plot` (a user's file
+        only with ``force``). Only ``"intervals"``: the heatmap and scatter figures are for graded runs."""
         from meta_eval.report import figures
+        from meta_eval.report.outputs import OutputPlan
 
         if kind != "intervals":
             raise MetaEvalError(f"a {self.kind} run draws the intervals figure only, not {kind!r}")
+        if path is not None:
+            OutputPlan(force=force, judgments=self.judgments).add(path, "plot()'s path")
         fig = figures.categorical_figure(self)
         if path is not None:
             figures.save_figure(fig, path)

@@ -14,13 +14,36 @@ class MetaEvalError(Exception):
         self.code = code
 
 
-def what_is_kept(no_cache: bool) -> str:
+def what_is_kept(no_cache: bool, cache=None) -> str:
     """What a command stopped early (Ctrl-C, SIGTERM, a failed metric) says of the scores it computed: in the
-    cache, so that the same command resumes; or, under ``--no-cache``, nowhere.
+    cache, so that the same command resumes; under ``--no-cache``, nowhere; with a ``cache`` file this process cannot
+    write (a file without a write bit, or in a folder it may not write: the cache then only reads,
+    :mod:`meta_eval.scoring.cache`), nowhere either.
 
     >>> what_is_kept(True)
     'nothing was kept (--no-cache): a rerun starts again'
     """
     if no_cache:
         return "nothing was kept (--no-cache): a rerun starts again"
+    if cache is not None and not _saves(cache):
+        return (f"the cache {cache} cannot be written (read-only), so the scores computed since it was read were not "
+                "kept: a rerun computes them again")
     return "every finished batch is in the cache; rerun the same command to resume"
+
+
+def _saves(cache) -> bool:
+    """Whether a cache at ``cache`` can be written: the file with a write bit in a folder this process may write,
+    or, not there yet, a folder where it can be created (the write bits count for root too, as the cache counts
+    them)."""
+    import os
+    from pathlib import Path
+
+    path = Path(os.path.expanduser(os.fspath(cache)))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        files = [path, folder] if path.exists() else [folder]
+        return all(f.stat().st_mode & 0o222 and os.access(f, os.W_OK) for f in files)
+    except OSError:
+        return False

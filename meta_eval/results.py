@@ -455,13 +455,16 @@ class RunResult:
         return family_label(self.correction, m, "comparisons with the baseline")
 
     def plot(self, kind: str = "intervals", path: str | Path | None = None, *, variant: str | None = None,
-             ranks: dict[str, int] | None = None, clusters: bool = False, correction: str | None = None):
+             ranks: dict[str, int] | None = None, clusters: bool = False, correction: str | None = None,
+             force: bool = False):
         """A figure of this run (matplotlib, the ``plot`` extra): ``"intervals"`` (the statistic per variant with its
         interval, the human ceiling as a line; ``clusters=True`` or ``ranks`` shade the significance clusters),
         ``"pvalues"`` (the all-pairs p-value heatmap, in cluster order) or ``"scatter"`` (``variant``, default the
         best, against the humans at the run's level). Written to ``path`` (.png, .svg, .pdf; no date in the file)
-        when given, atomically (a folder where it cannot be written raises
-        :class:`~meta_eval.report.outputs.OutputError`, a :class:`~meta_eval.errors.MetaEvalError` naming the path);
+        when given, atomically, through the checks of the command line's ``--plot``: an existing file meta-eval did
+        not write is replaced only with ``force=True``, the judgment data folder and the score cache never (each,
+        and a folder where it cannot be written, an :class:`~meta_eval.report.outputs.OutputError`, a
+        :class:`~meta_eval.errors.MetaEvalError` naming the path);
         returns the matplotlib Figure (closed once written). The heatmap's stars and the clusters read
         the p-values adjusted by ``correction`` (default the run's) over all pairs."""
         _need("matplotlib", "plot()")
@@ -474,6 +477,10 @@ class RunResult:
         path = as_path(path, "plot()'s path")  # plot(path=42): an OutputError, not pathlib's TypeError
         if path is not None and Path(path).suffix.lower() not in figures.SUFFIXES:
             raise ValueError(f"a figure is written as {', '.join(figures.SUFFIXES)}, not {Path(path).suffix!r}")
+        if path is not None:  # before drawing: never over a user's file (unless force), the data or the cache
+            from meta_eval.report.outputs import OutputPlan
+
+            OutputPlan(force=force, judgments=self.judgments).add(path, "plot()'s path")
         if clusters and ranks is None:
             ranks = self.clusters(correction=correction)
         if kind == "intervals":

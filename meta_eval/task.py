@@ -737,13 +737,20 @@ def run_protocol(name: str, *, data_dir: str | Path | None = None, cache: str | 
     check_seed(seed)
     protocol_file = [("the --protocol file", Path(name))] if isinstance(name, (str, Path)) and str(name).endswith(
         ".toml") else []
-    plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file)
-    output = plan.add(output, "--output")
-    check_format(output, "--output", (".json",), "a protocol's results are JSON")  # no --format here to advise
     try:
         proto = load_protocol(name)
     except ProtocolError as exc:
         raise MetaEvalError(str(exc)) from None
+    from meta_eval.report.outputs import job_inputs
+
+    # what every part reads (its judgment file, learned models, option files) is an input too, even with --force
+    parts_read = [pair for part in proto.parts for pair in job_inputs(
+        judgments=part.judgments, data_dir=data_dir, cache=cache, metrics=list(part.metrics),
+        options=[f"{k}={v}" for k, v in part.options.items()])[0]]
+    plan = OutputPlan(force=force, data_dir=data_dir, cache=cache, no_cache=no_cache, files=protocol_file,
+                      inputs=parts_read)
+    output = plan.add(output, "--output")
+    check_format(output, "--output", (".json",), "a protocol's results are JSON")  # no --format here to advise
     parts_doc, all_cells, missing = [], [], []
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         for part in proto.parts:

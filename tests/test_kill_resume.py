@@ -151,23 +151,30 @@ def test_sigterm_ends_a_run_like_ctrl_c_with_143_and_the_rerun_resumes(shared_da
     assert json.loads(out.read_text(encoding="utf-8"))["timing"][METRIC]["cached"] == saved
 
 
-@pytest.mark.parametrize("no_cache", [True, False])
+@pytest.mark.parametrize("no_cache", [True, False, "read-only"])
 def test_what_an_interrupted_command_says_it_kept_depends_on_the_cache(shared_data, tmp_path, no_cache):
-    """Ctrl-C under --no-cache used to say "every finished batch is in the cache; rerun ... to resume"."""
+    """Ctrl-C under --no-cache used to say "every finished batch is in the cache; rerun ... to resume", and so did
+    Ctrl-C with a read-only cache file (which only reads: audit, session 37)."""
     from typer.testing import CliRunner
 
     from meta_eval.cli import app
 
     plugin = tmp_path / "stops.py"
-    name = f"stops-here-{'no-cache' if no_cache else 'cached'}"  # one plugin file per name in a process
+    name = f"stops-here-{'no-cache' if no_cache is True else 'cached' if not no_cache else 'read-only'}"
     plugin.write_text(f"from meta_eval.metrics import Metric, register\n\n\n@register('{name}')\n"
                       "class StopsHere(Metric):\n    def _score(self, examples):\n        raise KeyboardInterrupt\n")
-    store = ["--no-cache"] if no_cache else ["--cache", str(tmp_path / "c.sqlite")]
+    store = ["--no-cache"] if no_cache is True else ["--cache", str(tmp_path / "c.sqlite")]
+    if no_cache == "read-only":  # a cache file that exists (any SQLite file) without a write bit
+        sqlite3.connect(tmp_path / "c.sqlite").close()
+        (tmp_path / "c.sqlite").chmod(0o444)
     res = CliRunner().invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "-m", name,
                                    "--plugin", str(plugin), "--limit", "20", *store])
     said = " ".join(res.output.split())
     assert res.exit_code == 130, res.output
-    if no_cache:
+    if no_cache == "read-only":
+        assert (f"interrupted: the cache {tmp_path / 'c.sqlite'} cannot be written (read-only), so the scores computed "
+                "since it was read were not kept: a rerun computes them again") in said, said
+    elif no_cache:
         assert "interrupted: nothing was kept (--no-cache): a rerun starts again" in said, said
     else:
         assert "interrupted: every finished batch is in the cache; rerun the same command to resume" in said, said

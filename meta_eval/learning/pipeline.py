@@ -551,9 +551,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     check_judgments_argument(judgments)
     check_seed(seed)  # a sentence now, not numpy's "expected non-negative integer" after the scoring
     # every output at once, before any loading, scoring or fitting
+    from meta_eval.scoring.imported import spec_path
+
     outputs = OutputPlan(force=force, judgments=judgments, data_dir=data_dir, cache=cache, no_cache=no_cache,
                          options=option_list, plugins=plugins, metrics=metrics,
-                         files=[(f"the --scores file of {text.split('=', 1)[0]}", text.split("=", 1)[1])
+                         files=[(f"the --scores file of {text.split('=', 1)[0].strip()}", spec_path(text))
                                 for text in ([scores] if isinstance(scores, str) else scores or ()) if "=" in text])
     outputs.add(saved_to, "--save")
     output = outputs.add(output, "--output")

@@ -341,16 +341,19 @@ class ProbeResult:
         """:meth:`to_dict` as a JSON string (the same text for the same seed and inputs)."""
         return json.dumps(self.to_dict(changes), indent=2)
 
-    def plot(self, path: str | Path) -> Path:
-        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``, atomically (a
-        folder where it cannot be written raises :class:`~meta_eval.report.outputs.OutputError`)."""
+    def plot(self, path: str | Path, *, force: bool = False) -> Path:
+        """Write the heatmap of detection rates (:func:`meta_eval.probe.report.heatmap`) to ``path``, atomically,
+        through the checks of the command line's ``--plot``: an existing file meta-eval did not write is replaced
+        only with ``force=True``, the judgment data folder and the score cache never (each, and a folder where it
+        cannot be written, an :class:`~meta_eval.report.outputs.OutputError`)."""
         from meta_eval.probe.report import heatmap
         from meta_eval.report.figures import save_figure
-        from meta_eval.report.outputs import as_path
+        from meta_eval.report.outputs import OutputPlan, as_path
 
         path = as_path(path, "plot()'s path")  # an OutputError for None or 42, not pathlib's TypeError
         if path is None:
             raise MetaEvalError("plot() needs the path of the figure to write (.png, .svg or .pdf)")
+        OutputPlan(force=force, judgments=self.judgments).add(path, "plot()'s path")
         return save_figure(heatmap(self.to_dict(changes=False)), path)
 
 
@@ -491,7 +494,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
 
         write_json(output, result.to_dict())
     if plot is not None:
-        result.plot(plot)
+        result.plot(plot, force=force)  # checked above with the other outputs
     return result
 
 

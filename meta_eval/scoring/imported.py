@@ -87,6 +87,14 @@ class ScoreSpec:
     fmt: str | None = None
 
 
+def spec_path(text) -> Path | None:
+    """The file a ``--scores NAME=FILE`` text names, as :func:`parse_spec` reads it (stripped, ``~`` expanded), for
+    the output checks; None where the text names none (its error is :func:`parse_spec`'s)."""
+    if not isinstance(text, str) or "=" not in text or not text.split("=", 1)[1].strip():
+        return None
+    return Path(text.split("=", 1)[1].strip()).expanduser()
+
+
 def parse_spec(text: str, fmt: str | None = None) -> ScoreSpec:
     """``"NAME=FILE"`` or ``"NAME:lower=FILE"`` (also ``:higher``) as a :class:`ScoreSpec`.
 
