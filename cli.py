@@ -503,7 +503,7 @@ def learn(
     max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help=_LEARN_HELP["max_size"]),
     search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help=_LEARN_HELP["search_splits"]),
     min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help=_LEARN_HELP["min_gain"]),
-    top: int = typer.Option(10, "--top", min=1, help="Feature sets shown in the table"),
+    top: Optional[int] = typer.Option(None, "--top", min=1, help="--protocol paper: feature sets shown [default: 10]"),
     correlation: str = typer.Option("spearman", "--correlation", help=_LEARN_HELP["correlation"]),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
@@ -539,7 +539,7 @@ def learn(
                    subset=subset, options=option, save=save, output=output, force=force, data_dir=data_dir, cache=cache,
                    no_cache=no_cache, batch_size=batch_size, say=_say, plugins=plugin, scores=scores,
                    scores_format=scores_format, variants=variants)
-    print_learn(result, out, err, top)  # and where --save put the model
+    print_learn(result, out, err, top or 10)  # and where --save put the model
     _wrote(output)
     if result.not_saved:  # the results stand, the model asked for is missing
         _fail(result.not_saved, code=1)

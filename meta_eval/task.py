@@ -666,12 +666,16 @@ def learned_fit_checks(chosen, scored, jset, say: Say | None = None, allow_in_sa
 
 def in_sample_tests(results, fit_checks: dict[str, dict], baseline: str | None, allow: bool) -> dict:
     """Withhold the tests of in-sample learned variants (unless ``allow``): their p-values against the baseline
-    become None, and every variant's when the baseline itself is one. Returns what ``run --output`` records as
-    ``in_sample``: the in-sample variants, those whose test was withheld, and the flag that allows them."""
+    become None, and every variant's when the baseline itself is one; so do the p-values of their own correlations
+    (against no correlation: as optimistic as the correlation itself, and the warning claims no significance).
+    Returns what ``run --output`` records as ``in_sample``: the in-sample variants, those whose test against the
+    baseline was withheld, and the flag that allows them."""
     variants = sorted(v for v, f in fit_checks.items() if f.get("in_sample"))
     withheld: list[str] = []
     if variants and not allow:
         for r in results:
+            if r.metric in variants:
+                r.spearman_p = r.pearson_p = r.kendall_p = r.partial_p = None
             if r.metric != baseline and (r.metric in variants or baseline in variants):
                 r.perm_p_vs_baseline = r.williams_p_vs_baseline = None
                 withheld.append(r.metric)

@@ -270,6 +270,9 @@ def test_run_on_the_training_rows_claims_no_significance(learned, shared_data, m
     doc = json.loads(out.read_text())
     entry = next(r for r in doc["results"] if r["metric"] == "learned:mine")
     assert entry["in_sample"] is True and entry["williams_p_vs_baseline"] is None
+    # nor its own correlation's p-value (audit, session 37: p = 5.5e-23 beside "no significance is claimed")
+    assert entry["spearman_p"] is entry["pearson_p"] is entry["kendall_p"] is None
+    assert isinstance(next(r for r in doc["results"] if r["metric"] == "sms")["spearman_p"], float)
     assert doc["in_sample"] == {"variants": ["learned:mine"], "tests_withheld": ["learned:mine"], "allowed": False,
                                 "flag": "--allow-in-sample"}
     res = runner.invoke(app, base + ["--output", str(out), "--force", "--allow-in-sample"])
@@ -277,6 +280,7 @@ def test_run_on_the_training_rows_claims_no_significance(learned, shared_data, m
     doc = json.loads(out.read_text())
     entry = next(r for r in doc["results"] if r["metric"] == "learned:mine")
     assert isinstance(entry["williams_p_vs_baseline"], float) and doc["in_sample"]["allowed"] is True
+    assert isinstance(entry["spearman_p"], float)
     assert "tested anyway" in said(res)
 
 

@@ -35,6 +35,7 @@ def _learn(tmp_path, *args):
     (["--protocol", "paper", "--seed", str(2 ** 32)],
      "error: --seed must be an integer from 0 to 2**32 - 1 with --protocol paper"),
     (["--resamples", "1"], "--resamples"),
+    (["--top", "3"], "error: --top: option(s) of --protocol paper"),  # session 37: ignored by the nested protocol
 ])
 def test_an_option_the_protocol_ignores_or_cannot_use_is_refused_before_scoring(tmp_path, args, message):
     done, said, cache = _learn(tmp_path, *args)
@@ -62,3 +63,17 @@ def test_the_protocols_defaults_are_written_where_used(tmp_path):
     assert done.exit_code == 0, done.output
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["resamples"] == 20 and doc["inner_folds"] >= 2 and "train_fraction" not in doc
+
+
+def test_a_set_of_two_documents_learns_with_folds_by_row(tmp_path):
+    """Two documents: each outer training part held one document, which no inner fold by document can split, and
+    the run failed after the scoring with "folds must be an integer >= 2, got 1" (audit, session 37)."""
+    import json
+
+    rows = [json.loads(line) for line in small_set(tmp_path / "all.jsonl").read_text().splitlines()[:24]]
+    data = tmp_path / "two.jsonl"
+    data.write_text("".join(json.dumps({**r, "doc_id": f"d{i % 2}"}) + "\n" for i, r in enumerate(rows)))
+    done = runner.invoke(app, ["learn", "-j", str(data), "-m", "rouge", "--no-cache", "--resamples", "10"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0, done.output
+    assert "has 2 document(s): the nested protocol's folds by document need at least 3" in said, said

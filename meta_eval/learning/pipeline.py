@@ -414,7 +414,7 @@ class LearnResult:
 
 PROTOCOLS = ("nested", "paper")
 PAPER_ONLY = {"alpha": ("--alpha", 1.0), "splits": ("--splits", 1000), "search_splits": ("--search-splits", 100),
-              "train_fraction": ("--train-fraction", 0.5)}
+              "train_fraction": ("--train-fraction", 0.5), "top": ("--top", 10)}
 NESTED_ONLY = {"folds": ("--folds", 5), "inner_folds": ("--inner-folds", 5), "alphas": ("--alphas", None),
                "resamples": ("--resamples", 1000)}
 
@@ -428,7 +428,8 @@ def check_protocol(protocol: str, given: Mapping[str, Any], baseline: str | None
     Raises
     ------
     ValueError
-        For an unknown protocol, ``--alpha``/``--splits``/``--search-splits``/``--train-fraction`` with ``nested``,
+        For an unknown protocol, ``--alpha``/``--splits``/``--search-splits``/``--train-fraction``/``--top`` with
+        ``nested``,
         or ``--baseline``/``--folds``/``--inner-folds``/``--alphas``/``--resamples`` with ``paper``.
     """
     nested = dict(nested or {})
@@ -483,7 +484,7 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
           folds: int | None = None, inner_folds: int | None = None, alphas: str | Sequence[float] | None = None,
           resamples: int | None = None,
           baseline: str | None = None,
-          min_gain: float = 0.001, top: int = 10, correlation: str = "spearman", subset: str | None = None,
+          min_gain: float = 0.001, top: int | None = None, correlation: str = "spearman", subset: str | None = None,
           options: Mapping[str, object] | Sequence[str] | None = None, save: str | None = None,
           output: str | Path | None = None, force: bool = False, data_dir: str | Path | None = None,
           cache: str | Path | None = None, no_cache: bool = False, batch_size: int = 256, progress: bool = True,
@@ -529,10 +530,10 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     try:
         chosen_settings = check_protocol(
             protocol, {"alpha": alpha, "splits": splits, "search_splits": search_splits,
-                       "train_fraction": train_fraction},
+                       "train_fraction": train_fraction, "top": top},
             baseline, {"folds": folds, "inner_folds": inner_folds, "alphas": alphas, "resamples": resamples})
-        alpha, splits, search_splits, train_fraction, folds, inner_folds, alphas, resamples = (
-            chosen_settings.get(k) for k in ("alpha", "splits", "search_splits", "train_fraction", "folds",
+        alpha, splits, search_splits, train_fraction, top, folds, inner_folds, alphas, resamples = (
+            chosen_settings.get(k) for k in ("alpha", "splits", "search_splits", "train_fraction", "top", "folds",
                                              "inner_folds", "alphas", "resamples"))
         strategy = check_settings(correlation, 0.5 if train_fraction is None else train_fraction, search, no_search)
         if protocol == "paper" and isinstance(seed, numbers.Integral) and seed >= 2 ** 32:
@@ -540,8 +541,8 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
                              f"ShuffleSplit takes a 32-bit seed), not {seed!r}")
         grid = parse_alphas(alphas)
         for label, value, low in (("--folds", folds, 2), ("--inner-folds", inner_folds, 2),
-                                  ("--resamples", resamples, 10)):
-            if value is None:  # the paper protocol's: not used
+                                  ("--resamples", resamples, 10), ("--top", top, 1)):
+            if value is None:  # the other protocol's: not used
                 continue
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
@@ -608,9 +609,11 @@ def learn(judgments: str, metrics: str | Sequence[str], *, features: str | Seque
     for names, reason in group_skips(skipped):
         say("err-skipped", f"{', '.join(names)}: {reason}")
     groups, grouping_note = document_groups(jset)
-    if grouping_note and protocol == "nested":
-        grouping_note = (f"{jset.name} has {jset.documents()} document(s): folds by document need at least 2, so the "
-                         "nested protocol's folds and bootstrap are by row")
+    if protocol == "nested" and (grouping_note or jset.documents() < 3):  # 2: a training part of 1 document has no
+        groups = None  # inner folds by document (it failed after the scoring, "folds must be ... >= 2, got 1")
+        grouping_note = (f"{jset.name} has {jset.documents()} document(s): the nested protocol's folds by document "
+                         "need at least 3 (2 outer folds, each training part split into 2 inner folds), so its "
+                         "folds and bootstrap are by row")
     elif groups is not None and protocol == "nested" and jset.documents() < folds:
         say("err-note", f"{jset.name} has {jset.documents()} documents: {jset.documents()} outer folds, not {folds}")
     if grouping_note:
