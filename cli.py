@@ -503,7 +503,8 @@ def learn(
     max_size: Optional[int] = typer.Option(None, "--max-size", min=1, help=_LEARN_HELP["max_size"]),
     search_splits: Optional[int] = typer.Option(None, "--search-splits", min=1, help=_LEARN_HELP["search_splits"]),
     min_gain: float = typer.Option(0.001, "--min-gain", min=0.0, help=_LEARN_HELP["min_gain"]),
-    top: Optional[int] = typer.Option(None, "--top", min=1, help="--protocol paper: feature sets shown [default: 10]"),
+    top: Optional[int] = typer.Option(None, "--top", min=1,
+                                      help="--protocol paper: feature sets shown \\[default: 10]"),
     correlation: str = typer.Option("spearman", "--correlation", help=_LEARN_HELP["correlation"]),
     subset: Optional[str] = typer.Option(None, "--subset", help="chaganty/essays: 'sms' (default) or 'all'"),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE passed to every chosen metric that "
