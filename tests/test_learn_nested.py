@@ -308,7 +308,8 @@ def test_cli_learn_nested_on_one_document_folds_by_row(shared_data, tmp_path):
     res = runner.invoke(app, ["learn", "-j", str(one_doc), "--no-cache", "-m", "rouge", "--features",
                               "rouge1-f,rouge2-f,rougeL-f", "--resamples", "50", "--output", str(out)])
     assert res.exit_code == 0, res.output
-    assert "the nested protocol's folds and bootstrap are by row" in said(res)
+    assert "the nested protocol's folds by document need at least 3" in said(res)
+    assert "so its folds and bootstrap are by row" in said(res)
     nd = json.loads(out.read_text())["nested"]
     assert not nd["grouped"] and "5 outer folds by row" in nd["scheme"] and "over rows" in nd["heldout"]["interval"]
     assert sum(f["test_rows"] for f in nd["per_fold"]) == 40
