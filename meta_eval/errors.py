@@ -25,25 +25,10 @@ def what_is_kept(no_cache: bool, cache=None) -> str:
     """
     if no_cache:
         return "nothing was kept (--no-cache): a rerun starts again"
-    if cache is not None and not _saves(cache):
-        return (f"the cache {cache} cannot be written (read-only), so the scores computed since it was read were not "
-                "kept: a rerun computes them again")
+    if cache is not None:
+        from meta_eval.scoring.cache import can_save  # the cache's own test of its write bits, read when asked
+
+        if not can_save(cache):
+            return (f"the cache {cache} cannot be written (read-only), so the scores computed since it was read were "
+                    "not kept: a rerun computes them again")
     return "every finished batch is in the cache; rerun the same command to resume"
-
-
-def _saves(cache) -> bool:
-    """Whether a cache at ``cache`` can be written: the file with a write bit in a folder this process may write,
-    or, not there yet, a folder where it can be created (the write bits count for root too, as the cache counts
-    them)."""
-    import os
-    from pathlib import Path
-
-    path = Path(os.path.expanduser(os.fspath(cache)))
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    try:
-        files = [path, folder] if path.exists() else [folder]
-        return all(f.stat().st_mode & 0o222 and os.access(f, os.W_OK) for f in files)
-    except OSError:
-        return False

@@ -178,3 +178,25 @@ def test_what_an_interrupted_command_says_it_kept_depends_on_the_cache(shared_da
         assert "interrupted: nothing was kept (--no-cache): a rerun starts again" in said, said
     else:
         assert "interrupted: every finished batch is in the cache; rerun the same command to resume" in said, said
+
+
+def test_can_save_is_the_caches_own_write_test(tmp_path):
+    """What an interrupted command says it kept uses the cache's own test (one test, not two that could disagree):
+    a cache not yet made is saved where its nearest existing folder is writable; a file or folder without a write
+    bit (root included, which os.access alone lets through) is not."""
+    from meta_eval.scoring.cache import ScoreCache, can_save
+
+    assert can_save(tmp_path / "new" / "deeper" / "c.sqlite")
+    made = tmp_path / "c.sqlite"
+    ScoreCache(made).close()
+    assert can_save(made)
+    made.chmod(0o444)
+    assert not can_save(made)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        assert not can_save(locked / "sub" / "c.sqlite")
+        assert not can_save(locked / "c.sqlite")
+    finally:
+        locked.chmod(0o755)

@@ -190,6 +190,16 @@ def _writable(path: Path, folder: bool = False) -> bool:
     return bool(bits) and os.access(path, os.W_OK | (os.X_OK if folder else 0))
 
 
+def can_save(path) -> bool:
+    """Whether a cache at ``path`` can be written, by the test the cache itself applies (:func:`_writable`): the
+    file, where it exists, and the nearest folder that exists (where the cache would be created)."""
+    path = Path(os.path.expanduser(os.fspath(path)))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return _writable(folder, folder=True) and (not path.exists() or _writable(path))
+
+
 def _valid_payload(payload: object) -> dict[str, float] | None:
     """The scores of a row, or None when the payload is not a JSON object of finite numbers."""
     try:

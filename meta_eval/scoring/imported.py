@@ -115,7 +115,7 @@ def parse_spec(text: str, fmt: str | None = None) -> ScoreSpec:
         raise MetaEvalError(f"--scores {text!r}: a metric name has no '/', ',', '|', '=' or blank")
     if fmt is not None and fmt not in FORMATS:
         raise MetaEvalError(f"--scores-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    return ScoreSpec(name, Path(path.strip()).expanduser(), orientation == "lower", fmt)
+    return ScoreSpec(name, spec_path(str(text)), orientation == "lower", fmt)
 
 
 def _format(spec: ScoreSpec) -> str:
