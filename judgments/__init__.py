@@ -48,10 +48,11 @@ def load(name: str, data_dir_: str | Path | None = None, subset: str | None = No
         Folder with the data files (default: ``$META_EVAL_DATA`` or the user cache).
     subset : str, optional
         A built-in set's subset (default: the module's ``DEFAULT_SUBSET``: the SMS paper's subset ``"sms"`` for
-        chaganty and essays, ``"en-de"`` (MT systems only) for wmt21-mqm-ted and wmt23, FRANK's ``"test"`` split
-        for frank, ``"all"`` for the others; each module's ``SUBSETS`` lists its subsets). ``judge-bench`` has no
-        default: its subsets are its 13 files (``judge-bench:<file>`` in `name` says the same). For wmt21-mqm-ted and
-        wmt23 a comma-separated list of language pairs (``"en-de,zh-en"``) pools them (:mod:`judgments.pooling`).
+        chaganty and essays, ``"en-de"`` (MT systems only) for wmt21-mqm-ted and wmt23, FRANK's ``"test"`` split for
+        frank, ``"cnndm"`` for qags, ``"all"`` for summeval and realsumm; each module's ``SUBSETS`` lists its
+        subsets). ``judge-bench`` has no default: its subsets are its 13 files (``judge-bench:<file>`` in `name`
+        says the same). For wmt21-mqm-ted and wmt23 a comma-separated list of language pairs (``"en-de,zh-en"``)
+        pools them (:mod:`judgments.pooling`).
     text : {"repaired", "as-released"}
         Where a loader repairs mis-decoded UTF-8 (essays and JSONL files, with ftfy), ``"as-released"`` skips the
         repair (the SMS paper scored the essays as released). The other sets are never altered, so there ``text``

@@ -27,8 +27,8 @@ covers every row that has a k-th value, so each slot's matrices have (nearly) th
 ``slots="common"`` (default) uses the slots every usable row has (k < the smallest number of annotators among
 rows with at least 2): every slot then covers the same cells, and for a row with more annotators the "others" are
 all of them but slot k. ``slots="all"`` uses every slot up to the largest number; slot k is then NaN on rows with
-k or fewer values (chaganty: slots 2-4 exist only on its 119 five-judge rows). Rows with fewer than 2 annotator
-values (or without a human score) are left out and counted.
+k or fewer values (chaganty: slots 2-4 exist only on its five-judge rows, 101 in the default subset ``sms``). Rows
+with fewer than 2 annotator values (or without a human score) are left out and counted.
 
 The human score the metrics are compared with may not be the annotators' mean (ASAP's ``domain1_score`` is the
 resolved score: it differs from the raters' mean on the 343 of 1,086 essays where they disagree); the ceiling always
