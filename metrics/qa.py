@@ -27,6 +27,13 @@ Question generation (as ``QG_masked`` in the reference code):
 Answering (as ``QA_Bert.predict``): the question and the candidate summary (the context) form one input
 ``[CLS] question [SEP] context [SEP]`` for an extractive QA model:
 
+- segment ids (``segments="pair"``, default): 0 for ``[CLS] question [SEP]``, 1 for ``context [SEP]``, as the
+  SQuAD model was fine-tuned and as any question-answering pipeline runs it. The reference code builds these ids
+  but only masks the probabilities with them: its forward pass gets the input ids alone, so (transformers 2.1.1,
+  which it pins) the model sees segment 0 everywhere. ``segments="zeros"`` reproduces that, and the signature says
+  ``segments:zeros(reference)``; the default departs from the reference code here, as ``decode`` does, because
+  the paper's QA model is "finetuned on the SQuAD dataset using the recommended parameters", i.e. with segments;
+
 - default model ``bert-large-uncased-whole-word-masking-finetuned-squad`` (what the reference code loads; the paper's
   text says BERT base fine-tuned on SQuAD), option ``model=`` (a hub name or a local folder); the model's own fast
   tokenizer (the reference code used the ``bert-base-uncased`` tokenizer, which has the same vocabulary); no such
@@ -126,6 +133,7 @@ MASK = "MASKED"
 MAX_ANSWER_LEN = 30
 CONFIDENCES = ("max", "answer")
 DECODINGS = ("span", "argmax")
+SEGMENTS = ("pair", "zeros")
 QA_HINT = placement.install_hint("neural,qa")
 
 _PUNCT = frozenset(string.punctuation)
@@ -261,10 +269,12 @@ class QAModel:
         self.ident = encoder_ident(model)
 
     def answer(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32,
-               max_tokens: int = placement.TOKEN_BUDGET) -> list[_Answering | None]:
+               max_tokens: int = placement.TOKEN_BUDGET, segments: str = "pair") -> list[_Answering | None]:
         """Start/end probabilities for each (question, context) pair; None where the context has no piece.
 
-        On the CPU ``batch_size`` pairs per pass; on a GPU padded batches of at most ``max_tokens`` pieces."""
+        On the CPU ``batch_size`` pairs per pass; on a GPU padded batches of at most ``max_tokens`` pieces.
+        ``segments="pair"`` feeds the tokenizer's segment ids (question 0, context 1), ``"zeros"`` feeds 0 at every
+        position (what the reference code's model saw)."""
         import torch
 
         if not pairs:
@@ -283,7 +293,8 @@ class QAModel:
             batch["attention_mask"] = torch.zeros((len(chunk), width), dtype=torch.long)
             for row, i in enumerate(chunk):
                 for n in names:
-                    batch[n][row, :lengths[i]] = torch.tensor(enc[n][i])
+                    if n != "token_type_ids" or segments == "pair":  # "zeros": the padding value 0 stays
+                        batch[n][row, :lengths[i]] = torch.tensor(enc[n][i])
                 batch["attention_mask"][row, :lengths[i]] = 1
             if self.device != "cpu":
                 batch = {n: t.to(self.device) for n, t in batch.items()}
@@ -409,7 +420,7 @@ class _QAMetric(Placed, Metric):
     def __init__(self, model: str = DEFAULT_QA_MODEL, spacy_model: str = DEFAULT_SPACY_MODEL,
                  confidence: str = "max", decode: str = "span", max_answer_len: int = MAX_ANSWER_LEN,
                  batch_size: int = 32, threads: int | None = None, device: str | None = None,
-                 dtype: str | None = None, max_tokens: int = placement.TOKEN_BUDGET) -> None:
+                 dtype: str | None = None, max_tokens: int = placement.TOKEN_BUDGET, segments: str = "pair") -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a hub name or a folder, got {model!r}")
         if not isinstance(spacy_model, str) or not spacy_model.strip():
@@ -418,6 +429,9 @@ class _QAMetric(Placed, Metric):
             raise ValueError(f"unknown confidence {confidence!r}; choose one of {', '.join(CONFIDENCES)}")
         if decode not in DECODINGS:
             raise ValueError(f"unknown decode {decode!r}; choose one of {', '.join(DECODINGS)}")
+        if segments not in SEGMENTS:
+            raise ValueError(f"unknown segments {segments!r}; choose one of {', '.join(SEGMENTS)}")
+        self.segments = segments
         self.model_name = model.strip()
         self.variants = self.variant_names(self.model_name)
         self.spacy_model = spacy_model.strip()
@@ -456,6 +470,7 @@ class _QAMetric(Placed, Metric):
                 "qg": f"ner-cloze({MASK},one-entity-per-question,all-labels,no-cap)",
                 "from": ("references(pooled)" if self.refs_policy == "pool" else "references")
                 if self.setting == "sup" else "source",
+                "segments": "question0-context1" if self.segments == "pair" else "zeros(reference)",
                 "trunc": "longest-first", "decode": decode, "f1": "squad-v1.1", "conf": conf,
                 "no-question": "0", "empty": "0", **placement.device_config(*self._placement())}
 
@@ -474,7 +489,7 @@ class _QAMetric(Placed, Metric):
                                    if ex.candidate.strip() for c in qs))
         outputs = {}
         if pairs:
-            outputs = dict(zip(pairs, model.answer(pairs, self.batch_size, self.max_tokens)))
+            outputs = dict(zip(pairs, model.answer(pairs, self.batch_size, self.max_tokens, self.segments)))
         f1s, confs = [], []
         for ex, qs in zip(examples, questions):
             f1 = conf = 0.0
@@ -518,6 +533,9 @@ class QASupervised(_QAMetric):
         ``fp32`` (default), or on a GPU ``tf32``, ``bf16``, ``fp16``.
     max_tokens : int
         Pieces per padded GPU pass, padding included (default :data:`metrics.device.TOKEN_BUDGET`).
+    segments : {"pair", "zeros"}
+        Segment ids of the forward pass: question 0 and context 1 (default, as the model was fine-tuned), or 0
+        everywhere (what the reference code's forward pass got).
 
     Examples
     --------

@@ -113,8 +113,10 @@ def qa(tiny, name="qa-sup", **cfg):
     return create(name, model=tiny, **cfg)
 
 
-def by_hand(tiny, question, context):
-    """Plain transformers/torch: probabilities, token types, offsets for one pair, as the reference code runs it."""
+def by_hand(tiny, question, context, zeros=False):
+    """Plain transformers/torch: probabilities, token types, offsets for one pair; the forward pass gets the
+    tokenizer's segment ids (question 0, context 1), or with ``zeros`` the input ids alone, as the reference code's
+    ``self.model(torch.tensor([input_ids]))`` (its model then sees segment 0 everywhere)."""
     import torch
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
@@ -123,7 +125,7 @@ def by_hand(tiny, question, context):
     enc = tok(question, context, return_tensors="pt", return_offsets_mapping=True)
     offsets = enc.pop("offset_mapping")[0].tolist()
     with torch.no_grad():
-        out = net(**enc)
+        out = net(input_ids=enc["input_ids"]) if zeros else net(**enc)
     ps = torch.softmax(out.start_logits[0], -1).double().numpy()
     pe = torch.softmax(out.end_logits[0], -1).double().numpy()
     ttype = enc["token_type_ids"][0].numpy()
@@ -157,6 +159,27 @@ def test_confidence_is_max_start_times_max_end(tiny, max_len):
     s = qa(tiny, decode="argmax").score([Example(cand, (REF1,))])
     assert s["qa-sup[tiny-qa]-f1"][0] == pytest.approx(squad_f1(ref_pred, "John Smith"))
     assert s["qa-sup[tiny-qa]-conf"][0] == pytest.approx(conf, rel=1e-5)
+
+
+def test_segments_zeros_is_the_reference_codes_forward_pass(tiny):
+    """The reference code (summa-qa ``QA_Bert.predict``) runs the model on the input ids alone, so every position has
+    segment 0; ``segments="zeros"`` reproduces its probabilities, the default feeds question 0 / context 1 (audit,
+    session 38: the test above once claimed the default was "as the reference code runs it")."""
+    from meta_eval.metrics import Example
+
+    cand, question = CANDS[0], "MASKED won the game."
+    ps, pe, ttype, _, _ = by_hand(tiny, question, cand, zeros=True)
+    zeros = qa(tiny, segments="zeros")
+    conf = zeros.score([Example(cand, (REF1,))])["qa-sup[tiny-qa]-conf"][0]
+    assert conf == pytest.approx(ps[ttype == 1].max() * pe[ttype == 1].max(), rel=1e-5)
+    pair_ps, pair_pe, _, _, _ = by_hand(tiny, question, cand)
+    assert not np.allclose(pair_ps, ps, rtol=1e-3)  # the tiny model's segment embeddings matter
+    default = qa(tiny).score([Example(cand, (REF1,))])["qa-sup[tiny-qa]-conf"][0]
+    assert default == pytest.approx(pair_ps[ttype == 1].max() * pair_pe[ttype == 1].max(), rel=1e-5)
+    assert "segments:zeros(reference)" in zeros.signature()
+    assert "segments:question0-context1" in qa(tiny).signature()
+    with pytest.raises(ValueError, match="unknown segments"):
+        qa(tiny, segments="ones")
 
 
 def test_confidence_answer_is_the_true_spans_probability(tiny):
