@@ -60,8 +60,10 @@ Basic authentication, which httpx sends instead of the key's ``Bearer`` header: 
 ``Basic`` (``tests/test_llm_judge_run.py``).
 
 **The signature** names the *served* model id, asked once before scoring from ``<base_url>/models`` (the requested
-``model`` must be listed there), the template's name and the SHA-256 of its text, the dimension, the sampling options
-and the range; never the URL, the key, concurrency, timeout or retries. Every answer must name the same model in its
+``model`` must be listed there), the server (``base_url``'s scheme, host, port and path: two servers may serve
+different weights under one model id, so a score cached from one is never served for another), the template's name
+and the SHA-256 of its text, the dimension, the sampling options and the range; never the URL's user, password, query
+or fragment, the key, concurrency, timeout or retries. Every answer must name the same model in its
 ``model`` field: an answer from another model is an error (a different model is a different metric).
 
 **Answers are stored** (text, log-probabilities, usage) in an SQLite file (default: ``llm-answers.sqlite`` beside the
@@ -70,18 +72,19 @@ score cache, ``--cache``'s folder included, :meth:`LlmJudge.store_beside`; ``ans
 ``--no-cache``: it stores nothing, :meth:`LlmJudge.no_store`), keyed by the server (scheme, host, port and path,
 never credentials), the served model and the SHA-256 of the request body, and
 committed as each answer arrives: a killed run resumes without asking an answered row again, even within a batch
-(the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun. A store is marked as one (SQLite's
-``application_id``, :data:`STORE_ID`); an SQLite file that is not (other tables) or a file that is not SQLite is
-refused naming it, before anything is written into it (:func:`check_store`).
+(the score cache keeps whole batches), and the unparsed answers are counted again from the store on a cached rerun.
+A store is marked as one (SQLite's ``application_id``, :data:`STORE_ID`); an SQLite file that is not (other tables) or
+a file that is not SQLite is refused naming it, before anything is written into it (:func:`check_store`).
 On the Ray engine the metric's actor asks the server and writes the store (a second writer beside the driver's
 score cache, never the same file): SQLite's file locks make concurrent writers (``--actors N``) safe on a local
 disk, and the driver only reads the store after scoring; on a multi-node cluster each actor writes the file at the
 same path on its own node (set ``answers=`` to a node-local path, not a network file system, where SQLite's locks
 and WAL are unreliable), and the driver's counts read its own node's file.
 
-**Retries**: a 429, a 5xx, a timeout, a connection error or a body that is not a chat-completions JSON object is
-retried up to ``retries`` times, waiting ``backoff * 2**k`` seconds (at most 30; a 429's ``Retry-After`` when
-longer); other 4xx answers are errors at once.
+**Retries**: a 429, a 5xx, a timeout (``timeout`` bounds the whole request, reading a slow body included), a
+connection error, a body that is not a JSON object or an ``error`` object sent with status 200 is retried up to
+``retries`` times, waiting ``backoff * 2**k`` seconds (at most 30; a 429's or 5xx's ``Retry-After``, in seconds or as
+an HTTP date, when longer); other 4xx answers are errors at once. An error while asking for a row names the row.
 
 **Unparsed answers** never become numbers silently. ``on_unparsed=error`` (default): an answer with no parseable
 score is an error naming the row and the answer. ``on_unparsed=drop``: unparsed answers are left out of a row's
@@ -94,9 +97,10 @@ the range is always an error. ``meta-eval run`` shows ``unparsed: N of M`` answe
 from the store (:meth:`LlmJudge.row_counts`), and filed in the score cache beside the scores, so a rerun served from
 the score cache reports the counts its scores were computed with, whatever answer store it has. Errors about a row
 name it as the run does (``mine.jsonl:4 (id 'x')``, :meth:`LlmJudge.label_rows`). A ``usage`` field whose token
-counts are not non-negative integers is not counted (the summary line says how many), never an error. A summary line (requests, their rate and seconds, answers from the store, retries, tokens,
-unparsed answers) is printed on stderr after scoring; while it runs, the progress bar shows the requests, requests/s
-and tokens so far (:meth:`LlmJudge.progress_note`; a line every few seconds on stderr when it is not a terminal).
+counts are not non-negative integers is not counted (the summary line says how many), never an error.
+A summary line (requests, their rate and seconds, answers from the store, retries, tokens, unparsed answers) is
+printed on stderr after scoring; while it runs, the progress bar shows the requests, requests/s and tokens so far
+(:meth:`LlmJudge.progress_note`; a line every few seconds on stderr when it is not a terminal).
 """
 from __future__ import annotations
 
@@ -292,10 +296,53 @@ def parse_set_answer(text: object, prop: _SetProperty) -> float | None:
 
 
 def _fill(template: str, fields: dict[str, str]) -> str:
-    out = template
-    for name, value in fields.items():
-        out = out.replace("{" + name + "}", value)
-    return out
+    """``template`` with each ``{name}`` of ``fields`` replaced, in one pass over the template: a text filled in is
+    never read again, so a candidate that contains ``{source}`` is sent as written.
+
+    >>> _fill("Rate {candidate} for {dimension}.", {"candidate": "a {dimension} b", "dimension": "coherence"})
+    'Rate a {dimension} b for coherence.'
+    """
+    pattern = "|".join(re.escape(name) for name in fields)
+    return re.sub(r"\{(" + pattern + r")\}", lambda m: fields[m.group(1)], template)
+
+
+def _read_until(response, deadline: float, limit: int) -> tuple[bytes | None, int]:
+    """The body of a streamed ``response``, read until ``deadline`` (:func:`time.monotonic`): ``(None, size)`` when
+    it is not complete by then; at most ``limit + 1`` bytes are kept (the size read so far says it was over)."""
+    kept, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size <= limit + 1:
+            kept.append(chunk)
+        if time.monotonic() > deadline:
+            return None, size
+    return b"".join(kept)[:limit + 1], size
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds a ``Retry-After`` header asks to wait: a number of seconds, or an HTTP date (RFC 9110); 0 when it is
+    absent or neither.
+
+    >>> _retry_after("7"), _retry_after(None), _retry_after("soon")
+    (7.0, 0.0, 0.0)
+    >>> _retry_after("Wed, 21 Oct 2099 07:28:00 GMT") > 1e9
+    True
+    """
+    if not value:
+        return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return 0.0
+    if when.tzinfo is None:
+        return 0.0
+    return max(0.0, when.timestamp() - time.time())
 
 
 class _TooLarge(Exception):
@@ -540,7 +587,8 @@ class LlmJudge(Metric):
         else:
             template = f"{self.template_name}@{hashlib.sha256(self.text.encode()).hexdigest()}"
             dimension = self.dimension or "none"
-        cfg = {"model": self.served or f"{self.model}(not yet asked)", "template": template, "dimension": dimension, "role": self.role, "temperature": self.temperature,
+        cfg = {"model": self.served or f"{self.model}(not yet asked)", "server": self.provenance()["server"],
+               "template": template, "dimension": dimension, "role": self.role, "temperature": self.temperature,
                "n": self.samples, "max_tokens": self.max_tokens,
                "logprobs": self.top_logprobs if self.logprobs else "no", "range": f"{self.range[0]}:{self.range[1]}",
                "parse": self.rule}
@@ -711,39 +759,43 @@ class LlmJudge(Metric):
         self.served = self.model
 
     def _call(self, method: str, path: str, payload: dict | None) -> dict:
-        """One request with retries; the JSON object it answers."""
+        """One request with retries; the JSON object it answers. ``timeout`` bounds the whole request (a server that
+        trickles its answer a byte at a time is cut off too), not only each read."""
         import httpx
 
         url = self.base_url + path
         shown = redact(url)
         for attempt in range(self.retries + 1):
             try:
+                deadline = time.monotonic() + self.timeout
                 try:
-                    response = self._http().request(method, url, json=payload)
+                    with self._http().stream(method, url, json=payload) as response:
+                        content, size = _read_until(response, deadline, self.max_answer_bytes)
                 except httpx.TimeoutException:
                     raise _Retryable(f"no answer within {self.timeout} s") from None
                 except httpx.TransportError as exc:
                     raise _Retryable(redact(f"{type(exc).__name__}: {exc}")) from None
+                if content is None:
+                    raise _Retryable(f"no complete answer within {self.timeout} s")
+                text = content.decode("utf-8", "replace")
                 if response.status_code == 429 or response.status_code >= 500:
-                    wait = 0.0
-                    try:
-                        wait = min(30.0, float(response.headers.get("retry-after", 0)))
-                    except ValueError:
-                        pass
-                    raise _Retryable(f"HTTP {response.status_code}: {server_text(response.text)}", wait)
+                    wait = min(30.0, _retry_after(response.headers.get("retry-after")))
+                    raise _Retryable(f"HTTP {response.status_code}: {server_text(text)}", wait)
                 if response.status_code >= 400:
                     hint = " (a server that rejects logprobs: pass -o logprobs=false)" if self.logprobs and \
                         response.status_code in (400, 422) else ""
                     raise MetricError(f"llm-judge: {method} {shown} answered HTTP {response.status_code}: "
-                                      f"{server_text(response.text)}{hint}")
-                if len(response.content) > self.max_answer_bytes:
-                    raise _TooLarge(len(response.content))
+                                      f"{server_text(text)}{hint}")
+                if size > self.max_answer_bytes:
+                    raise _TooLarge(size)
                 try:
-                    body = response.json()
+                    body = json.loads(content)
                 except ValueError:
-                    raise _Retryable(f"a body that is not JSON: {server_text(response.text)}") from None
+                    raise _Retryable(f"a body that is not JSON: {server_text(text)}") from None
                 if not isinstance(body, dict):
                     raise _Retryable(f"a JSON {type(body).__name__}, not an object")
+                if "error" in body and not {"choices", "data"} & body.keys():  # an error sent with status 200
+                    raise _Retryable(f"an error object: {server_text(json.dumps(body['error']))}")
                 return body
             except _Retryable as exc:
                 if attempt == self.retries:
@@ -829,10 +881,14 @@ class LlmJudge(Metric):
                 raise MetricError(f"llm-judge: the server's answer for {self._where(ex)} is {exc}, over "
                                   f"max_answer_bytes={self.max_answer_bytes:,}: not stored (raise -o "
                                   "max_answer_bytes=N, or lower max_tokens)") from None
+            except MetricError as exc:  # an HTTP error, or retries spent: which row it was asking for
+                where = f"llm-judge: for {self._where(ex)}: "
+                raise MetricError(str(exc).replace("llm-judge: ", where, 1)) from None
             got = reply.get("model")
             if got != self.served:
                 got = server_text(got, 100)
-                raise MetricError(f"llm-judge: the server answered as model {got}, but this run's signature was made "
+                raise MetricError(f"llm-judge: for {self._where(ex)}, the server answered as model {got}, but this "
+                                  "run's signature was made "
                                   f"for {self.served!r} (from /models): a different served model is a different "
                                   f"metric; run again, or pass -o model=ID if the server lists that id (a hosted "
                                   "API answering with a dated snapshot of an alias)")

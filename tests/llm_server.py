@@ -6,7 +6,8 @@ It answers ``GET /v1/models`` and ``POST /v1/chat/completions`` in the wire form
 next one (the previous one for 5) and ``ln 0.1`` for the token ``"The"``. A word in the prompt changes the answer:
 ``NONUMBER`` (no number), ``OUTRANGE`` (``9``), ``RATE429`` (429 on the first request of that prompt), ``ERR500``
 (always 500), ``STALL`` (the first request waits ``stall`` seconds before answering), ``MALFORMED`` (the first
-answer is not JSON), ``HUGE`` (an answer of ``huge`` characters), ``BADUSAGE`` (a ``usage`` whose counts are not
+answer is not JSON), ``ERROBJ`` (the first answer is an ``error`` object with status 200), ``TRICKLE`` (the first
+answer's body comes a byte every ``trickle`` seconds), ``BAD400`` (always 400), ``HUGE`` (an answer of ``huge`` characters), ``BADUSAGE`` (a ``usage`` whose counts are not
 numbers). ``answer_model`` is the id its answers name (default: the listed one); ``ignore_n`` answers one choice
 whatever ``n`` asks, as Ollama does; ``echo_auth`` (a status, e.g. 401 or 500) answers every request with that status
 and a body that echoes the request's ``Authorization`` header, as a careless server does.
@@ -54,9 +55,9 @@ def expected_weighted(prompt: str) -> float:
 
 class JudgeServer:
     def __init__(self, model: str = "judge-7b", stall: float = 1.0, ignore_n: bool = False, delay: float = 0.0,
-                 echo_auth: int | None = None, huge: int = 1_500_000):
+                 echo_auth: int | None = None, huge: int = 1_500_000, trickle: float = 0.05):
         self.model, self.answer_model, self.stall, self.ignore_n, self.delay = model, model, stall, ignore_n, delay
-        self.echo_auth, self.huge = echo_auth, huge
+        self.echo_auth, self.huge, self.trickle = echo_auth, huge, trickle
         self.counts: Counter = Counter()
         self.prompts: list[str] = []
         self.seen: Counter = Counter()
@@ -72,7 +73,7 @@ class JudgeServer:
             def log_message(self, *args):  # quiet
                 pass
 
-            def _send(self, code: int, body: bytes, extra: dict | None = None):
+            def _send(self, code: int, body: bytes, extra: dict | None = None, trickle: float = 0.0):
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -80,8 +81,13 @@ class JudgeServer:
                     self.send_header(k, v)
                 self.end_headers()
                 try:
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):  # a client killed mid-request
+                    if not trickle:
+                        self.wfile.write(body)
+                    for k in range(len(body) if trickle else 0):  # a byte at a time, each within any read timeout
+                        self.wfile.write(body[k:k + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle)
+                except (BrokenPipeError, ConnectionResetError):  # a client killed mid-request (or that gave up)
                     pass
 
             def _echo(self) -> bool:
@@ -139,6 +145,12 @@ class JudgeServer:
                     return
                 if "STALL" in prompt and first:
                     time.sleep(server.stall)
+                if "BAD400" in prompt:
+                    self._send(400, b'{"error": {"message": "context length exceeded"}}')
+                    return
+                if "ERROBJ" in prompt and first:
+                    self._send(200, b'{"error": {"message": "upstream overloaded"}}')
+                    return
                 if "MALFORMED" in prompt and first:
                     self._send(200, b'{"choices": [ not json')
                     return
@@ -165,6 +177,9 @@ class JudgeServer:
                                                       "total_tokens": len(prompt.split()) + n}}
                 if "BADUSAGE" in prompt:
                     body["usage"] = {"prompt_tokens": "many", "completion_tokens": {"n": 1}, "total_tokens": 1e400}
+                if "TRICKLE" in prompt and first:
+                    self._send(200, json.dumps(body).encode(), trickle=server.trickle)
+                    return
                 self._send(200, json.dumps(body).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -87,8 +87,8 @@ def test_weighted_scores_and_signature(server, tmp_path):
     assert np.allclose(out, expected)
     assert server.counts["chat"] == 3 and server.counts["models"] == 1
     sig = metric.signature()
-    assert sig.startswith("llm-judge|model:judge-7b|template:geval@")
-    assert "range:1:5" in sig and "temperature:0.0" in sig and "n:1" in sig and server.url not in sig
+    assert sig.startswith(f"llm-judge|model:judge-7b|server:{server.url}|template:geval@")
+    assert "range:1:5" in sig and "temperature:0.0" in sig and "n:1" in sig
     # the prompt is the authors' form with the texts filled in, sent as a system message
     assert server.prompts[0].startswith("You will be given one summary written for a news article.")
     assert DOC in server.prompts[0] and server.prompts[0].endswith("- Coherence:")
@@ -137,9 +137,54 @@ def test_pickled_metric_scores_the_same(server, tmp_path):
 
 def test_500_fails_after_retries(server, tmp_path):
     metric = judge(server, tmp_path, retries=2)
-    with pytest.raises(MetricError, match=r"failed 3 time\(s\); last: HTTP 500"):
+    with pytest.raises(MetricError, match=r"for the row with candidate 'ERR500': POST \S+ failed 3 time\(s\); "
+                                          r"last: HTTP 500"):
         metric.score(examples("ERR500"))
     assert server.counts["chat"] == 3
+
+
+def test_errors_name_the_row_error_objects_are_retried_and_timeout_bounds_the_whole_request(server, tmp_path):
+    """Audit, session 38: an HTTP error did not name the row; an ``error`` object sent with status 200 was taken
+    for an answer from another model; a body trickled a byte at a time outlived ``timeout`` (httpx's is per read)."""
+    import time
+
+    with pytest.raises(MetricError, match=r"llm-judge: for the row with candidate 'BAD400 x': POST \S+ answered "
+                                          r"HTTP 400: .*context length exceeded"):
+        judge(server, tmp_path).score(examples("BAD400 x"))
+    assert server.counts["chat"] == 1  # a 4xx other than 429 is not retried
+    metric = judge(server, tmp_path, timeout=0.5)
+    exs = examples("ERROBJ one", "TRICKLE two")
+    started = time.monotonic()
+    out = metric.score(exs)["llm-judge"]
+    assert np.allclose(out, [expected_weighted(metric.prompt(ex)) for ex in exs])
+    assert metric.stats["retries"] == 2 and server.counts["chat"] == 5
+    assert time.monotonic() - started < 5  # the trickled body (~250 bytes x 0.05 s) was cut off at 0.5 s
+    no_retry = judge(server, tmp_path, timeout=0.5, retries=0, answers="none")
+    with pytest.raises(MetricError, match=r"for the row with candidate 'TRICKLE three': .*no complete answer within "
+                                          r"0\.5 s"):
+        no_retry.score(examples("TRICKLE three"))
+
+
+def test_braces_in_texts_are_sent_as_written(server, tmp_path):
+    """A candidate that contains ``{source}`` was filled in again with the source (audit, session 38)."""
+    metric = judge(server, tmp_path)
+    ex = Example("The code uses {source} and {dimension} as format fields.", ("A reference.",), "SECRET ARTICLE")
+    metric.score([ex])
+    assert "The code uses {source} and {dimension} as format fields." in server.prompts[-1]
+    assert server.prompts[-1].count("SECRET ARTICLE") == 1  # the source's own place only
+
+
+def test_another_server_under_the_same_model_id_is_another_signature(server, tmp_path):
+    """Two servers may serve different weights under one id: a score cached from one is never served for the other
+    (the signature keys the score cache; audit, session 38). Credentials are not part of it."""
+    with JudgeServer() as other:
+        first, second = judge(server, tmp_path), judge(other, tmp_path)
+        first.fit([]), second.fit([])
+        assert first.signature() != second.signature()
+    port = server.url.split(":")[2].split("/")[0]
+    with_user = judge(server, tmp_path, base_url=f"http://me:pw@127.0.0.1:{port}/v1")
+    with_user.fit([])
+    assert with_user.signature() == first.signature() and "pw" not in with_user.signature()
 
 
 def test_unparsed_error_and_drop(server, tmp_path, capsys):
