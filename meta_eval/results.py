@@ -565,6 +565,8 @@ class RunResult:
             P = williams_pvalues(self.jset.human(self.human), [oriented[v] for v in variants], self.statistic)
             return variants, P, test, None, None
         variants, X, Z = self._grids(valued_only=True)
+        if len(variants) < 2:  # nothing to compare: no test, one cluster (a single metric is rank 1)
+            return variants, np.full((len(variants), len(variants)), np.nan), test, n_resamples, seed
         groups = self._pooled_groups()
         if groups:
             from meta_eval.stats.pooled import pooled_pvalue_matrix

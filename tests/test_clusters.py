@@ -128,3 +128,29 @@ def test_clusters_from_permutation_pvalues():
     assert rank["noise0.1"] == rank["noise0.12"] == 1
     assert rank["noise1.0"] == rank["noise1.1"] == 2
     assert rank["noise3.0"] == 3
+
+
+@pytest.mark.parametrize("level, statistic", [("summary", "spearman"), ("system", "spearman"), ("system", "spa"),
+                                              ("global", "spearman")])
+def test_pairwise_with_one_metric_is_one_cluster_not_a_traceback(shared_data, tmp_path, level, statistic):
+    """``--pairwise`` with a single variant crashed at the summary and system levels ("X must hold at least 2
+    metrics", a traceback; audit, session 38): it is rank 1, with no p-value, and the reading says why."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from meta_eval import run
+    from meta_eval.cli import app
+
+    res = CliRunner().invoke(app, ["run", "-j", "summeval", "--data-dir", str(shared_data), "-m", "bleu", "--human",
+                                   "relevance", "--limit", "160", "--level", level, "--statistic", statistic,
+                                   "--pairwise", "--resamples", "50", "--no-cache", "--output",
+                                   str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert "--pairwise has no other variant to compare it with" in " ".join(res.output.split())
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["results"][0]["rank"] == 1 and doc["pairwise"]["p"] == [[None]]
+    api = run("summeval", metrics=["bleu"], human="relevance", data_dir=shared_data, limit=160, level=level,
+              statistic=statistic, pairwise=True, resamples=50, no_cache=True, progress=False)
+    assert api.clusters() == {"bleu": 1}
+    assert np.isnan(api.pvalue_matrix().p).all() and api.pvalue_matrix().p.shape == (1, 1)

@@ -340,7 +340,9 @@ def reading(result, *, two_sided: bool = False, ranks: dict[str, int] | None = N
                  + ", ".join(f"{r.value:.6g}" for r in same) + f" against {best.value:.6g})")
     if not result.baseline and getattr(result, "baseline_note", None):
         text += f"; no test against a baseline ({result.baseline_note})"
-    if ranks:
+    if ranks and len(ranks) == 1:
+        text += "; --pairwise has no other variant to compare it with"
+    elif ranks:
         top = [v for v, k in ranks.items() if k == 1]
         text += f"; {len(top)} variant{'s' if len(top) != 1 else ''} share the top significance cluster"
         if len(top) > 1 and any(w["kind"] == "unresolved" for w in getattr(result, "warnings", None) or []):
