@@ -144,3 +144,27 @@ def test_real_chaganty_matches_pingouin_and_frank(shared_data):
     _check(jset.human("grammar"), overall, systems)  # heavy ties on both sides
     c = partial_correlation(length, overall, systems, "pearson")
     assert c.n == 2085 and c.r == pytest.approx(0.010752, abs=5e-7) and c.p == pytest.approx(0.62398, abs=5e-5)
+
+
+def test_the_rows_order_changes_no_bit_of_the_residuals_nor_the_partial_spearman(shared_data):
+    """System means summed in row order (np.bincount) differed in the last bit with the order, residuals equal in
+    exact arithmetic then ranked by that bit, and SummEval's partial Spearman moved from 0.2824 to 0.2846 over
+    permutations of its rows (audit, session 38). The sums are exactly rounded now."""
+    from meta_eval import judgments
+    from meta_eval.stats.partial import partial_correlation, within_system_residuals
+
+    rows = judgments.load("summeval", data_dir_=shared_data).rows[:400]
+    length = np.array([float(len(r.candidate.split())) for r in rows])
+    human = np.array([r.scores["relevance"] for r in rows])
+    systems = [r.system for r in rows]
+    first = partial_correlation(length, human, systems, kind="spearman")
+    base = within_system_residuals(human, systems)
+    rng = np.random.default_rng(7)
+    values = set()
+    for _ in range(8):
+        p = rng.permutation(len(rows))
+        again = partial_correlation(length[p], human[p], [systems[i] for i in p], kind="spearman")
+        values.add(again.r)
+        assert np.array_equal(within_system_residuals(human[p], [systems[i] for i in p]), base[p])
+    assert values == {first.r}, values
+    assert within_system_residuals([], []).shape == (0,)
