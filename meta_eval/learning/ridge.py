@@ -151,14 +151,17 @@ def target_values(jset: JudgmentSet, spec: str) -> np.ndarray:
 
 
 def target_set(jset: JudgmentSet, spec: str) -> tuple[JudgmentSet, np.ndarray]:
-    """The rows of ``jset`` that have a target value (others are left out, never imputed) and those values.
+    """The rows of ``jset`` that have a target value (others are left out, never imputed) and those values, in the
+    order of the rows' ids: the ungrouped splits (:func:`make_splits`) draw rows by position, so the file's order of
+    the rows would otherwise change the paper protocol's numbers (audit, session 38; the grouped splits draw
+    documents by sorted label and never depended on it).
 
     The set keeps everything it declares but its rows: its prompts (llm-judge ``template=set``), language, task,
     and chaganty's multi-system separator, so that ``learn`` counts its systems and units as every other command
     does (4 systems on chaganty, not 5 with its ``ml;ml+rl`` row as a system of its own)."""
     values = target_values(jset, spec)
-    keep = np.isfinite(values)
-    return replace(jset, rows=[r for r, k in zip(jset.rows, keep) if k]), values[keep]
+    keep = sorted(np.flatnonzero(np.isfinite(values)).tolist(), key=lambda i: jset.rows[i].id)
+    return replace(jset, rows=[jset.rows[i] for i in keep]), values[keep]
 
 
 # -- splits ---------------------------------------------------------------------------------------------------------
