@@ -214,12 +214,27 @@ def _answers(scores, space, prop) -> list:
     return out
 
 
-def split_rows(n: int, seed: int):
-    """(fit, held): the row indices choosing a threshold and those it is evaluated on, each ascending."""
+def canonical_order(rows) -> list[int]:
+    """The rows' indices sorted by their ids: the order in which the split, the bootstrap and the permutation test
+    see the items, so that a file's instances in another order give the same numbers (the graded levels index
+    documents and systems by sorted id too, :mod:`meta_eval.matrix`)."""
+    return sorted(range(len(rows)), key=lambda i: rows[i].id)
+
+
+def split_rows(n: int, seed: int, order=None):
+    """(fit, held): the row indices choosing a threshold and those it is evaluated on, each in ``order`` (a
+    permutation of the row indices, default ascending; :func:`canonical_order`): the seeded permutation draws
+    positions of ``order``, so the halves depend on the rows' ids, not on where the file puts them.
+
+    >>> fit, held = split_rows(4, 0, order=[2, 0, 3, 1])
+    >>> sorted(fit.tolist() + held.tolist()), len(fit)
+    ([0, 1, 2, 3], 2)
+    """
     import numpy as np
 
+    canon = np.arange(n) if order is None else np.asarray(order, dtype=np.int64)
     perm = np.random.default_rng(seed).permutation(n)
-    return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    return canon[np.sort(perm[: n // 2])], canon[np.sort(perm[n // 2:])]
 
 
 def fit_threshold(scores, gold, labels, statistic: str):
@@ -290,13 +305,15 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
     import numpy as np
 
     from meta_eval.stats.agreement import categorical_interval, paired_test
-    from meta_eval.stats.clusters import adjust_pvalues, zero_bound
+    from meta_eval.stats.clusters import adjust_pvalues, best_first, zero_bound
 
     gold = [r.labels[dim] for r in jset.rows]
     n = len(gold)
     metrics = {m.name: m for m in chosen}
     b_scores = {ms.metric: ms for ms in scored_b}
-    fit, held = split_rows(n, seed)
+    order = canonical_order(jset.rows)  # items by id: the file's order of the instances changes no number
+    position = {i: k for k, i in enumerate(order)}
+    fit, held = split_rows(n, seed, order)
     stats = (PAIRWISE_STATISTIC,) if prop.pairwise else CATEGORICAL_STATISTICS
     rows, skipped, used_split = [], [], False
     for ms in scored:
@@ -311,7 +328,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
                                              f"the labels of '{dim}' ({', '.join(prop.labels)})"))
                     continue
                 answers = _answers(arr, space, prop)
-                items = np.arange(n)
+                items = np.asarray(order)
                 entry.update(rule="label", rule_text="its answer is the label")
             elif prop.pairwise:
                 other = b_scores.get(ms.metric)
@@ -324,7 +341,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
                                              "second output (output_b / output_2) to score"))
                     continue
                 answers = _picks(arr, other.scores[variant], ms.higher_is_better)
-                items = np.arange(n)
+                items = np.asarray(order)
                 entry.update(rule="pick", rule_text="it scores both outputs and picks the one it scores "
                              + ("higher" if ms.higher_is_better else "lower (lower is better)")
                              + "; equal scores pick neither (wrong)")
@@ -379,7 +396,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
         return done[key]
 
     def _test(a: dict, b: dict) -> float | None:
-        common = sorted(a["_items"] & b["_items"])
+        common = sorted(a["_items"] & b["_items"], key=position.__getitem__)
         if len(common) < 2:
             return None
         try:
@@ -409,7 +426,7 @@ def evaluate(jset, dim: str, prop, chosen, scored, scored_b, statistic: str, *, 
         r["p_adjusted_vs_baseline"] = None
     for r, a in zip(tested, adjusted):
         r["p_adjusted_vs_baseline"] = float(a)
-    rows.sort(key=lambda r: -(r[statistic]["value"] if r[statistic]["value"] is not None else -math.inf))
+    rows.sort(key=lambda r: best_first(r[statistic]["value"], r["metric"]))
     pvalues = None
     if pairwise and len(rows) > 1:
         names = [r["metric"] for r in rows]

@@ -345,3 +345,41 @@ def test_pairwise_p_values_print_as_the_graded_tables_print_them():
 
     assert _pair_p(0.0, 0.0196, 50, "a > b") == "a > b p < 0.02 (adjusted <= 0.020)"
     assert _pair_p(0.31, 0.62, 50, "a > b") == "a > b p = 0.310 (adjusted 0.620)"
+
+
+def _shuffled(doc: dict, seed: int) -> dict:
+    import random
+
+    instances = list(doc["instances"])
+    random.Random(seed).shuffle(instances)
+    return dict(doc, instances=instances)
+
+
+def _numbers(doc: dict) -> dict:
+    """What a categorical run reports, per variant (the split's sizes, rules, statistics, intervals, p-values)."""
+    keep = ("rule", "threshold", "high_label", "items", "kappa", "label-accuracy", "macro-f1", "pairwise-accuracy",
+            "p_vs_baseline", "p_adjusted_vs_baseline")
+    return {"results": {r["metric"]: {k: r.get(k) for k in keep} for r in doc["results"]},
+            "split": doc.get("split"), "pairwise": doc.get("pairwise")}
+
+
+def test_the_files_order_of_instances_changes_no_number(shared_data, tmp_path):
+    """The threshold's half, the item bootstrap and the paired permutation test drew by file position, so the same
+    instances in another order gave another rule and other numbers (cola: kappa 0.005 -> -0.068; audit, session
+    38). They draw over the items sorted by id now, as the graded levels sort documents and systems."""
+    tiny = json.loads(_categorical_file(tmp_path / "tiny.json").read_text())
+    cola = json.loads(judge_bench.locate("cola", shared_data, download=False).read_text(encoding="utf-8"))
+    cola = dict(cola, instances=cola["instances"][:300])
+    for name, doc, metrics in (("tiny", tiny, "verdict,words"), ("cola", cola, "words")):
+        seen = []
+        for k, version in enumerate((doc, _shuffled(doc, 1), dict(doc, instances=doc["instances"][::-1]))):
+            path = tmp_path / f"{name}-{k}.json"
+            path.write_text(json.dumps(version))
+            out = tmp_path / f"{name}-{k}.out.json"
+            extra = ["--baseline", "words", "--pairwise"] if "," in metrics else []
+            res = _run(["-j", str(path), "-m", metrics, "--resamples", "200", "--output", str(out), *extra],
+                       tmp_path)
+            assert res.exit_code == 0, res.output
+            seen.append(_numbers(json.loads(out.read_text())))
+        assert seen[0] == seen[1] == seen[2], name
+    assert seen[0]["split"] is not None and seen[0]["results"]["words"]["rule"] == "threshold"

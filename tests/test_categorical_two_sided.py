@@ -87,9 +87,11 @@ def judged(tmp_path):
 def test_the_other_tail_is_counted_and_the_json_says_what_the_table_shows(judged):
     from meta_eval.stats.agreement import paired_test
 
-    weak, base = _answers(WEAK_WRONG), _answers(BASE_WRONG)
-    one = paired_test("accuracy", GOLD, weak, base, resamples=200, seed=0)  # weak > base: a large p
-    other = paired_test("accuracy", GOLD, base, weak, resamples=200, seed=0)  # the tail two-sided needs
+    by_id = sorted(range(len(GOLD)), key=lambda i: f"r{i}")  # the items in the order the test draws them: by id
+    gold = [GOLD[i] for i in by_id]
+    weak, base = ([a[i] for i in by_id] for a in (_answers(WEAK_WRONG), _answers(BASE_WRONG)))
+    one = paired_test("accuracy", gold, weak, base, resamples=200, seed=0)  # weak > base: a large p
+    other = paired_test("accuracy", gold, base, weak, resamples=200, seed=0)  # the tail two-sided needs
     assert one + other > 1 + 2 / 201  # the tie with the observed difference counted in both tails, many times over
     counted = min(1.0, 2 * min(one, other))
     guessed = min(1.0, 2 * min(one, 1 - one + 1 / 201))
