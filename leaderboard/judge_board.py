@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from meta_eval.errors import MetaEvalError, what_is_kept
+from meta_eval.stats.clusters import best_first
 
 __all__ = ["systemless_results", "categorical_set", "judge_command", "set_lines", "ADD_A_JUDGE", "LLM_JUDGE_OPTIONS"]
 
@@ -80,7 +81,7 @@ def systemless_results(jset, dimension: str, scored, *, n_resamples: int, seed: 
             P = williams_pvalues(human[rows], [arrays[i][rows] for i in ok], kind)
             tests = pairwise_tests(names, points[ok], P, describe(kind, "global")["test"], n_resamples, alpha,
                                    correction, results)
-        results.sort(key=lambda r: -r["r"])
+        results.sort(key=lambda r: best_first(r["r"], r["variant"]))
         blocks.append({"level": "global", "statistic": kind, "correlation": kind, "grouping": GROUPING["global"],
                        **_words(jset, "global"), "n_units": n_units,
                        "warning": units_warning("global", n_units, jset.task), "results": results,
@@ -166,7 +167,7 @@ def categorical_set(loaded, dim: str, prop, *, metrics, variants, options, resam
             tests = pairwise_tests(names, [r["r"] for r in results if r["r"] is not None], P,
                                    "one-sided paired permutation over items", resamples, alpha, correction,
                                    [r for r in results if r["r"] is not None])
-        results.sort(key=lambda r: -(r["r"] if r["r"] is not None else -np.inf))
+        results.sort(key=lambda r: best_first(r["r"], r["variant"]))
         # the items the statistics rest on: a threshold rule's are the held-out half (each result's "items")
         counts = sorted({r["items"] for r in results})
         one = len(counts) == 1

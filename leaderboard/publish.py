@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from meta_eval.errors import MetaEvalError, what_is_kept
-from meta_eval.stats.clusters import family_label, significance_clusters
+from meta_eval.stats.clusters import best_first, family_label, significance_clusters
 from meta_eval.stats.significance import williams_pvalues
 from meta_eval.evaluate import global_interval, global_values, units_warning
 from meta_eval.units import count_units, level_words
@@ -175,7 +175,7 @@ def _extra_block(jset, dimension, X_all, Z, variants, level, statistic, *, n_res
         tests = pairwise_tests(names, est.values[ok], P, setting["test"], n_resamples, alpha, correction, results,
                                **({"early_stopping": "every 100 resamples, p < 0.02 or p > 0.5 (WMT24)"}
                                   if statistic == "spa" else {}))
-    results.sort(key=lambda r: -r["r"])
+    results.sort(key=lambda r: best_first(r["r"], r["variant"]))
     units = _units(Z, level, statistic)
     return {"level": level, "statistic": statistic, "paper": setting["paper"], "grouping": setting["grouping"],
             **_words(jset, level),
@@ -253,7 +253,7 @@ def set_results(jset, dimension: str, scored: Sequence[MetricScores], *, n_resam
                     P = pairwise_permutation_pvalues(X_all[ok], Z, level, kind, n_resamples=n_resamples, seed=seed)
                 tests = pairwise_tests(names, point, P, describe(kind, level)["test"], n_resamples, alpha,
                                        correction, results)
-            results.sort(key=lambda r: -r["r"])
+            results.sort(key=lambda r: best_first(r["r"], r["variant"]))
             skipped = [variants[i] for i in range(len(variants)) if i not in set(ok)]
             n_units = global_units if level == "global" else _units(Z, level, kind)
             blocks.append({"level": level, "statistic": kind, "correlation": kind, "grouping": GROUPING[level],

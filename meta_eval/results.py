@@ -596,8 +596,11 @@ class RunResult:
 
 
 def sorted_results(results: Sequence) -> list:
-    """Best first; variants without a value last (the order of every table)."""
-    return sorted(results, key=lambda r: float("inf") if r.value is None else -r.value)
+    """Best first, exact ties by name; variants without a value last (the order of every table;
+    :func:`meta_eval.stats.clusters.best_first`)."""
+    from meta_eval.stats.clusters import best_first
+
+    return sorted(results, key=lambda r: best_first(r.value, r.metric))
 
 
 @dataclass

@@ -82,12 +82,17 @@ def test_input_order_does_not_matter():
     assert np.isnan(adjusted[0, 1])  # C over A is not a tested direction
 
 
-def test_ties_keep_the_input_order_and_nan_is_not_significant():
+def test_ties_are_ordered_by_name_whatever_the_input_order_and_nan_is_not_significant():
+    """Exact ties once kept the input order (the order of ``-m``), so which direction of a tied pair entered the
+    family, hence its adjusted p, followed it (audit, session 38); now ties go by name."""
     P = np.array([[NAN, NAN], [NAN, NAN]])
     assert significance_clusters(["X", "Y"], [0.3, 0.3], P)[0] == [("X", 1), ("Y", 1)]
-    P = np.array([[NAN, 0.001], [NAN, NAN]])
+    P = np.array([[NAN, 0.001], [0.9, NAN]])  # X > Y at 0.001, Y > X at 0.9
     assert significance_clusters(["X", "Y"], [0.3, 0.3], P)[0] == [("X", 1), ("Y", 2)]
-    assert significance_clusters(["Y", "X"], [0.3, 0.3], P.T)[0] == [("Y", 1), ("X", 1)]  # [0, 1] is NaN now
+    ranks, adjusted = significance_clusters(["Y", "X"], [0.3, 0.3], P[::-1, ::-1])  # the same pair named Y, X
+    assert ranks == [("X", 1), ("Y", 2)] and adjusted[1, 0] == 0.001 and np.isnan(adjusted[0, 1])
+    P = np.array([[NAN, NAN], [0.001, NAN]])  # only Y > X was tested: X, first by name, is not beaten by it
+    assert significance_clusters(["X", "Y"], [0.3, 0.3], P)[0] == [("X", 1), ("Y", 1)]
 
 
 def test_all_or_nothing_significant():
@@ -154,3 +159,28 @@ def test_pairwise_with_one_metric_is_one_cluster_not_a_traceback(shared_data, tm
               statistic=statistic, pairwise=True, resamples=50, no_cache=True, progress=False)
     assert api.clusters() == {"bleu": 1}
     assert np.isnan(api.pvalue_matrix().p).all() and api.pvalue_matrix().p.shape == (1, 1)
+
+
+def test_the_order_of_m_changes_no_number_nor_row_order(shared_data, tmp_path):
+    """Exact ties (chaganty's system level, 4 systems: bleu, chrf and three ROUGE variants all 0.4) kept the order of
+    -m in the table and in the adjusted family (audit, session 38)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from meta_eval.cli import app
+
+    docs = []
+    for k, metrics in enumerate(("rouge,chrf,bleu", "bleu,chrf,rouge")):
+        out = tmp_path / f"r{k}.json"
+        res = CliRunner().invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "-m", metrics,
+                                       "--level", "system", "--pairwise",
+                                       "--resamples", "100", "--cache", str(tmp_path / "c.sqlite"), "--output",
+                                       str(out)])
+        assert res.exit_code == 0, res.output
+        docs.append(json.loads(out.read_text()))
+    values = [r["value"] for r in docs[0]["results"]]
+    assert len(values) != len(set(values))  # the rows hold an exact tie, else the test tests nothing
+    assert docs[0]["results"] == docs[1]["results"] and docs[0]["pairwise"] == docs[1]["pairwise"]
+    names = [r["metric"] for r in docs[0]["results"]]
+    assert names == ["rougeL-f", "bleu", "chrf", "rouge1-f", "rouge2-f", "rougeLsum-f"]  # the 0.4 ties by name

@@ -46,11 +46,23 @@ import math
 import numpy as np
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "holm", "adjust_pvalues", "zero_bound", "family_label",
+__all__ = ["CORRECTIONS", "CORRECTION_NAMES", "best_first", "holm", "adjust_pvalues", "zero_bound", "family_label",
            "resolution_note", "significance_clusters"]
 
 CORRECTIONS = ("holm", "bh", "none")
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+
+
+def best_first(value, name) -> tuple:
+    """The sort key of every ranking (tables, JSON, clusters, boards): the best value first, exact ties in the order
+    of their names, no value (None or NaN) last. So the order of ``-m`` changes neither the table's order nor which
+    direction of a tied pair enters the adjusted family (audit, session 38: both followed it).
+
+    >>> sorted([("b", 0.4), ("c", None), ("a", 0.4), ("d", 0.9)], key=lambda t: best_first(t[1], t[0]))
+    [('d', 0.9), ('a', 0.4), ('b', 0.4), ('c', None)]
+    """
+    missing = value is None or not np.isfinite(float(value))
+    return (missing, 0.0 if missing else -float(value), str(name))
 
 
 def family_label(correction: str, m: int, family: str, every: bool = False) -> str:
@@ -275,7 +287,7 @@ def significance_clusters(names, corrs, pvalues_matrix, alpha: float = 0.05, cor
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; use one of {CORRECTIONS}")
 
-    order = np.argsort(-c, kind="stable")  # sorted position -> index in names
+    order = sorted(range(n), key=lambda i: best_first(c[i], names[i]))  # sorted position -> index in names
     above = np.zeros((n, n), dtype=bool)  # [i, j]: metric i is ranked above metric j
     for pos, i in enumerate(order):
         above[i, order[pos + 1:]] = True
