@@ -108,7 +108,7 @@ def test_items_collapse_skips_counted_and_ter_oriented(tmp_path):
     raw = create("ter").score([Example("The dog slept by the door. The cat sat on the mat.", (REFS[0],)),
                                Example(REFS[0], (REFS[0],))])["ter"]
     assert raw[0] > raw[1] == 0
-    keys, change = res.changes[("ter", "sentence-reversal")]
+    keys, change, _ = res.changes[("ter", "sentence-reversal")]
     first = keys.index(f"d0\x1f{REFS[0]}")
     assert change[first] == pytest.approx(-(raw[0] - raw[1]))
     assert ter["rate"] == 1.0 and res.cell("bleu", "sentence-reversal")["rate"] == 1.0
@@ -374,7 +374,7 @@ def test_a_set_whose_rows_share_one_reference_probes_its_candidates(tmp_path):
     path = _jsonl(tmp_path / "essays.jsonl", rows)
     auto = _quiet_probe(path, "bleu", perturbations="sentence-reversal")
     assert auto.n_items == len(REFS) and auto.text == "candidate" and "|text:candidate|against:self|" in auto.signature
-    keys, _ = auto.changes[("bleu", "sentence-reversal")]
+    keys, _, _ = auto.changes[("bleu", "sentence-reversal")]
     assert keys == sorted(f"e{i}\x1f{r}" for i, r in enumerate(REFS) if i != 2)  # the one-sentence text skipped
     forced = _quiet_probe(path, "bleu", perturbations="extra-whitespace", text="reference")
     assert forced.text == "reference" and forced.n_items == len(REFS)  # per document, all the same text
@@ -462,3 +462,67 @@ def test_a_quick_trials_rows_are_in_the_probe_signature(shared_data):
     whole = probe("summeval", "rouge", perturbations="casing", max_items=2, resamples=20, no_cache=True,
                   progress=False, data_dir=shared_data)
     assert "rows:" not in whole.signature
+
+
+def test_items_a_metric_does_not_measure_are_counted_apart_not_as_ties(tmp_path):
+    """WMS scores a text without a known word 0.0 by its documented rule (metrics.mover); such items were counted as
+    ties, so WMS looked blind to repetition and free of false alarms (audit, session 38)."""
+    conftest.require_metrics("wms")
+    rows = [{"id": "1", "doc_id": "d1", "candidate": "x", "references": ["今天天气很好。我们去公园散步了。"],
+             "scores": {"q": 1}},
+            {"id": "2", "doc_id": "d2", "candidate": "y", "references": ["Zzqx qqzzx. Blorfq wibblez."],
+             "scores": {"q": 2}},
+            {"id": "3", "doc_id": "d3", "candidate": "z", "references": ["The cat sat on the mat. The dog slept."],
+             "scores": {"q": 3}}]
+    res = _quiet_probe(_jsonl(tmp_path / "u.jsonl", rows), "wms", text="reference",
+                       perturbations="repeat-sentence,extra-whitespace")
+    for name in ("repeat-sentence", "extra-whitespace"):
+        cell = res.cell("wms", name)
+        applied = next(p for p in res.perturbations if p["name"] == name)["n_applied"]
+        assert cell["not_measured"] == applied - 1 and cell["n"] == 1  # only the English reference is measured
+        assert cell["drops"] + cell["ties"] + cell["rises"] == 1
+        assert sum(cell["not_measured_reasons"].values()) == cell["not_measured"]
+        assert all("known word" in why for why in cell["not_measured_reasons"])
+        keys, change, original = res.changes[("wms", name)]
+        assert len(keys) == len(change) == len(original) == 1 and keys[0].startswith("d3")
+
+
+def test_reference_swap_counts_the_outputs_with_one_reference_as_skipped(tmp_path):
+    """Rows with one reference were left out of reference-swap's items without a count (audit, session 38)."""
+    conftest.require_metrics("bleu")
+    second = [f"A second reference for document {i}." for i in range(len(REFS))]
+    rows = _rows(second=second)
+    for r in rows[:4]:  # documents d0 and d1: one reference only
+        r["references"] = r["references"][:1]
+    res = _quiet_probe(_jsonl(tmp_path / "m.jsonl", rows), "bleu", perturbations="reference-swap")
+    (swap,) = res.perturbations
+    assert (swap["n_items"], swap["n_applied"], swap["n_skipped"]) == (10, 6, 4)
+    assert res.cell("bleu", "reference-swap")["n"] == 6 and res.cell("bleu", "reference-swap")["skipped"] == 4
+
+
+def test_ties_between_variants_go_by_name_in_the_terminal_and_the_index():
+    from meta_eval.probe.report import best_and_worst, ranked_cells
+
+    cells = [{"variant": v, "rate": r} for v, r in (("wms", 1.0), ("bleu", 1.0), ("rouge1-f", 0.5), ("chrf", 0.5))]
+    drop, same = {"expect": "drop"}, {"expect": "same"}
+    assert [c["variant"] for c in ranked_cells(drop, cells)] == ["bleu", "wms", "chrf", "rouge1-f"]
+    assert [c["variant"] for c in ranked_cells(same, cells)] == ["chrf", "rouge1-f", "bleu", "wms"]
+    best, worst = best_and_worst(drop, cells)
+    assert (best["variant"], worst["variant"]) == ("bleu", "rouge1-f")
+
+
+def test_the_json_holds_the_original_scores_so_a_tolerance_can_be_checked(tmp_path):
+    """With --tolerance above 0 the tie threshold is tolerance x |original|, and the originals were not in the JSON
+    (audit, session 38)."""
+    conftest.require_metrics("rouge")
+    out = tmp_path / "p.json"
+    probe(str(_jsonl(tmp_path / "s.jsonl", _rows())), "rouge", perturbations="word-swap,extra-whitespace",
+          no_cache=True, progress=False, resamples=50, tolerance=0.05, output=str(out))
+    doc = json.loads(out.read_text())
+    cells = {(c["variant"], c["perturbation"]): c for c in doc["cells"]}
+    for entry in doc["changes"]:
+        change, original = np.array(entry["change"]), np.array(entry["original"])
+        threshold = 0.05 * np.abs(original) + stats.ATOL
+        cell = cells[(entry["variant"], entry["perturbation"])]
+        assert cell["drops"] == int((change < -threshold).sum()) and cell["ties"] == int(
+            (np.abs(change) <= threshold).sum())

@@ -306,7 +306,8 @@ def check_blindspots(folder: str | Path, board: dict | None = None) -> list[str]
                 problems.append(f"{where}: {p['name']}: applied + skipped != items")
         applied = {p["name"]: p["n_applied"] for p in doc["perturbations"]}
         for c in doc["cells"]:
-            if c["drops"] + c["ties"] + c["rises"] != c["n"] or c["n"] != applied.get(c["perturbation"]):
+            if c["drops"] + c["ties"] + c["rises"] != c["n"] or \
+                    c["n"] + c.get("not_measured", 0) != applied.get(c["perturbation"]):
                 problems.append(f"{where}: {c['variant']} x {c['perturbation']}: counts do not add up")
         if doc.get("figure") and not (folder / doc["figure"]).exists():
             problems.append(f"{where}: {doc['figure']} is missing")

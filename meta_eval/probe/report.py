@@ -9,7 +9,7 @@ is better). Ties (``|change| <= tolerance``) and rises are counted apart; items 
 """
 from __future__ import annotations
 
-__all__ = ["best_and_worst", "heatmap", "markdown_lines", "print_probe", "top_test"]
+__all__ = ["best_and_worst", "heatmap", "markdown_lines", "print_probe", "ranked_cells", "top_test"]
 
 
 def _f(x, digits: int = 3) -> str:
@@ -30,10 +30,17 @@ def _by_perturbation(doc: dict) -> list[tuple[dict, list[dict]]]:
     return [(p, cells.get(p["name"], [])) for p in doc["perturbations"]]
 
 
+def ranked_cells(perturbation: dict, cells: list[dict]) -> list[dict]:
+    """The cells with a rate, best first (highest detection rate; lowest false-alarm rate for an invariance), exact
+    ties in the order of the variants' names: the one order of the terminal's best-vs-runner-up line and the index's
+    best and worst (they once broke ties in opposite ways; audit, session 38)."""
+    sign = -1.0 if perturbation["expect"] == "drop" else 1.0
+    return sorted((c for c in cells if c["rate"] is not None), key=lambda c: (sign * c["rate"], c["variant"]))
+
+
 def top_test(doc: dict, perturbation: dict, cells: list[dict]) -> str | None:
     """One sentence: the variant with the best rate against the runner-up, with the McNemar p-value."""
-    ranked = sorted((c for c in cells if c["rate"] is not None), key=lambda c: c["rate"],
-                    reverse=perturbation["expect"] == "drop")
+    ranked = ranked_cells(perturbation, cells)
     if len(ranked) < 2:
         return None
     a, b = ranked[0]["variant"], ranked[1]["variant"]
@@ -58,8 +65,9 @@ def print_probe(doc: dict, out, verbose: bool = False) -> None:
     s = doc["settings"]
     table = Table(title=plain(f"Blind spots: {doc['judgments']} ({doc['subset']}), {doc['n_items']} items scored "
                               f"against {s['against']}"), title_justify="left")
+    unmeasured = any(c.get("not_measured") for c in doc["cells"])  # a column only where some item measured nothing
     for col in ("perturbation", "metric", "rate [95% CI]", "ties", "rises", "mean change [95% CI]", "median",
-                "applied", "skipped"):
+                "applied", "skipped", *(("not measured",) if unmeasured else ())):
         table.add_column(plain(col), justify="left" if col in ("perturbation", "metric") else "right")
     for p, cells in _by_perturbation(doc):
         label = f"{p['name']} ({'false alarms' if p['expect'] == 'same' else p['family']})"
@@ -67,13 +75,23 @@ def print_probe(doc: dict, out, verbose: bool = False) -> None:
             rate = "-" if c["rate"] is None else f"{_f(c['rate'])}{_ci(c, 'rate')}"
             table.add_row(plain(label if k == 0 else ""), plain(c["variant"]), plain(rate), plain(str(c["ties"])),
                           plain(str(c["rises"])), plain(f"{_f(c['mean'])}{_ci(c, 'mean')}"), plain(_f(c["median"])),
-                          plain(str(c["n"])), plain(str(c["skipped"])))
+                          plain(str(c["n"])), plain(str(c["skipped"])),
+                          *((plain(str(c.get("not_measured", 0))),) if unmeasured else ()))
         table.add_section()
     out.print(table)
     out.print(plain("rate: share of items whose score dropped by more than the tolerance (for an invariance: false "
                     "alarms, lower is better); ties and rises counted apart; skipped: items the perturbation cannot "
                     "apply to (never counted). Changes are perturbed - original, in each metric's orientation "
-                    "(lower-is-better metrics negated)."))
+                    "(lower-is-better metrics negated)."
+                    + (" not measured: items whose original or perturbed score is the metric's documented value "
+                       "(no known word, an empty text), left out of its rate and counts." if unmeasured else "")))
+    unmeasured_by: dict[tuple[str, str], list[int]] = {}  # (variant, reason) -> [items, perturbations]
+    for c in doc["cells"]:
+        for why, n in (c.get("not_measured_reasons") or {}).items():
+            seen = unmeasured_by.setdefault((c["variant"], why), [0, 0])
+            seen[0], seen[1] = seen[0] + n, seen[1] + 1
+    for (variant, why), (n, perts) in unmeasured_by.items():
+        out.print(plain(f"not measured: {variant}: {n} item(s) over {perts} perturbation(s): {why}"))
     for p, cells in _by_perturbation(doc):
         line = top_test(doc, p, cells)
         if line:
@@ -92,9 +110,9 @@ def print_probe(doc: dict, out, verbose: bool = False) -> None:
 
 
 def best_and_worst(perturbation: dict, cells: list[dict]) -> tuple[dict | None, dict | None]:
-    """The variant that reacts best (highest detection rate; lowest false-alarm rate) and worst."""
-    ranked = sorted((c for c in cells if c["rate"] is not None), key=lambda c: (c["rate"], c["variant"]),
-                    reverse=perturbation["expect"] == "drop")
+    """The variant that reacts best (highest detection rate; lowest false-alarm rate) and worst
+    (:func:`ranked_cells`: exact ties by name, so the best of tied variants is the first name, the worst the last)."""
+    ranked = ranked_cells(perturbation, cells)
     return (ranked[0], ranked[-1]) if ranked else (None, None)
 
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -171,15 +172,17 @@ def sample_items(items: Sequence[ProbeItem], max_items: int | None, seed: int) -
 
 
 def swap_items(jset) -> list[ProbeItem]:
-    """The reference-swap items: one per distinct (document, candidate) whose row has two distinct references."""
+    """The reference-swap items: one per distinct non-empty (document, candidate), its ``swap`` the second distinct
+    reference of its first row, or None where that row has fewer than two (the item is then counted as skipped,
+    as a text perturbation counts an item it cannot apply to; it was once left out uncounted: audit, session 38)."""
     items: dict[str, ProbeItem] = {}
     for row in jset.rows:
         refs = _distinct(row.references)
         key = f"{row.doc_id}\x1f{row.candidate}"
-        if len(refs) >= 2 and key not in items and row.candidate.strip():
-            items[key] = ProbeItem(key, row.candidate, (refs[0],), row.source,
+        if key not in items and row.candidate.strip():
+            items[key] = ProbeItem(key, row.candidate, tuple(refs[:1]), row.source,
                                    f"{jset.name} row {row.id!r} (document {row.doc_id!r}, system {row.system!r})",
-                                   swap=refs[1])
+                                   swap=refs[1] if len(refs) >= 2 else None)
     return [items[k] for k in sorted(items)]
 
 
@@ -268,7 +271,8 @@ class ProbeResult:
     """Which variants were probed (:meth:`meta_eval.scoring.selection.VariantChoice.as_dict`)."""
     """(perturbation, reason): perturbations chosen but not run because an extra they need is missing."""
     changes: dict = field(default_factory=dict, repr=False)
-    """(variant, perturbation) -> (item keys, oriented changes): the per-item numbers behind each cell."""
+    """(variant, perturbation) -> (item keys, oriented changes, oriented original scores): the per-item numbers
+    behind each cell (the items it measured: not those counted as ``not_measured``)."""
     rows: dict | None = None
     """A quick trial's rows (``--limit``/``--sample``; :meth:`judgments.rows.RowChoice.as_dict`), else None."""
     provenance: dict | None = None
@@ -331,10 +335,10 @@ class ProbeResult:
                **({"rows": self.rows} if self.rows is not None else {}),
                **({"provenance": self.provenance} if self.provenance is not None else {}),
                "wall_seconds": round(self.wall_seconds, 3)}
-        if changes:
+        if changes:  # with each item's original score, from which the tie threshold of --tolerance follows
             doc["changes"] = [{"variant": v, "perturbation": p, "items": list(keys),
-                               "change": [float(x) for x in values]}
-                              for (v, p), (keys, values) in self.changes.items()]
+                               "change": [float(x) for x in values], "original": [float(x) for x in original]}
+                              for (v, p), (keys, values, original) in self.changes.items()]
         return doc
 
     def to_json(self, changes: bool = True) -> str:
@@ -473,7 +477,7 @@ def probe(judgments: str, metrics: str | Sequence[str] | None = None, *,
         raise MetaEvalError(f"--against source: {jset.name} ({jset.subset}) has no source documents (use --against "
                             "self)")
     swap = swap_items(jset) if against == "self" else []
-    chosen_perturbations = select_perturbations(perturbations, swap_possible=bool(swap),
+    chosen_perturbations = select_perturbations(perturbations, swap_possible=any(it.swap for it in swap),
                                                 swap_default=jset.task == "MT")
     with engine_for(engine, workers, address, actors, gpus_per_actor) as scoring:
         result = _probe(jset, metrics, chosen_perturbations, swap, seed=seed, against=against, tolerance=tolerance,
@@ -529,8 +533,8 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     for p in perturbations:
         if p is REFERENCE_SWAP:
             pairs = [(it.key, add(it.text, it, "first reference"), add(it.text, it, "second reference", (it.swap,)))
-                     for it in swap]
-            plan.append((p, pairs, 0))
+                     for it in swap if it.swap is not None]
+            plan.append((p, pairs, len(swap) - len(pairs)))
             continue
         if not p.written_for(jset.language):
             unavailable.append((p.name, f"its rules are written for {', '.join(p.languages)} text and "
@@ -568,7 +572,7 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
     say("err", f"{jset.name} ({jset.subset}): {len(items)} items (against {against}), {len(perturbations)} "
                f"perturbations, {applied} perturbed texts; {len(examples)} examples per metric")
     done = score_all(chosen, LabelledExamples(examples, labels), open_cache(cache, no_cache), batch_size,
-                     engine=engine, progress=progress, degenerate=False)
+                     engine=engine, progress=progress)
     if not done.scored:
         raise MetaEvalError("no metric could run: " + "; ".join([f"{n}: {r}" for n, r in skipped_metrics]
                                                                 + [f"{n}: failed: {r}" for n, r in done.failed]),
@@ -584,21 +588,33 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
         o_idx = np.array([o for _, o, _ in pairs], dtype=np.int64)
         p_idx = np.array([q for _, _, q in pairs], dtype=np.int64)
         boot = stats.bootstrap_indices(len(pairs), resamples, perturbation_rng(seed, p.name, "\x00bootstrap"))
-        detected = {}
+        detected, measured = {}, {}
         for ms, v in columns:
             oriented = ms.scores[v] if ms.higher_is_better else -ms.scores[v]
+            # an item whose original or perturbed score is the metric's documented value (metrics.base.Metric.
+            # degenerate: no known word, an empty text) measures nothing: counted apart, never a tie or a drop
+            why = done.degenerate.get(ms.metric) or [None] * len(examples)
+            ok = np.array([why[o] is None and why[q] is None for _, o, q in pairs], dtype=bool)
+            reasons = Counter(why[o] or why[q] for (_, o, q), good in zip(pairs, ok) if not good)
             change = oriented[p_idx] - oriented[o_idx]
             threshold = stats.thresholds(oriented[o_idx], tolerance)
-            summary = stats.summarize(change, threshold, resamples=resamples, confidence=confidence, indices=boot)
+            indices = boot if ok.all() else stats.bootstrap_indices(
+                int(ok.sum()), resamples, perturbation_rng(seed, p.name, "\x00bootstrap"))
+            summary = stats.summarize(change[ok], threshold[ok], resamples=resamples, confidence=confidence,
+                                      indices=indices)
             cells.append({"variant": v, "metric": ms.metric, "perturbation": p.name, "family": p.family,
-                          "expect": p.expect, "false_alarm": p.expect == "same", "skipped": skipped, **summary})
-            changes[(v, p.name)] = (keys, change)
+                          "expect": p.expect, "false_alarm": p.expect == "same", "skipped": skipped, **summary,
+                          "not_measured": int((~ok).sum()), "not_measured_reasons": dict(sorted(reasons.items()))})
+            changes[(v, p.name)] = ([k for k, good in zip(keys, ok) if good], change[ok], oriented[o_idx][ok])
             detected[v] = stats.outcomes(change, threshold) == -1
+            measured[v] = ok
         names = list(detected)
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                if len(pairs):
-                    tests.append({"perturbation": p.name, "a": a, "b": b, **stats.mcnemar(detected[a], detected[b])})
+                both = measured[a] & measured[b]  # McNemar pairs the items both variants measured
+                if both.any():
+                    tests.append({"perturbation": p.name, "a": a, "b": b,
+                                  **stats.mcnemar(detected[a][both], detected[b][both])})
     metric_docs = [{"variant": v, "metric": ms.metric, "signature": ms.signature,
                     "higher_is_better": ms.higher_is_better} for ms, v in columns]
     return ProbeResult(judgments=jset.name, subset=jset.subset, against=against, references=references, seed=seed,
