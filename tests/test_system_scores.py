@@ -181,3 +181,34 @@ def test_the_wmt24_spa_protocol_draws_the_signs_with_seed_4(shared_data, cache):
                data_dir=shared_data, cache=cache, progress=False)
     assert parts["en-de segments"] == pytest.approx(acct.values, abs=0)
     assert doc["counts"] == {"match": 0, "within": 0, "known mismatch": 0, "MISMATCH": 0, "not run": 0}
+
+
+def test_corpus_scores_are_cached_and_served_as_computed(en_de, shared_data, cache, monkeypatch):
+    """Corpus TER per system was computed again on every run (wmt23's board spent most of its hour there): it is
+    cached now, under the metric's signature, keyed by the system's rows, and served bit for bit."""
+    from meta_eval.metrics.sacrebleu_metrics import _SacreBleuMetric
+    from meta_eval.scoring.system_scores import corpus_key
+
+    calls = []
+    real = _SacreBleuMetric.corpus_score
+
+    def counted(self, examples):
+        calls.append(len(examples))
+        return real(self, examples)
+
+    monkeypatch.setattr(_SacreBleuMetric, "corpus_score", counted)
+    again = run("wmt21-mqm-ted", "bleu,chrf,ter", subset="en-de", level="system", statistic="pearson",
+                resamples=50, data_dir=shared_data, cache=cache, progress=False)
+    assert calls == []  # every system's corpus score from the cache (the fixture's run stored them)
+    assert {ms.metric: ms.system for ms in again.scores} == {ms.metric: ms.system for ms in en_de.scores}
+    import dataclasses
+
+    from meta_eval.metrics.registry import create
+    from meta_eval.scoring.system_scores import add_system_scores
+
+    bleu = next(ms for ms in en_de.scores if ms.metric == "bleu")
+    fresh = dataclasses.replace(bleu, system=None, system_mode="mean")
+    add_system_scores([fresh], [create("bleu")], en_de.jset, cache=None)  # no cache: computed, one call a system
+    assert len(calls) == len({r.system for r in en_de.jset.rows}) == 13 and fresh.system == bleu.system
+    rows = en_de.jset.examples()
+    assert corpus_key(rows[:3]) != corpus_key(rows[:4]) != corpus_key(rows[1:4])
