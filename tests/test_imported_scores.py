@@ -258,3 +258,27 @@ def test_a_header_column_without_a_name_is_refused(base, header):
     assert out.exit_code == 2 and "Traceback" not in out.output, out.output
     column = header.split(",").index("") + 1
     assert f"unnamed.csv:1: column {column} of the header has no name" in " ".join(out.output.split())
+
+
+def test_a_json_lines_files_score_names_may_come_in_any_order(base, tmp_path):
+    """JSON objects have no key order; a file whose lines list the scores in another order was refused ("the scores
+    ['bleu', 'chrf'] differ from those of ... ['chrf', 'bleu']"; audit, session 38). The values are matched by name."""
+    rows = [dict(reversed(list(r.items()))) if k % 2 else r for k, r in enumerate(base["rows"])]
+    assert list(rows[0]) != list(rows[1]) and set(rows[0]) == set(rows[1])
+    path = _write_jsonl(tmp_path / "mixed.jsonl", rows)
+    res = _run(base, [f"mine={path}"], metrics="chrf,bleu")
+    for variant in ("chrf", "bleu"):
+        assert res.values[f"mine/{variant}"] == pytest.approx(res.values[variant], abs=1e-12)
+
+
+def test_a_system_file_merged_into_a_row_file_is_named_in_its_own_errors(base, tmp_path):
+    """With a row file and a system file under one name, an error about a system line named the row file and the
+    system file's line number (audit, session 38)."""
+    rows = _write_jsonl(tmp_path / "rows.jsonl", base["rows"])
+    systems = [dict(s) for s in base["systems"]]
+    systems[3] = {**systems[3], "system": "Ghost-MT"}
+    sys_file = _write_jsonl(tmp_path / "systems.jsonl", systems)
+    res = _cli(base, "-m", "chrf", "--scores", f"mine={rows}", "--scores", f"mine={sys_file}", "--level", "system")
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"{sys_file}:4: system 'Ghost-MT' is not a system of" in said, said

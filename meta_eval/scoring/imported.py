@@ -146,10 +146,16 @@ class ScoreTable:
     system_lines: dict[str, int] = field(default_factory=dict)
     sha256: str = ""
     seconds: float = 0.0
+    system_path: Path | None = None  # the file of the system lines, where another file than the rows' (merged)
 
     @property
     def where(self) -> str:
         return str(self.spec.path)
+
+    @property
+    def system_where(self) -> str:
+        """The file whose lines :attr:`system_lines` number (a ``.sys.score`` merged into its ``.seg.score``)."""
+        return str(self.system_path or self.spec.path)
 
 
 def _number(value, where: str, column: str, text: bool = False, offers_drop: bool = True) -> float:
@@ -257,13 +263,14 @@ class _Builder:
 
     def add(self, fields: dict[str, object], kind: str | None, key, where: str, lineno: int,
             text: bool = False) -> None:
-        names = list(fields)
+        names = list(fields)  # a JSON object's keys have no order: compared as sets, read in the first line's order
         if kind is None:
             if self.sys_fields is None:
                 self.sys_fields = names
-            elif names != self.sys_fields:
+            elif set(names) != set(self.sys_fields):
                 raise MetaEvalError(f"{where}: the system line's scores {names} differ from the first one's "
                                     f"{self.sys_fields}")
+            names = self.sys_fields
             system = key
             if system in self.table.system_lines:
                 raise MetaEvalError(f"{where}: system {system!r} is scored twice (first at line "
@@ -278,9 +285,10 @@ class _Builder:
         elif kind != self.kind:
             raise MetaEvalError(f"{where}: this line names its row by {_KIND_TEXT[kind]}, but {self.first_where} "
                                 f"by {_KIND_TEXT[self.kind]}; use one kind of key in a file")
-        elif names != self.fields:
+        elif set(names) != set(self.fields):
             raise MetaEvalError(f"{where}: the scores {names} differ from those of {self.first_where} "
                                 f"{self.fields}")
+        names = self.fields
         self.table.keys.append(key)
         self.table.lines.append(lineno)
         self.table.values.append(tuple(_number(fields[f], where, f, text, self.offers_drop) for f in names))
@@ -489,7 +497,7 @@ def merge_tables(tables: Sequence[ScoreTable]) -> list[ScoreTable]:
             raise MetaEvalError(f"--scores {t.spec.name} is given twice ({other.where} and {t.where}); a name may "
                                 "be given twice only for one row-level and one system-level file of the same "
                                 "scores and orientation")
-        rows.system, rows.system_lines = systems.system, systems.system_lines
+        rows.system, rows.system_lines, rows.system_path = systems.system, systems.system_lines, systems.spec.path
         rows.sha256 = hashlib.sha256((rows.sha256 + systems.sha256).encode()).hexdigest()
         rows.seconds += systems.seconds
     return list(by_name.values())
@@ -602,12 +610,12 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
                         del by_system[s]
                 elif extra:
                     line = t.system_lines[extra[0]]
-                    raise MetaEvalError(f"{t.where}:{line}: system {extra[0]!r} is not a system of {loaded.name} "
-                                        f"({loaded.subset}); {len(extra)} system line(s) score no system: "
-                                        + _listed([repr(s) for s in extra], len(extra)))
+                    raise MetaEvalError(f"{t.system_where}:{line}: system {extra[0]!r} is not a system of "
+                                        f"{loaded.name} ({loaded.subset}); {len(extra)} system line(s) score no "
+                                        "system: " + _listed([repr(s) for s in extra], len(extra)))
                 lacking = sorted(systems - set(by_system))
                 if lacking:
-                    raise MetaEvalError(f"{t.where}: no system score for {len(lacking)} of the {len(systems)} "
+                    raise MetaEvalError(f"{t.system_where}: no system score for {len(lacking)} of the {len(systems)} "
                                         f"systems of {loaded.name} ({loaded.subset}): "
                                         + _listed([repr(s) for s in lacking], len(lacking)))
         out.append(ImportedScores(t.spec.name, t.spec, t, values, ignored))
