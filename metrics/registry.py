@@ -51,7 +51,7 @@ from typing import Callable, Mapping, Sequence, TypeVar
 
 from meta_eval.metrics.base import Metric
 
-__all__ = ["ALL", "ENTRY_POINT_GROUP", "BrokenPluginError", "RegistryError", "UnknownMetricError", "close_variants",
+__all__ = ["ALL", "ENTRY_POINT_GROUP", "RESERVED_VARIANTS", "BrokenPluginError", "RegistryError", "UnknownMetricError", "close_variants",
            "create", "get_class", "is_named_only", "known", "match_variants", "names", "plain_variant", "plugin_errors",
            "register", "register_prefix", "unregister", "variant_families", "variant_owners", "variants_for"]
 
@@ -59,6 +59,10 @@ _TAG = re.compile(r"\[[^\[\]]*\]")  # a model tag in a variant name (metrics.mod
 
 ENTRY_POINT_GROUP = "meta_eval.metrics"
 ALL = "all"  # ``--metrics all``: every registered metric but the named-only ones; no metric may take this name
+#: the columns a score file (``--scores-out``, ``judgments --export``) gives a row besides its scores, which
+#: ``--scores`` reads as keys or texts: no variant may take one of these names (nor ``human.<x>``), or its scores
+#: would overwrite the row's key in the file (a variant named ``system`` once did: audit, session 38)
+RESERVED_VARIANTS = ("id", "index", "doc_id", "system", "candidate", "references", "source", "human")
 _BUILTIN_MODULES = tuple(f"meta_eval.metrics.{m}" for m in (
     "rouge", "rouge_coco", "mover", "contextual_mover", "moverscore", "bertlm", "qa", "textrank", "novelty",
     "sacrebleu_metrics", "bertscore", "learned", "llm_judge", "length"))
@@ -117,6 +121,12 @@ def register(name: str) -> Callable[[M], M]:
             if owner is not None:
                 raise RegistryError(f"metric name {name!r} is a variant of {owner.name} ({_origin(owner)}), which "
                                     f"-m {name} chooses; cannot register {_origin(cls)} under that name")
+        variants = cls.variants if isinstance(cls.variants, (tuple, list)) and cls.variants else (name,)
+        taken = [v for v in variants if v in RESERVED_VARIANTS or str(v).startswith("human.")]
+        if taken:
+            raise RegistryError(f"{_origin(cls)} registered as {name!r}: the variant name(s) {', '.join(taken)} are "
+                                f"the row columns of a score file ({', '.join(RESERVED_VARIANTS)}, human.<x>); "
+                                "name the variants otherwise")
         cls.name = name
         if not cls.variants:
             cls.variants = (name,)

@@ -359,3 +359,25 @@ def test_a_metric_that_calls_sys_exit_fails_alone_and_the_run_exits_1(shared_dat
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert [f["metric"] for f in doc["failed"]] == ["exits"]
     assert {r["metric"] for r in doc["results"]} >= {"rouge1-f", "rougeL-f"}
+
+
+def test_a_variant_named_like_a_row_column_of_a_score_file_is_refused(shared_data, tmp_path):
+    """A plugin variant named ``system`` overwrote each row's system in ``--scores-out`` (and its CSV repeated the
+    column), so the file could not be read back (audit, session 38): such names are refused when registered, and as
+    ``--scores`` names."""
+    plugin = _write(tmp_path / "keyvar.py", "from meta_eval.metrics import Metric, register\n\n\n"
+                    "@register('keyvar')\nclass KeyVar(Metric):\n    needs_references = False\n"
+                    "    variants = ('system', 'source')\n\n    def config(self):\n        return {}\n\n"
+                    "    def _score(self, examples):\n        return {v: [1.0] * len(examples) for v in self.variants}\n")
+    res = runner.invoke(app, ["run", "-j", "chaganty", "--data-dir", str(shared_data), "--plugin", str(plugin),
+                              "-m", "keyvar", "--no-cache", "--scores-out", str(tmp_path / "kv.jsonl")])
+    assert res.exit_code == 2, res.output
+    assert "the variant name(s) system, source are the row columns of a score file" in _said(res)
+    assert not (tmp_path / "kv.jsonl").exists()
+    assert set(registry.RESERVED_VARIANTS) >= {"id", "index", "doc_id", "system"}
+    from meta_eval.errors import MetaEvalError
+    from meta_eval.scoring.imported import _KEYS, _ROW_FIELDS, parse_spec
+
+    assert set(_KEYS) | set(_ROW_FIELDS) == set(registry.RESERVED_VARIANTS)  # one list of what a variant may not be
+    with pytest.raises(MetaEvalError, match="'system' is a row column of a score file"):
+        parse_spec("system=s.jsonl")

@@ -68,6 +68,7 @@ _SHOWN = 3  # keys named in a message
 _KEYS = ("id", "index", "doc_id", "system")
 # the texts and human scores of a file written by `meta-eval judgments SET --export` (judgments/export.py): not scores
 _ROW_FIELDS = ("candidate", "references", "source", "human")
+# (no variant may take a name of either: metrics.registry.RESERVED_VARIANTS, which tests/test_plugin_file.py checks)
 
 
 def _is_score_field(name: str) -> bool:
@@ -113,6 +114,11 @@ def parse_spec(text: str, fmt: str | None = None) -> ScoreSpec:
                             f"{orientation!r}")
     if any(c in name for c in "/,|= ") or name.startswith("-"):
         raise MetaEvalError(f"--scores {text!r}: a metric name has no '/', ',', '|', '=' or blank")
+    from meta_eval.metrics.registry import RESERVED_VARIANTS
+
+    if name in RESERVED_VARIANTS or name.startswith("human."):
+        raise MetaEvalError(f"--scores {text!r}: {name!r} is a row column of a score file "
+                            f"({', '.join(RESERVED_VARIANTS)}, human.<x>), not a metric name")
     if fmt is not None and fmt not in FORMATS:
         raise MetaEvalError(f"--scores-format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     return ScoreSpec(name, spec_path(str(text)), orientation == "lower", fmt)
