@@ -51,8 +51,8 @@ from typing import Callable, Mapping, Sequence, TypeVar
 
 from meta_eval.metrics.base import Metric
 
-__all__ = ["ALL", "ENTRY_POINT_GROUP", "RESERVED_VARIANTS", "BrokenPluginError", "RegistryError", "UnknownMetricError", "close_variants",
-           "create", "get_class", "is_named_only", "known", "match_variants", "names", "plain_variant", "plugin_errors",
+__all__ = ["ALL", "ENTRY_POINT_GROUP", "RESERVED_VARIANTS", "BrokenPluginError", "RegistryError", "UnknownMetricError",
+           "close_variants", "create", "get_class", "is_named_only", "known", "match_variants", "names", "plain_variant", "plugin_errors",
            "register", "register_prefix", "unregister", "variant_families", "variant_owners", "variants_for"]
 
 _TAG = re.compile(r"\[[^\[\]]*\]")  # a model tag in a variant name (metrics.model_names)
@@ -354,13 +354,16 @@ def match_variants(token: str, metric: str, variants: Sequence[str]) -> list[str
     return [v for v in variants if plain_variant(v) in stems]
 
 
-def variant_owners(token: str) -> dict[str, list[str]]:
+def variant_owners(token: str, loaded_only: bool = False) -> dict[str, list[str]]:
     """``{metric: [its variants that token names]}`` for a ``token`` that is no metric's name but names a variant,
     a family of variants (``rouge1``: rouge1-p/r/f) or a pattern (``rouge*-f``) of registered metrics
     (:func:`match_variants`); loads every plugin. The variants are those of each class's default configuration, so a
-    token with a model tag (``bertscore[minilm]-f``) is owned by the metric its untagged form names."""
+    token with a model tag (``bertscore[minilm]-f``) is owned by the metric its untagged form names.
+    ``loaded_only``: the metrics registered now (the built-ins and the plugins already imported), importing none."""
     owners = {}
-    for name in names():
+    if loaded_only:
+        _load_builtins()
+    for name in (sorted(_registry) if loaded_only else names()):
         variants = get_class(name).variants
         found = match_variants(token, name, variants) if token != name else []
         if not found and "[" in token and token != name:

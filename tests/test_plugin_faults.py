@@ -2,7 +2,8 @@
 
 One distribution ``faultyplugins`` declares four entry points of the group ``meta_eval.metrics``: ``exiting``
 (calls ``sys.exit(0)`` at import), ``raising`` (raises at import), ``goodone`` (a working metric) and ``rouge``
-(registers a metric under the built-in name ``rouge``: the clash rule). Every module writes a marker file when it is
+(registers a metric under the built-in name ``rouge``: the clash rule); ``rouge1-f`` (the raising module again, under
+the name of a built-in variant). Every module writes a marker file when it is
 imported, so the tests see which plugins each command imported.
 """
 from __future__ import annotations
@@ -76,6 +77,7 @@ def site(tmp_path_factory):
         raising = "raiseplug"
         goodone = "goodplug"
         rouge = "clashplug"
+        rouge1-f = "raiseplug"
     """))
     for name, text in MODULES.items():
         (src / f"{name}.py").write_text(text)
@@ -168,3 +170,17 @@ def test_the_default_choice_skips_broken_plugins_with_the_reason(site, tmp_path)
     assert "called sys.exit(0) while being imported" in doc["skipped"]["exiting"]
     assert "RuntimeError" in doc["skipped"]["raising"] and "already registered" in doc["skipped"]["rouge"]
     assert imported == ["clashplug", "exitplug", "goodplug", "raiseplug"]
+
+
+def test_a_broken_plugin_named_after_a_builtin_variant_leaves_the_variant_chosen(site, tmp_path):
+    """``-m rouge1-f`` failed with "metric 'rouge1-f' comes from a plugin that is broken" once an installed plugin
+    took that name and failed to load (audit, session 38): the built-in variant is chosen, the plugin stays broken."""
+    out = tmp_path / "v.json"
+    res, imported = meta_eval(site, tmp_path, "run", "--judgments", str(site[1]), "-m", "rouge1-f,goodone",
+                              "--no-cache", "--output", str(out))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    assert {r["metric"] for r in doc["results"]} == {"rouge1-f", "goodone"}
+    res, _ = meta_eval(site, tmp_path, "metrics")
+    assert "rouge1-f: plugin rouge1-f = 'raiseplug' (distribution faultyplugins 0.1) failed to load" in \
+        " ".join(res.stdout.split())

@@ -513,6 +513,21 @@ def _describe_variants(available: Mapping[str, Sequence[str]]) -> str:
     return "; ".join(f"{m}: {', '.join(vs)}" for m, vs in available.items()) or "none"
 
 
+def _broken_over_a_variant(token: str) -> bool:
+    """Whether ``token`` is a broken installed plugin's name (:class:`metrics.registry.BrokenPluginError`: it never
+    registered) that is also a loaded metric's variant (a built-in's, or an imported plugin's): ``-m`` then chooses
+    the variant (the plugin stays listed as broken); only that plugin is imported to tell."""
+    import meta_eval.metrics.registry as registry
+
+    try:
+        registry.get_class(token)
+    except registry.BrokenPluginError:
+        return bool(registry.variant_owners(token, loaded_only=True))  # no other plugin imported to tell
+    except Exception:  # any other failure is the metric's own, reported where it is built
+        return False
+    return False
+
+
 def resolve_metric_choice(requested: str | Sequence[str] | None, variants: str | Sequence[str] | None = None,
                           *, keep_names: Iterable[str] = (), every_by_default: bool = False
                           ) -> tuple[str | None, VariantChoice]:
@@ -533,7 +548,10 @@ def resolve_metric_choice(requested: str | Sequence[str] | None, variants: str |
     keep = set(keep_names)
     names, through, named = [], {}, set()
     for token in [m.strip() for m in requested.split(",") if m.strip()]:
-        if token == registry.ALL or token in keep or registry.is_named_only(token) or registry.known(token):
+        # a broken installed plugin (an entry point that never registered) named after a loaded metric's variant
+        # does not take -m rouge1-f from ROUGE (audit, session 38): the variant is chosen, the plugin stays listed
+        if token == registry.ALL or token in keep or registry.is_named_only(token) or (
+                registry.known(token) and not _broken_over_a_variant(token)):
             names.append(token)
             named.add(token)
             continue
