@@ -181,7 +181,7 @@ def test_summeval_end_to_end(tmp_path, shared_data):
                 "--perturbations", "sentence-reversal,extra-whitespace", "--no-cache", "--resamples", "200",
                 "--output", str(out), "--plot", str(png))
     assert r.exit_code == 0, r.output
-    assert "probe signature: probe:1|set:summeval/all|text:reference|against:self" in r.output
+    assert "probe signature: probe:2|set:summeval/all|text:reference|against:self" in r.output
     doc = json.loads(out.read_text())
     assert doc["n_items"] == 100 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p["signature"] for p in doc["perturbations"]] == ["sentence-reversal@2", "extra-whitespace@1"]

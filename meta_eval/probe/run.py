@@ -63,7 +63,7 @@ from meta_eval.probe.perturbations import FAMILIES, PERTURBATIONS, Perturbation
 __all__ = ["AGAINST", "PROBE_VERSION", "REFERENCE_SWAP", "TEXTS", "ProbeItem", "ProbeResult", "items_of", "probe",
            "probed_text", "sample_items", "select_perturbations"]
 
-PROBE_VERSION = 1
+PROBE_VERSION = 2  # 2: items a metric does not measure (its documented value) counted apart, not as ties
 AGAINST = ("self", "source")
 TEXTS = ("auto", "reference", "candidate")
 Say = Callable[[str, str], None]
