@@ -52,8 +52,9 @@ from typing import Callable, Mapping, Sequence, TypeVar
 from meta_eval.metrics.base import Metric
 
 __all__ = ["ALL", "ENTRY_POINT_GROUP", "RESERVED_VARIANTS", "BrokenPluginError", "RegistryError", "UnknownMetricError",
-           "close_variants", "create", "get_class", "is_named_only", "known", "match_variants", "names", "plain_variant", "plugin_errors",
-           "register", "register_prefix", "unregister", "variant_families", "variant_owners", "variants_for"]
+           "close_variants", "create", "get_class", "is_named_only", "known", "match_variants", "names",
+           "plain_variant", "plugin_errors", "register", "register_prefix", "unregister", "variant_families",
+           "variant_owners", "variants_for"]
 
 _TAG = re.compile(r"\[[^\[\]]*\]")  # a model tag in a variant name (metrics.model_names)
 
