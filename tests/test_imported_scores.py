@@ -282,3 +282,21 @@ def test_a_system_file_merged_into_a_row_file_is_named_in_its_own_errors(base, t
     said = " ".join(res.output.split())
     assert res.exit_code == 2, res.output
     assert f"{sys_file}:4: system 'Ghost-MT' is not a system of" in said, said
+
+
+def test_a_seg_score_file_with_a_system_spelt_otherwise_names_both_spellings(base, tmp_path):
+    """A .seg.score file whose system is spelt otherwise than the set's had its lines ignored, and the error listed
+    only the rows left without a score (audit, session 38): it names the system without scores and the file's
+    systems the set does not have."""
+    by = {(int(r["doc_id"].split(":")[1]), r["system"]): r["chrf"] for r in base["rows"]}
+    systems = sorted({s for _, s in by})
+    renamed = {systems[0]: systems[0].replace("-", "_") + "_x"}
+    last = max(seg for seg, _ in by)
+    lines = [f"{renamed.get(s, s)}\t{by.get((seg, s), 50.0)}" for s in systems for seg in range(1, last + 1)]
+    path = tmp_path / "chrF-refB.seg.score"
+    path.write_text("\n".join(lines) + "\n")
+    res = _cli(base, "-m", "chrf", "--scores", f"m={path}")
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"the systems without scores are {systems[0]!r}, and the file scores systems the set does not have: " \
+           f"{renamed[systems[0]]!r} (a name spelt otherwise?)" in said, said

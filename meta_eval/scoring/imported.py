@@ -577,7 +577,7 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
         ignored = 0
         if t.key is not None:
             index = _row_index(loaded, t.key)
-            unknown = []
+            unknown, foreign = [], set()  # foreign: systems of a .seg.score's ignored lines
             for key, line, vals in zip(t.keys, t.lines, t.values):
                 if index is None:
                     pos = key if key < n_loaded else None
@@ -589,6 +589,7 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
                 if pos is None:
                     if t.key == "segment":
                         ignored += 1  # an unrated segment, or a system the subset leaves out
+                        foreign.add(key[1])
                         continue
                     unknown.append((line, key))
                     continue
@@ -601,8 +602,15 @@ def join_scores(tables: Sequence[ScoreTable], loaded, kept: Sequence[int], missi
             absent = [p for p in kept if p not in values]
             if absent and missing == "error":
                 names = [loaded.rows[p].id for p in absent]
+                lacking = sorted({loaded.rows[p].system for p in absent} - {None})
+                foreign -= {loaded.rows[p].system for p in range(n_loaded)}
+                spelt = (f"; the systems without scores are {_listed([repr(x) for x in lacking], len(lacking))}, and "
+                         f"the file scores systems the set does not have: "
+                         f"{_listed([repr(x) for x in sorted(foreign)], len(foreign))} (a name spelt otherwise?)"
+                         if t.key == "segment" and foreign and lacking else "")
                 raise MetaEvalError(f"{t.where}: no score for {len(absent)} of the {len(kept)} judged rows of "
                                     f"{loaded.name} ({loaded.subset}): {_listed([repr(x) for x in names], len(names))}"
+                                    + spelt
                                     + ("; score them, or pass --scores-missing drop to leave them out of every "
                                        "metric's statistics" if offers_drop else f"; score them ({_EVERY_ROW})"))
             covered_all &= set(values)
