@@ -920,12 +920,7 @@ def _scored_block(plan: dict, resamples, seed, correlation, alpha, correction, c
     if "system" in levels_of(jset):
         from meta_eval.scoring.system_scores import add_system_scores
 
-        store = open_cache(cache, no_cache)  # BLEU, chrF, TER: sacrebleu's corpus score per system, cached
-        try:
-            add_system_scores(scored, chosen, jset, cache=store)
-        finally:
-            if store is not None:
-                store.close()
+        add_system_scores(scored, chosen, jset, cache=cache, no_cache=no_cache)  # BLEU, chrF, TER: corpus, cached
     not_measured = degenerate_report(scoring) if scoring is not None else {}  # None: imported metrics only
     for line in degenerate_lines(not_measured, len(examples)):
         say("err", line)

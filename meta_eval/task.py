@@ -449,12 +449,7 @@ def _run(judgments, metrics, *, subset, human, statistic, level, baseline, epsil
         say("out", f"variants: {len(variant_record['hidden'])} not shown ({', '.join(variant_record['hidden'])}): "
                    f"{variant_record['rule']}; --variants all shows every variant")
     if level == "system":
-        store = open_cache(cache, no_cache)  # corpus scores (sacrebleu's TER per system) are cached too
-        try:
-            add_system_scores(scored, chosen, jset, system_score, cache=store)
-        finally:
-            if store is not None:
-                store.close()
+        add_system_scores(scored, chosen, jset, system_score, cache=cache, no_cache=no_cache)  # corpus: cached
     degenerate = degenerate_report(scoring)
     for line in degenerate_lines(degenerate, len(jset)):
         say("err", line)

@@ -208,7 +208,7 @@ def test_corpus_scores_are_cached_and_served_as_computed(en_de, shared_data, cac
 
     bleu = next(ms for ms in en_de.scores if ms.metric == "bleu")
     fresh = dataclasses.replace(bleu, system=None, system_mode="mean")
-    add_system_scores([fresh], [create("bleu")], en_de.jset, cache=None)  # no cache: computed, one call a system
+    add_system_scores([fresh], [create("bleu")], en_de.jset, no_cache=True)  # no cache: computed, one call a system
     assert len(calls) == len({r.system for r in en_de.jset.rows}) == 13 and fresh.system == bleu.system
     rows = en_de.jset.examples()
     assert corpus_key(rows[:3]) != corpus_key(rows[:4]) != corpus_key(rows[1:4])

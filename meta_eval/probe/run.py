@@ -588,14 +588,17 @@ def _probe(jset, metrics, perturbations, swap, *, seed, against, tolerance, resa
         o_idx = np.array([o for _, o, _ in pairs], dtype=np.int64)
         p_idx = np.array([q for _, _, q in pairs], dtype=np.int64)
         boot = stats.bootstrap_indices(len(pairs), resamples, perturbation_rng(seed, p.name, "\x00bootstrap"))
-        detected, measured = {}, {}
+        detected, measured, unmeasured = {}, {}, {}
         for ms, v in columns:
             oriented = ms.scores[v] if ms.higher_is_better else -ms.scores[v]
             # an item whose original or perturbed score is the metric's documented value (metrics.base.Metric.
-            # degenerate: no known word, an empty text) measures nothing: counted apart, never a tie or a drop
-            why = done.degenerate.get(ms.metric) or [None] * len(examples)
-            ok = np.array([why[o] is None and why[q] is None for _, o, q in pairs], dtype=bool)
-            reasons = Counter(why[o] or why[q] for (_, o, q), good in zip(pairs, ok) if not good)
+            # degenerate: no known word, an empty text) measures nothing: counted apart, never a tie or a drop;
+            # the reasons are the metric's, so they are read once for all its variants
+            if ms.metric not in unmeasured:
+                why = done.degenerate.get(ms.metric) or [None] * len(examples)
+                good = np.array([why[o] is None and why[q] is None for _, o, q in pairs], dtype=bool)
+                unmeasured[ms.metric] = good, Counter(why[o] or why[q] for (_, o, q), g in zip(pairs, good) if not g)
+            ok, reasons = unmeasured[ms.metric]
             change = oriented[p_idx] - oriented[o_idx]
             threshold = stats.thresholds(oriented[o_idx], tolerance)
             indices = boot if ok.all() else stats.bootstrap_indices(

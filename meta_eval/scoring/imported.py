@@ -59,6 +59,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from meta_eval.errors import MetaEvalError
+from meta_eval.metrics.registry import RESERVED_VARIANTS
 
 __all__ = ["FORMATS", "ImportedScores", "ScoreSpec", "ScoreTable", "join_scores", "parse_spec", "read_table"]
 
@@ -66,9 +67,9 @@ FORMATS = ("jsonl", "csv", "tsv", "mtme")
 MISSING = ("error", "drop")
 _SHOWN = 3  # keys named in a message
 _KEYS = ("id", "index", "doc_id", "system")
-# the texts and human scores of a file written by `meta-eval judgments SET --export` (judgments/export.py): not scores
-_ROW_FIELDS = ("candidate", "references", "source", "human")
-# (no variant may take a name of either: metrics.registry.RESERVED_VARIANTS, which tests/test_plugin_file.py checks)
+# the texts and human scores of a file written by `meta-eval judgments SET --export` (judgments/export.py): not scores;
+# with the keys, the names no variant may take (metrics.registry.RESERVED_VARIANTS, the one list of them)
+_ROW_FIELDS = tuple(name for name in RESERVED_VARIANTS if name not in _KEYS)
 
 
 def _is_score_field(name: str) -> bool:
@@ -114,8 +115,6 @@ def parse_spec(text: str, fmt: str | None = None) -> ScoreSpec:
                             f"{orientation!r}")
     if any(c in name for c in "/,|= ") or name.startswith("-"):
         raise MetaEvalError(f"--scores {text!r}: a metric name has no '/', ',', '|', '=' or blank")
-    from meta_eval.metrics.registry import RESERVED_VARIANTS
-
     if name in RESERVED_VARIANTS or name.startswith("human."):
         raise MetaEvalError(f"--scores {text!r}: {name!r} is a row column of a score file "
                             f"({', '.join(RESERVED_VARIANTS)}, human.<x>), not a metric name")

@@ -82,11 +82,13 @@ def corpus_key(examples) -> str:
     return "corpus:" + digest.hexdigest()
 
 
-def add_system_scores(scored: Sequence, chosen: Sequence, jset, mode: str = "auto", cache=None) -> None:
+def add_system_scores(scored: Sequence, chosen: Sequence, jset, mode: str = "auto", cache=None,
+                      no_cache: bool = False) -> None:
     """Set ``system`` and ``system_mode`` of every entry of ``scored`` (the :class:`MetricScores` of ``chosen``).
 
-    A corpus score is looked up in ``cache`` (a :class:`~meta_eval.scoring.cache.ScoreCache`, or None) first and
-    stored there when computed: under the metric's signature plus ``|system-score:corpus``, keyed by
+    A corpus score is looked up in the score cache first (``cache``, ``no_cache``: as every command's options,
+    :func:`~meta_eval.scoring.cache.open_cache`, opened only when some metric has a corpus score) and stored there
+    when computed: under the metric's signature plus ``|system-score:corpus``, keyed by
     :func:`corpus_key` of the system's rows (sacrebleu's corpus TER over wmt23's 13 systems took minutes, on every
     run, before it was cached).
 
@@ -117,29 +119,34 @@ def add_system_scores(scored: Sequence, chosen: Sequence, jset, mode: str = "aut
                                 "TER do); use --system-score auto to take each metric's own system score")
     from meta_eval.metrics.base import MetricError
 
-    groups, examples = None, None
-    for ms in scored:
-        if mode == "mean":
+    if mode == "mean":
+        for ms in scored:
             ms.system, ms.system_mode = None, "mean"
-            continue
-        if ms.system_mode == "file":
-            continue
-        metric = metrics.get(ms.metric)
-        if declared_mode(metric) != "corpus":
-            continue
-        if groups is None:
-            groups, examples = _groups(jset), jset.examples()
-        keys = {system: corpus_key([examples[i] for i in rows]) for system, rows in groups.items()}
-        signature = f"{metric.signature()}|system-score:corpus"
-        known = cache.get_many(signature, keys.values()) if cache is not None else {}
-        try:
-            with _quiet_libraries(metric):
-                per_system = {system: known.get(keys[system]) or metric.corpus_score([examples[i] for i in rows])
-                              for system, rows in groups.items()}
-        except MetricError as exc:
-            raise MetaEvalError(f"{ms.metric}: corpus score: {exc}") from None
-        if cache is not None:
-            cache.put_many(signature, {keys[system]: values for system, values in per_system.items()
-                                       if keys[system] not in known})
-        ms.system = {v: {system: float(values[v]) for system, values in per_system.items()} for v in ms.scores}
-        ms.system_mode = "corpus"
+        return
+    corpus = [(ms, metrics.get(ms.metric)) for ms in scored
+              if ms.system_mode != "file" and declared_mode(metrics.get(ms.metric)) == "corpus"]
+    if not corpus:
+        return
+    from meta_eval.scoring.cache import open_cache
+
+    groups, examples = _groups(jset), jset.examples()
+    keys = {system: corpus_key([examples[i] for i in rows]) for system, rows in groups.items()}
+    store = open_cache(cache, no_cache)
+    try:
+        for ms, metric in corpus:
+            signature = f"{metric.signature()}|system-score:corpus"
+            known = store.get_many(signature, keys.values()) if store is not None else {}
+            try:
+                with _quiet_libraries(metric):
+                    per_system = {system: known.get(keys[system]) or metric.corpus_score([examples[i] for i in rows])
+                                  for system, rows in groups.items()}
+            except MetricError as exc:
+                raise MetaEvalError(f"{ms.metric}: corpus score: {exc}") from None
+            if store is not None:
+                store.put_many(signature, {keys[system]: values for system, values in per_system.items()
+                                           if keys[system] not in known})
+            ms.system = {v: {system: float(values[v]) for system, values in per_system.items()} for v in ms.scores}
+            ms.system_mode = "corpus"
+    finally:
+        if store is not None:
+            store.close()
